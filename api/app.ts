@@ -1,0 +1,103 @@
+// Builds the Koa application: request context, error rendering, authentication, and every route.
+// It never calls the identity provider or a webhook; it reads and writes PostgreSQL and starts,
+// queries or updates workflows.
+import { readFileSync } from 'node:fs';
+import Router from '@koa/router';
+import type { Client } from '@temporalio/client';
+import Koa, { type Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { ApiError } from '../domain/errors.ts';
+import type { Config } from '../runtime/config.ts';
+import type { Db } from '../store/db.ts';
+import { renderDocsPage } from './docs-page.ts';
+import { authenticate } from './middleware/auth.ts';
+import { errorHandler } from './middleware/errors.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { requestContext } from './middleware/request-context.ts';
+import { parseOrThrow, readJsonBody } from './middleware/validate.ts';
+import { requireAcceptVersion } from './middleware/versioning.ts';
+import { buildOpenApi } from './openapi.ts';
+import { route, type Route } from './route.ts';
+import { entityRoutes } from './routes/entities.ts';
+import { featureRoutes } from './routes/features.ts';
+import { healthRoutes } from './routes/health.ts';
+
+export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger };
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
+  return [
+    route({
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'openapi',
+      summary: 'This API as an OpenAPI 3.1 document',
+      tag: 'Operations',
+      auth: false,
+      responses: { 200: { description: 'OpenAPI 3.1 document', schema: z.object({ openapi: z.string() }).loose() } },
+      handler: () => ({ status: 200, body: getDoc() }),
+    }),
+    route({
+      method: 'get',
+      path: '/docs',
+      operationId: 'docs',
+      summary: 'This API as a readable HTML page',
+      tag: 'Operations',
+      auth: false,
+      responses: { 200: { description: 'HTML reference', contentType: 'text/html', schema: z.string() } },
+      handler: () => ({ status: 200, type: 'text/html; charset=utf-8', body: renderDocsPage(getDoc()) }),
+    }),
+  ];
+}
+
+export function allRoutes(deps: AppDeps): Route[] {
+  const routes: Route[] = [...healthRoutes(deps.db, deps.temporal), ...entityRoutes(deps.db), ...featureRoutes()];
+  let doc: ReturnType<typeof buildOpenApi> | undefined;
+  const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all, { version })))];
+  return all;
+}
+
+function handle(r: Route, deps: AppDeps): Middleware {
+  return async (ctx) => {
+    const params = r.params ? parseOrThrow(r.params, { ...ctx.params }, 'path') : undefined;
+    const query = r.query ? parseOrThrow(r.query, { ...ctx.query }, 'query') : undefined;
+    const body = r.body ? parseOrThrow(r.body, await readJsonBody(ctx, deps.config.http.jsonBodyLimitBytes), 'body') : undefined;
+    const reply = await r.handler({ params, query, body, business: ctx.state.business, ctx });
+    ctx.status = reply.status;
+    if (reply.headers) ctx.set(reply.headers);
+    if (reply.type) ctx.type = reply.type;
+    if (reply.body !== undefined) ctx.body = reply.body;
+  };
+}
+
+export function buildApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true; // errors are logged by errorHandler, once, with the request id
+  const router = new Router();
+  const auth = authenticate(deps.db);
+  const limit = rateLimit(deps.db, { bucket: 'api', perSecond: deps.config.http.rateLimitPerSecond });
+  for (const r of allRoutes(deps)) {
+    const chain: Middleware[] = [];
+    if (r.auth !== false) chain.push(auth, limit);
+    if (r.versioned) chain.push(requireAcceptVersion);
+    chain.push(handle(r, deps));
+    router[r.method](r.path, ...chain);
+  }
+  app.use(requestContext(deps.log));
+  app.use(errorHandler(deps.log));
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw new ApiError('routeNotFound', `No endpoint ${ctx.method} ${ctx.path}.`);
+  });
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new ApiError('methodNotAllowed', 'This path does not accept this method.'),
+      notImplemented: () => new ApiError('methodNotAllowed', 'This method is not supported.'),
+    }),
+  );
+  return app;
+}

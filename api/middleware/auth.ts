@@ -1,0 +1,21 @@
+// Every client endpoint needs `x-vouch-api-key`; the key decides which business the request acts for.
+import type { Middleware } from 'koa';
+import { ApiError } from '../../domain/errors.ts';
+import { currentLogContext } from '../../runtime/logger.ts';
+import { findBusinessByApiKey } from '../../store/businesses.ts';
+import type { Db } from '../../store/db.ts';
+
+export const API_KEY_HEADER = 'x-vouch-api-key';
+
+export function authenticate(db: Db): Middleware {
+  return async (ctx, next) => {
+    const key = ctx.get(API_KEY_HEADER);
+    if (!key) throw new ApiError('authMissingKey', `The ${API_KEY_HEADER} header is required.`, { parameter: API_KEY_HEADER });
+    const business = key.length <= 200 ? await findBusinessByApiKey(db, key) : undefined;
+    if (!business) throw new ApiError('authInvalidKey', 'The API key is not valid.', { parameter: API_KEY_HEADER });
+    ctx.state.business = business;
+    const logContext = currentLogContext();
+    if (logContext) logContext.businessId = business.id;
+    await next();
+  };
+}

@@ -1,0 +1,47 @@
+// Turns a route's params, query and JSON body into typed values, or a 400 naming the first bad field.
+import { Readable } from 'node:stream';
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import { ApiError } from '../../domain/errors.ts';
+
+/** `requirements[0].value` from ['requirements', 0, 'value']. */
+export function parameterName(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+}
+
+export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  let parameter = parameterName(issue.path);
+  let message = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    parameter = parameterName([...issue.path, issue.keys[0]!]);
+    message = `unknown ${where === 'body' ? 'field' : `${where} parameter`} "${issue.keys[0]}"`;
+  } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    message = `${parameter || where} is required`;
+  }
+  throw new ApiError('invalidRequest', parameter ? `${parameter}: ${message}` : message, { parameter });
+}
+
+/** Reads a JSON body of at most `limit` bytes; the route must declare a body schema. */
+export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  if (!ctx.is('application/json')) {
+    throw new ApiError('unsupportedMediaType', 'Send the body as application/json.', { parameter: 'Content-Type' });
+  }
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) throw new ApiError('bodyTooLarge', `The body is larger than ${limit} bytes.`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as Readable) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new ApiError('bodyTooLarge', `The body is larger than ${limit} bytes.`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError('malformedJson', 'The body is not valid JSON.');
+  }
+}

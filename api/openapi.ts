@@ -1,0 +1,91 @@
+// OpenAPI 3.1 document built from the same route objects (and zod schemas) that validate requests.
+import { z } from 'zod';
+import { errorCatalogue, type ErrorName } from '../domain/errors.ts';
+import { API_KEY_HEADER } from './middleware/auth.ts';
+import type { Route } from './route.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+};
+
+const errorBody: JsonSchema = {
+  type: 'object',
+  required: ['code', 'message', 'parameter'],
+  properties: {
+    code: { type: 'string', pattern: '^\\d{10}$', description: 'Stable 10-digit error code (see the README error table)' },
+    message: { type: 'string' },
+    parameter: { type: 'string', description: 'The header, field or parameter at fault; empty when none' },
+  },
+};
+
+const AUTH_ERRORS: ErrorName[] = ['authMissingKey', 'authInvalidKey', 'rateLimited', 'internal'];
+
+function parameters(r: Route) {
+  const out: JsonSchema[] = [];
+  for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {
+    if (!schema) continue;
+    const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+    for (const [name, prop] of Object.entries(json.properties ?? {})) {
+      out.push({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), schema: prop });
+    }
+  }
+  if (r.versioned) out.push({ name: 'Accept-Version', in: 'header', required: true, schema: { type: 'string', enum: ['v1.0'] } });
+  return out;
+}
+
+function responses(r: Route) {
+  const out: Record<string, JsonSchema> = {};
+  for (const [status, res] of Object.entries(r.responses)) {
+    out[status] = res.schema
+      ? { description: res.description, content: { [res.contentType ?? 'application/json']: { schema: toSchema(res.schema, 'output') } } }
+      : { description: res.description };
+  }
+  const errors = [...(r.errors ?? []), ...(r.auth === false ? [] : AUTH_ERRORS)];
+  const byStatus = new Map<number, string[]>();
+  for (const name of errors) {
+    const spec = errorCatalogue[name];
+    byStatus.set(spec.status, [...(byStatus.get(spec.status) ?? []), `\`${spec.code}\` ${spec.summary}`]);
+  }
+  for (const [status, lines] of byStatus) {
+    out[String(status)] = { description: lines.join('\n\n'), content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  }
+  return out;
+}
+
+export function buildOpenApi(routes: Route[], info: { version: string; serverUrl?: string }) {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const r of routes) {
+    const path = r.path.replace(/:(\w+)/g, '{$1}');
+    paths[path] ??= {};
+    paths[path][r.method] = {
+      operationId: r.operationId,
+      summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
+      tags: [r.tag],
+      ...(r.auth === false ? { security: [] } : {}),
+      parameters: parameters(r),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(r.body, 'input') } } } } : {}),
+      responses: responses(r),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Vouch compliance onboarding API',
+      version: info.version,
+      description: 'KYC and KYB onboarding for card-issuing programs. Every error body is `{ code, message, parameter }`.',
+    },
+    servers: info.serverUrl ? [{ url: info.serverUrl }] : [],
+    security: [{ apiKey: [] }],
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },
+      schemas: { Error: errorBody },
+    },
+    paths,
+  };
+}
+
+export type OpenApiDocument = ReturnType<typeof buildOpenApi>;

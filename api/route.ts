@@ -1,0 +1,38 @@
+// A route is declared once, with the schemas that validate its input and describe its output.
+// app.ts registers it (validation included) and openapi.ts documents it from the same object.
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { ErrorName } from '../domain/errors.ts';
+import type { Business } from '../store/businesses.ts';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export type Reply = { status: number; body?: unknown; headers?: Record<string, string>; type?: string };
+
+export type RouteInput<P, Q, B> = { params: P; query: Q; body: B; business: Business; ctx: Context };
+
+export type Route<P = any, Q = any, B = any> = {
+  method: Method;
+  /** Koa-style path, e.g. /entity/:entityId */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** false for the operational endpoints (health, docs) that carry no client data. */
+  auth?: boolean;
+  /** Requires `Accept-Version: v1.0` (the interface's list endpoints). */
+  versioned?: boolean;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /** Errors this route can answer beyond those every authenticated route can. */
+  errors?: ErrorName[];
+  handler(input: RouteInput<P, Q, B>): Promise<Reply> | Reply;
+};
+
+/** Keeps the generic parameters inferred from the schemas while typing the handler. */
+export function route<P = undefined, Q = undefined, B = undefined>(r: Route<P, Q, B>): Route<P, Q, B> {
+  return r;
+}

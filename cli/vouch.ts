@@ -1,0 +1,73 @@
+// Admin CLI: `npm run vouch -- business create --name NAME [--bin-sponsored]`, `npm run vouch -- key create --business ID`.
+// Prints JSON on stdout. Uses DATABASE_URL, else the embedded database under DATA_DIR (the one
+// `npm start` serves, when it runs).
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../runtime/config.ts';
+import { openDatabase } from '../runtime/database.ts';
+import { createBusiness, findBusiness, insertApiKey, revokeApiKey } from '../store/businesses.ts';
+
+const usage = `usage:
+  vouch business create --name NAME [--bin-sponsored]   create a business and its first API key
+  vouch key create --business BUSINESS_ID               add an API key to a business
+  vouch key revoke --business BUSINESS_ID --key KEY_ID  revoke an API key
+API keys are printed once and stored only as hashes.`;
+
+class UsageError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function main(argv: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      'bin-sponsored': { type: 'boolean', default: false },
+      business: { type: 'string' },
+      key: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || !command) throw new UsageError(usage);
+  const config = loadConfig();
+  const validate = () => {
+    if (command === 'business create') {
+      const name = values.name?.trim();
+      if (!name || name.length > 200) throw new UsageError('--name is required (1 to 200 characters)');
+      return;
+    }
+    if (command === 'key create' || command === 'key revoke') {
+      if (!values.business || !UUID.test(values.business)) throw new UsageError('--business must be a business id (UUID)');
+      if (command === 'key revoke' && (!values.key || !UUID.test(values.key))) throw new UsageError('--key must be a key id (UUID)');
+      return;
+    }
+    throw new UsageError(`unknown command "${command}"\n${usage}`);
+  };
+  validate();
+  const database = await openDatabase(config);
+  try {
+    const db = database.db;
+    if (command === 'business create') {
+      const { business, apiKey, keyId } = await createBusiness(db, { name: values.name!.trim(), binSponsored: values['bin-sponsored']!, environment: config.environment });
+      return { businessId: business.id, name: business.name, binSponsored: business.binSponsored, keyId, apiKey };
+    }
+    const business = await findBusiness(db, values.business!);
+    if (!business) throw new UsageError(`no business ${values.business}`);
+    if (command === 'key create') {
+      const { apiKey, keyId } = await insertApiKey(db, business.id, config.environment);
+      return { businessId: business.id, keyId, apiKey };
+    }
+    if (!(await revokeApiKey(db, business.id, values.key!))) throw new UsageError(`no active key ${values.key} for business ${business.id}`);
+    return { businessId: business.id, keyId: values.key, revoked: true };
+  } finally {
+    await database.close();
+  }
+}
+
+try {
+  process.stdout.write(`${JSON.stringify(await main(process.argv.slice(2)), null, 2)}\n`);
+} catch (err) {
+  process.stderr.write(`vouch: ${err instanceof UsageError || err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = err instanceof UsageError ? 2 : 1;
+}

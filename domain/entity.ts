@@ -1,0 +1,117 @@
+// Entity rules (interface 2.1): what a client may send to create one, and the shapes it reads back.
+import { z } from 'zod';
+import { findRequirement, type Requirement } from './feature-catalog.ts';
+import { pageMetaSchema } from './pagination.ts';
+
+export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
+export const REQUIREMENT_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
+export const MAX_EXTERNAL_ID = 255;
+export const MAX_STRING_VALUE = 1000;
+export const MAX_JSON_VALUE_BYTES = 64 * 1024;
+export const MAX_REQUIREMENTS_AT_CREATE = 50;
+
+const externalId = z
+  .string()
+  .min(1, 'externalId must not be empty')
+  .max(MAX_EXTERNAL_ID, `externalId is at most ${MAX_EXTERNAL_ID} characters`)
+  .refine((s) => s.trim().length > 0, 'externalId must not be blank')
+  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'externalId must not contain control characters');
+
+/** Checks one requirement value against its catalog entry; returns a message or null. */
+export function requirementValueProblem(requirement: Requirement, value: unknown): string | null {
+  switch (requirement.valueType) {
+    case 'BOOLEAN':
+      return typeof value === 'boolean' ? null : 'must be a boolean';
+    case 'NUMERIC':
+      return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a finite number';
+    case 'STRING':
+      if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
+      if (value.length > MAX_STRING_VALUE) return `must be at most ${MAX_STRING_VALUE} characters`;
+      if (requirement.pattern && !requirement.pattern.regex.test(value)) return `must be ${requirement.pattern.description}`;
+      return null;
+    case 'JSON':
+      if (value === null || typeof value !== 'object') return 'must be a JSON object or array';
+      return JSON.stringify(value).length > MAX_JSON_VALUE_BYTES ? `must be at most ${MAX_JSON_VALUE_BYTES} bytes of JSON` : null;
+    case 'FILE':
+      return 'is a file; upload it with POST /entity/{entityId}/requirement-slug/{requirementSlug}/upload';
+  }
+}
+
+const requirementInput = z
+  .object({
+    requirementSlug: z.string().min(1).max(100),
+    value: z.unknown(),
+  })
+  .strict();
+
+export const createEntityBody = z
+  .object({
+    externalId,
+    type: z.enum(ENTITY_TYPES),
+    requirements: z.array(requirementInput).max(MAX_REQUIREMENTS_AT_CREATE).optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    const seen = new Set<string>();
+    body.requirements?.forEach((item, i) => {
+      const at = (field: string) => ['requirements', i, field];
+      const requirement = findRequirement(item.requirementSlug);
+      if (!requirement) {
+        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `unknown requirement slug "${item.requirementSlug}"` });
+        return;
+      }
+      if (seen.has(item.requirementSlug)) {
+        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" is given twice` });
+        return;
+      }
+      seen.add(item.requirementSlug);
+      if (requirement.associatedEntity !== body.type) {
+        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" applies to ${requirement.associatedEntity} entities, not ${body.type}` });
+        return;
+      }
+      if (requirement.submittedVia === 'requirement-endpoint') {
+        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" is submitted with POST /entity/{entityId}/requirement` });
+        return;
+      }
+      const problem = requirementValueProblem(requirement, item.value);
+      if (problem) ctx.addIssue({ code: 'custom', path: at('value'), message: `value of "${item.requirementSlug}" ${problem}` });
+    });
+  });
+
+export type CreateEntityInput = z.infer<typeof createEntityBody>;
+
+export const entityIdParams = z.object({ entityId: z.uuid({ message: 'entityId must be a UUID' }) }).strict();
+
+export const submittedRequirementSchema = z.object({
+  requirementSlug: z.string(),
+  value: z.unknown(),
+  status: z.enum(REQUIREMENT_STATUSES),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const entitySchema = z.object({
+  id: z.uuid(),
+  externalId: z.string(),
+  type: z.enum(ENTITY_TYPES),
+  businessId: z.uuid(),
+  verifiedBy: z.string().nullable(),
+  enabledFeatures: z.array(z.object({ id: z.uuid(), slug: z.string(), name: z.string(), enabledAt: z.string() })),
+  submittedRequirements: z.array(submittedRequirementSchema),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const entityListItemSchema = entitySchema.pick({
+  id: true,
+  externalId: true,
+  type: true,
+  businessId: true,
+  createdAt: true,
+  updatedAt: true,
+});
+
+export const entityListSchema = z.object({ items: z.array(entityListItemSchema), meta: pageMetaSchema() });
+
+export type Entity = z.infer<typeof entitySchema>;
+export type EntityListItem = z.infer<typeof entityListItemSchema>;

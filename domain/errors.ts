@@ -1,0 +1,64 @@
+// The error catalogue: every error a client can receive, with its stable 10-digit code and HTTP
+// status. The README's table is generated from this list (npm run docs:errors), so it lives once.
+
+export type ErrorSpec = { code: string; status: number; summary: string };
+
+export const errorCatalogue = {
+  authMissingKey: { code: '0000000100', status: 401, summary: 'The x-vouch-api-key header is missing.' },
+  authInvalidKey: { code: '0000000200', status: 401, summary: 'The API key is not valid (unknown or revoked).' },
+  invalidRequest: {
+    code: '0000000300',
+    status: 400,
+    summary: 'A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.',
+  },
+  malformedJson: { code: '0000000310', status: 400, summary: 'The request body is not valid JSON.' },
+  unsupportedMediaType: { code: '0000000320', status: 415, summary: 'The Content-Type is not the one this endpoint accepts.' },
+  bodyTooLarge: { code: '0000000330', status: 413, summary: 'A JSON request body is larger than the limit (1 MB by default).' },
+  acceptVersionMissing: { code: '0000000400', status: 400, summary: 'The Accept-Version header is required on this list endpoint.' },
+  acceptVersionUnsupported: { code: '0000000410', status: 400, summary: 'The Accept-Version header names a version this service does not serve (v1.0 is served).' },
+  routeNotFound: { code: '0000000500', status: 404, summary: 'No endpoint at this path.' },
+  methodNotAllowed: { code: '0000000510', status: 405, summary: 'The path exists but not with this method.' },
+  rateLimited: { code: '0000000900', status: 429, summary: 'Too many requests for this business; retry after the Retry-After header (seconds).' },
+  internal: { code: '0000000999', status: 500, summary: 'Internal error; the response carries a requestId to quote to support.' },
+  unavailable: { code: '0000000998', status: 503, summary: 'A dependency (database or Temporal) is unavailable; retry later.' },
+  // Token-sharing batch upload (codes from the interface, section 7).
+  batchFileTooLarge: { code: '0701010100', status: 400, summary: 'The CSV is larger than 10 MB or has more than 5,000 rows.' },
+  batchInvalidData: { code: '0701010200', status: 400, summary: 'The upload is invalid (CSV content, X-Provider, Idempotency-Key or missing file).' },
+  batchKeyAlreadyProcessed: { code: '0701010300', status: 400, summary: 'This Idempotency-Key was already used for a processed upload.' },
+  // Entities.
+  entityNotFound: { code: '0702000100', status: 404, summary: 'No entity with this id in your business.' },
+  entityExternalIdTaken: { code: '0702000200', status: 409, summary: 'Your business already has an entity with this externalId.' },
+  // Features.
+  featureNotFound: { code: '0703000100', status: 404, summary: 'No feature with this id.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorName = keyof typeof errorCatalogue;
+
+/** An error meant for the client: always rendered as `{ code, message, parameter }`. */
+export class ApiError extends Error {
+  readonly spec: ErrorSpec;
+  readonly parameter: string;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    name: ErrorName,
+    message: string,
+    options: { parameter?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.spec = errorCatalogue[name];
+    this.parameter = options.parameter ?? '';
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return this.spec.status;
+  }
+
+  body(): Record<string, unknown> {
+    return { code: this.spec.code, message: this.message, parameter: this.parameter, ...this.extra };
+  }
+}

@@ -1,0 +1,99 @@
+// Every setting the service reads from its environment, in one place, validated once at start.
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const envSchema = z.object({
+  VOUCH_ENVIRONMENT: z.enum(['sandbox', 'staging', 'production']).default('sandbox'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: port.default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().default('.data'),
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
+  PGLITE_PORT: port.default(5433),
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_API_KEY: z.string().optional(),
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_DEV_PORT: port.default(7233),
+  TEMPORAL_CLI: z.string().optional(),
+  TASK_QUEUE: z.string().min(1).default('vouch'),
+  PROVIDER_TASK_QUEUE: z.string().min(1).default('vouch-provider'),
+  PROVIDER_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(10),
+  WORKFLOW_BUNDLE_PATH: z.string().default('dist/workflow-bundle.js'),
+  API_RATE_LIMIT_PER_SECOND: positiveInt.default(100),
+  JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+});
+
+export type Config = {
+  environment: 'sandbox' | 'staging' | 'production';
+  http: { host: string; port: number; jsonBodyLimitBytes: number; rateLimitPerSecond: number };
+  logLevel: string;
+  dataDir: string;
+  database: { url: string | undefined; poolSize: number; pglitePort: number };
+  temporal: {
+    address: string;
+    namespace: string;
+    apiKey: string | undefined;
+    tls: boolean;
+    uiPort: number;
+    /** Set when TEMPORAL_ADDRESS was given: `npm start` then uses that server instead of its own. */
+    addressGiven: boolean;
+    devPort: number;
+    cli: string | undefined;
+    taskQueue: string;
+    providerTaskQueue: string;
+    providerRateLimitPerSecond: number;
+    workflowBundlePath: string;
+  };
+  shutdownGraceMs: number;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
+  );
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  return {
+    environment: e.VOUCH_ENVIRONMENT,
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
+      rateLimitPerSecond: e.API_RATE_LIMIT_PER_SECOND,
+    },
+    logLevel: e.LOG_LEVEL,
+    dataDir,
+    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, pglitePort: e.PGLITE_PORT },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      apiKey: e.TEMPORAL_API_KEY,
+      tls: e.TEMPORAL_TLS,
+      uiPort: e.TEMPORAL_UI_PORT,
+      addressGiven: Boolean(env.TEMPORAL_ADDRESS),
+      devPort: e.TEMPORAL_DEV_PORT,
+      cli: e.TEMPORAL_CLI,
+      taskQueue: e.TASK_QUEUE,
+      providerTaskQueue: e.PROVIDER_TASK_QUEUE,
+      providerRateLimitPerSecond: e.PROVIDER_RATE_LIMIT_PER_SECOND,
+      workflowBundlePath: path.resolve(e.WORKFLOW_BUNDLE_PATH),
+    },
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+  };
+}

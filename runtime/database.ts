@@ -1,0 +1,32 @@
+// Opens the system of record: PostgreSQL at DATABASE_URL, else the embedded PGlite under DATA_DIR
+// (reusing the one `npm start` is already serving, so the admin CLI works beside it).
+import { connectDb, type Db } from '../store/db.ts';
+import { runningEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from '../store/embedded-postgres.ts';
+import { migrate } from '../store/migrate.ts';
+import type { Config } from './config.ts';
+
+export type OpenDatabase = { db: Db; url: string; embedded: EmbeddedPostgres | undefined; close(): Promise<void> };
+
+export async function openDatabase(config: Config, options: { serveEmbedded?: boolean } = {}): Promise<OpenDatabase> {
+  let url = config.database.url;
+  let embedded: EmbeddedPostgres | undefined;
+  if (!url) {
+    url = await runningEmbeddedPostgres(config.dataDir);
+    if (!url) {
+      // Serve on the configured port when this process is the service; on any free port for a one-off tool.
+      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: options.serveEmbedded ? config.database.pglitePort : 0 });
+      url = embedded.url;
+    }
+  }
+  const db = connectDb(url, embedded || !config.database.url ? Math.min(config.database.poolSize, 5) : config.database.poolSize);
+  await migrate(db);
+  return {
+    db,
+    url,
+    embedded,
+    async close() {
+      await db.close();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// Process lifecycle for every entry point: config, logger, and a graceful shutdown on SIGINT or
+// SIGTERM that runs clean-ups in reverse order of registration (last opened, first closed).
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger } from './logger.ts';
+
+export type ProcessContext = {
+  config: Config;
+  log: Logger;
+  onShutdown(fn: () => Promise<unknown> | unknown): void;
+  /** Stops the process after a failure that it cannot go on from. */
+  fatal(err: unknown): void;
+};
+
+export async function runProcess(name: string, main: (ctx: ProcessContext) => Promise<unknown>): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel, `vouch-${name}`);
+  const cleanups: (() => Promise<unknown> | unknown)[] = [];
+  let stopping: Promise<void> | undefined;
+
+  const stop = (exitCode: number, reason: string) => {
+    stopping ??= (async () => {
+      log.info({ reason }, 'shutting down');
+      const timer = setTimeout(() => {
+        log.error({ graceMs: config.shutdownGraceMs }, 'shutdown took too long; exiting');
+        process.exit(exitCode || 1);
+      }, config.shutdownGraceMs);
+      timer.unref();
+      for (const fn of cleanups.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          log.warn({ err }, 'clean-up step failed');
+        }
+      }
+      log.info('stopped');
+      process.exit(exitCode);
+    })();
+    return stopping;
+  };
+
+  process.once('SIGINT', () => void stop(0, 'SIGINT'));
+  process.once('SIGTERM', () => void stop(0, 'SIGTERM'));
+  const fatal = (err: unknown) => {
+    if (stopping) return void log.warn({ err }, 'error while stopping');
+    log.fatal({ err }, 'fatal error');
+    void stop(1, 'fatal error');
+  };
+  process.on('unhandledRejection', fatal);
+
+  try {
+    await main({ config, log, onShutdown: (fn) => cleanups.push(fn), fatal });
+  } catch (err) {
+    fatal(err);
+  }
+}

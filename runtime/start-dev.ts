@@ -1,0 +1,81 @@
+// `npm start`: the whole service in one process on its embedded defaults. It starts the Temporal
+// dev server (state in DATA_DIR, Web UI on TEMPORAL_UI_PORT) unless TEMPORAL_ADDRESS names one,
+// the embedded PGlite database unless DATABASE_URL is set, the workers and the API; it creates a
+// sandbox business on first start and prints its API key. Ctrl-C stops everything.
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { listen } from '../api/server.ts';
+import { createBusiness, findBusiness } from '../store/businesses.ts';
+import type { Db } from '../store/db.ts';
+import { createWorkers, ensureHousekeepingSchedule } from '../worker.ts';
+import type { Config } from './config.ts';
+import { openDatabase } from './database.ts';
+import { runProcess } from './process.ts';
+import { connectClient, connectWorker } from './temporal.ts';
+import { startTemporalDevServer } from './temporal-dev-server.ts';
+
+type Sandbox = { businessId: string; apiKey: string };
+
+/** The sandbox business made on first start; its key is kept in DATA_DIR (git-ignored) for development. */
+async function sandboxBusiness(config: Config, db: Db): Promise<Sandbox & { created: boolean }> {
+  const file = path.join(config.dataDir, 'sandbox.json');
+  try {
+    const saved = JSON.parse(await readFile(file, 'utf8')) as Sandbox;
+    if (await findBusiness(db, saved.businessId)) return { ...saved, created: false };
+  } catch {
+    // first start, or the database was reset: make a new one
+  }
+  const { business, apiKey } = await createBusiness(db, { name: 'Sandbox', binSponsored: false, environment: config.environment });
+  const sandbox = { businessId: business.id, apiKey };
+  await writeFile(file, JSON.stringify(sandbox, null, 2));
+  await chmod(file, 0o600);
+  return { ...sandbox, created: true };
+}
+
+await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
+  let uiUrl: string | undefined;
+  if (!config.temporal.addressGiven) {
+    const temporal = await startTemporalDevServer({
+      port: config.temporal.devPort,
+      uiPort: config.temporal.uiPort,
+      dataDir: config.dataDir,
+      namespace: config.temporal.namespace,
+    });
+    const exited = (code: number | null) => fatal(new Error(`Temporal dev server exited (${code})`));
+    temporal.process.once('exit', exited);
+    onShutdown(() => {
+      temporal.process.off('exit', exited);
+      return temporal.stop();
+    });
+    config.temporal.address = temporal.address;
+    uiUrl = temporal.uiUrl;
+  }
+  const database = await openDatabase(config, { serveEmbedded: true });
+  onShutdown(() => database.close());
+  const client = await connectClient(config);
+  onShutdown(() => client.connection.close());
+  const connection = await connectWorker(config, log);
+  onShutdown(() => connection.close());
+  await ensureHousekeepingSchedule(client, config);
+  const workers = await createWorkers(config, connection, { db: database.db, log });
+  onShutdown(() => workers.shutdown());
+  workers.run().catch(fatal);
+  const api = await listen({ config, db: database.db, temporal: client, log });
+  onShutdown(() => api.close());
+  const sandbox = await sandboxBusiness(config, database.db);
+
+  const lines = [
+    '',
+    'Vouch is running (Ctrl-C stops everything).',
+    `  API            ${api.url}    docs: ${api.url}/docs`,
+    `  Temporal UI    ${uiUrl ?? `(external Temporal at ${config.temporal.address})`}`,
+    `  Database       ${database.embedded ? `embedded PGlite in ${path.join(config.dataDir, 'pglite')} (${database.url})` : 'DATABASE_URL'}`,
+    `  Sandbox business ${sandbox.businessId}${sandbox.created ? ' (created now)' : ''}`,
+    `  API key        ${sandbox.apiKey}`,
+    '',
+    `  curl -H 'x-vouch-api-key: ${sandbox.apiKey}' -H 'Accept-Version: v1.0' ${api.url}/features`,
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  log.info({ url: api.url, temporalUi: uiUrl }, 'ready');
+});

@@ -1,0 +1,73 @@
+// Runs `temporal server start-dev` as a child process and waits until its frontend answers.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { requireTemporalCli } from './temporal-cli.ts';
+
+export type TemporalDevServer = { address: string; uiUrl: string | undefined; process: ChildProcess; stop(): Promise<void> };
+
+export async function startTemporalDevServer(options: {
+  port: number;
+  uiPort?: number;
+  /** Persist state in this directory; in memory when absent. */
+  dataDir?: string;
+  namespace?: string;
+  headless?: boolean;
+  logLevel?: string;
+}): Promise<TemporalDevServer> {
+  const cli = requireTemporalCli();
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', options.logLevel ?? 'error'];
+  if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
+  if (options.dataDir) {
+    await mkdir(options.dataDir, { recursive: true });
+    args.push('--db-filename', path.join(options.dataDir, 'temporal.db'));
+  }
+  if (options.headless || options.uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort));
+  // Search attributes the workflows index on (workflows/definitions.ts) are registered here too.
+  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: false });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const address = `127.0.0.1:${options.port}`;
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`temporal dev server exited (${code}): ${stderr.trim()}`))),
+  );
+  exited.catch(() => {});
+  await Promise.race([waitForFrontend(address), exited]);
+  return {
+    address,
+    uiUrl: options.headless || options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`,
+    process: child,
+    stop: () => stopChild(child),
+  };
+}
+
+async function waitForFrontend(address: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      await connection.workflowService.getSystemInfo({});
+      await connection.close();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`Temporal at ${address} did not come up: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+export function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

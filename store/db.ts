@@ -1,0 +1,55 @@
+// The one way code reaches PostgreSQL: a pool speaking the wire protocol, whether the server is
+// a real PostgreSQL or the embedded PGlite served over a socket (store/embedded-postgres.ts).
+import pg from 'pg';
+
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+export interface Db extends Queryable {
+  /** Runs fn in one transaction; commits if it resolves, rolls back if it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  ping(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export function connectDb(url: string, poolSize = 10): Db {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
+  // A pooled client that errors while idle must not take the process down; the pool replaces it.
+  pool.on('error', () => {});
+  const run = async <T extends Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
+    (await client.query<T>(sql, params as unknown[] | undefined)).rows;
+  return {
+    query: (sql, params) => run(pool, sql, params),
+    async tx(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn({ query: (sql, params) => run(client, sql, params) });
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async ping() {
+      const started = performance.now();
+      await pool.query('SELECT 1');
+      return performance.now() - started;
+    },
+    close: () => pool.end(),
+  };
+}
+
+export const iso = (d: unknown): string => (d instanceof Date ? d.toISOString() : new Date(String(d)).toISOString());
+
+/** True when err is PostgreSQL's unique violation, optionally on a named constraint. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}

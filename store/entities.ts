@@ -1,0 +1,83 @@
+// Entities and what hangs off them (submitted requirements, enabled features), scoped by business.
+import { randomUUID } from 'node:crypto';
+import { features } from '../domain/feature-catalog.ts';
+import type { CreateEntityInput, Entity, EntityListItem } from '../domain/entity.ts';
+import { offsetOf, type Page } from '../domain/pagination.ts';
+import { iso, isUniqueViolation, type Db, type Row } from './db.ts';
+
+export class ExternalIdTaken extends Error {}
+
+const toListItem = (r: Row): EntityListItem => ({
+  id: String(r.id),
+  externalId: String(r.external_id),
+  type: r.type as EntityListItem['type'],
+  businessId: String(r.business_id),
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+export async function createEntity(db: Db, businessId: string, input: CreateEntityInput): Promise<string> {
+  const id = randomUUID();
+  try {
+    await db.tx(async (q) => {
+      await q.query('INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, $4)', [
+        id,
+        businessId,
+        input.externalId,
+        input.type,
+      ]);
+      for (const r of input.requirements ?? []) {
+        await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
+          randomUUID(),
+          id,
+          r.requirementSlug,
+          JSON.stringify(r.value),
+        ]);
+      }
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'entities_business_external_id_key')) throw new ExternalIdTaken();
+    throw err;
+  }
+  return id;
+}
+
+export async function listEntities(db: Db, businessId: string, page: Page) {
+  const [count] = await db.query<{ n: string }>('SELECT count(*) AS n FROM entities WHERE business_id = $1', [businessId]);
+  const rows = await db.query(
+    `SELECT * FROM entities WHERE business_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
+    [businessId, page.limit, offsetOf(page)],
+  );
+  return { items: rows.map(toListItem), totalItems: Number(count?.n ?? 0) };
+}
+
+export async function getEntity(db: Db, businessId: string, id: string): Promise<Entity | undefined> {
+  const [row] = await db.query('SELECT * FROM entities WHERE id = $1 AND business_id = $2', [id, businessId]);
+  if (!row) return undefined;
+  const requirements = await db.query(
+    'SELECT * FROM entity_requirements WHERE entity_id = $1 ORDER BY created_at, requirement_slug',
+    [id],
+  );
+  const enabled = await db.query('SELECT * FROM entity_features WHERE entity_id = $1 ORDER BY enabled_at', [id]);
+  return {
+    ...toListItem(row),
+    verifiedBy: row.verified_by == null ? null : String(row.verified_by),
+    enabledFeatures: enabled.flatMap((f) => {
+      const feature = features.find((x) => x.id === f.feature_id);
+      return feature ? [{ id: feature.id, slug: feature.slug, name: feature.name, enabledAt: iso(f.enabled_at) }] : [];
+    }),
+    submittedRequirements: requirements.map((r) => ({
+      requirementSlug: String(r.requirement_slug),
+      value: r.value,
+      status: r.status as Entity['submittedRequirements'][number]['status'],
+      createdAt: iso(r.created_at),
+      updatedAt: iso(r.updated_at),
+    })),
+  };
+}
+
+/** Deletes the entity and everything that hangs off it. False when there was none to delete. */
+export async function deleteEntity(db: Db, businessId: string, id: string): Promise<boolean> {
+  const rows = await db.query('DELETE FROM entities WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
+  return rows.length === 1;
+}

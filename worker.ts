@@ -1,0 +1,103 @@
+// The worker process: polls the general task queue (workflows and their plain activities) and the
+// provider task queue (activities that call the identity provider, rate-limited fleet-wide by the
+// Temporal server through maxTaskQueueActivitiesPerSecond). Run alone with `npm run start:worker`;
+// `npm start` runs the same workers in its all-in-one process.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities, createProviderActivities, type ActivityDeps } from './activities/index.ts';
+import type { Config } from './runtime/config.ts';
+import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_SCHEDULE_ID } from './workflows/definitions.ts';
+
+export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+
+export type Workers = {
+  workers: Worker[];
+  /** Starts polling every queue; resolves when all workers have stopped, rejects if one fails. */
+  run(): Promise<void>;
+  /** Stops polling, lets running tasks finish, and resolves when the workers are done. */
+  shutdown(): Promise<void>;
+};
+
+/** Workflow code: the prebuilt bundle when present (production), else bundled from source at start. */
+export function workflowSource(config: Config): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+  return existsSync(config.temporal.workflowBundlePath)
+    ? { workflowBundle: { codePath: config.temporal.workflowBundlePath } }
+    : { workflowsPath };
+}
+
+export async function createWorkers(config: Config, connection: NativeConnection, deps: ActivityDeps): Promise<Workers> {
+  const t = config.temporal;
+  const general = await Worker.create({
+    connection,
+    namespace: t.namespace,
+    taskQueue: t.taskQueue,
+    ...workflowSource(config),
+    activities: createActivities(deps),
+  });
+  const workers = [general];
+  const providerActivities = createProviderActivities(deps);
+  // Temporal refuses a worker with nothing to run; the provider queue's worker starts once the
+  // identity-provider activities exist (issue 3), with the fleet-wide rate limit below.
+  if (Object.keys(providerActivities).length > 0) {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: t.namespace,
+        taskQueue: t.providerTaskQueue,
+        activities: providerActivities,
+        maxTaskQueueActivitiesPerSecond: t.providerRateLimitPerSecond,
+      }),
+    );
+  }
+  let running: Promise<void> | undefined;
+  return {
+    workers,
+    run() {
+      running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
+      return running;
+    },
+    async shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await running?.catch(() => {});
+    },
+  };
+}
+
+/** Creates (or brings up to date) the schedule that runs housekeeping every minute. */
+export async function ensureHousekeepingSchedule(client: Client, config: Config): Promise<void> {
+  const spec = { intervals: [{ every: HOUSEKEEPING_INTERVAL }] };
+  const action = { type: 'startWorkflow' as const, workflowType: 'housekeepingWorkflow', taskQueue: config.temporal.taskQueue, args: [] };
+  try {
+    await client.schedule.create({
+      scheduleId: HOUSEKEEPING_SCHEDULE_ID,
+      spec,
+      action,
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await client.schedule.getHandle(HOUSEKEEPING_SCHEDULE_ID).update((prev) => ({ ...prev, spec, action }));
+  }
+}
+
+if (import.meta.main) {
+  const { runProcess } = await import('./runtime/process.ts');
+  await runProcess('worker', async ({ config, log, onShutdown, fatal }) => {
+    const { openDatabase } = await import('./runtime/database.ts');
+    const { connectClient, connectWorker } = await import('./runtime/temporal.ts');
+    const database = await openDatabase(config);
+    onShutdown(() => database.close());
+    const connection = await connectWorker(config, log);
+    onShutdown(() => connection.close());
+    const client = await connectClient(config);
+    onShutdown(() => client.connection.close());
+    await ensureHousekeepingSchedule(client, config);
+    const workers = await createWorkers(config, connection, { db: database.db, log });
+    onShutdown(() => workers.shutdown());
+    workers.run().catch(fatal);
+    log.info({ taskQueue: config.temporal.taskQueue, providerTaskQueue: config.temporal.providerTaskQueue }, 'worker polling');
+  });
+}
