@@ -89,15 +89,12 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(errorHandler(deps.log));
   app.use(async (ctx, next) => {
     await next();
-    if (ctx.status === 404 && ctx.body == null) throw new ApiError('routeNotFound', `No endpoint ${ctx.method} ${ctx.path}.`);
+    if (ctx.body != null) return;
+    if (ctx.status === 404) throw new ApiError('routeNotFound', `No endpoint ${ctx.method} ${ctx.path}.`);
+    // allowedMethods() below answered 405 or 501 with an Allow header; give it our error body.
+    if (ctx.status === 405 || ctx.status === 501) throw new ApiError('methodNotAllowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}.`, { headers: { Allow: ctx.response.get('Allow') } });
   });
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('methodNotAllowed', 'This path does not accept this method.'),
-      notImplemented: () => new ApiError('methodNotAllowed', 'This method is not supported.'),
-    }),
-  );
+  app.use(router.allowedMethods());
   return app;
 }

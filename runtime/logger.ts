@@ -1,7 +1,7 @@
 // Structured JSON logs. Every line written while a request is being handled carries its request id,
 // taken from an AsyncLocalStorage scope that the request-id middleware opens.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type LogContext = { requestId?: string; businessId?: string };
 
@@ -16,15 +16,16 @@ export function currentLogContext(): LogContext | undefined {
   return context.getStore();
 }
 
-export function createLogger(level: string, name = 'vouch'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'vouch', destination?: DestinationStream): Logger {
+  const options = {
     name,
     level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     mixin: () => ({ ...context.getStore() }),
     redact: { paths: ['apiKey', '*.apiKey', 'headers["x-vouch-api-key"]'], censor: '[redacted]' },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export type { Logger };

@@ -10,7 +10,7 @@ export function parameterName(path: readonly PropertyKey[]): string {
 }
 
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   let parameter = parameterName(issue.path);

@@ -1,0 +1,106 @@
+// A test's view of the service: the real API over HTTP on a random port, the run's PostgreSQL
+// database and Temporal dev server (started once by test/run.ts), and, when asked, real workers on
+// task queues of the test's own so parallel test files never take each other's tasks.
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { listen } from '../../api/server.ts';
+import { loadConfig, type Config } from '../../runtime/config.ts';
+import { createLogger } from '../../runtime/logger.ts';
+import { connectClient, connectWorker } from '../../runtime/temporal.ts';
+import { createBusiness } from '../../store/businesses.ts';
+import { connectDb, type Db } from '../../store/db.ts';
+import { migrate } from '../../store/migrate.ts';
+import { createWorkers, type Workers } from '../../worker.ts';
+
+export function testEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the tests with npm test`);
+  return value;
+}
+
+export type Reply = { status: number; headers: Headers; body: any; text: string };
+
+export type Stack = {
+  url: string;
+  config: Config;
+  db: Db;
+  temporal: Client;
+  workers: Workers | undefined;
+  /** Every log line written, parsed. */
+  logs: Record<string, unknown>[];
+  newBusiness(options?: { name?: string; binSponsored?: boolean }): Promise<{ businessId: string; apiKey: string }>;
+  request(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Uint8Array; headers?: Record<string, string> }): Promise<Reply>;
+  close(): Promise<void>;
+};
+
+export async function startStack(options: { env?: Record<string, string>; workers?: boolean } = {}): Promise<Stack> {
+  const suffix = randomUUID().slice(0, 8);
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: testEnv('TEST_DATABASE_URL'),
+    TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
+    TASK_QUEUE: `test-${suffix}`,
+    PROVIDER_TASK_QUEUE: `test-provider-${suffix}`,
+    LOG_LEVEL: 'debug',
+    ...options.env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const log = createLogger(config.logLevel, 'vouch-test', sink);
+  const db = connectDb(config.database.url!, 5);
+  await migrate(db);
+  const temporal = await connectClient(config);
+  let connection: NativeConnection | undefined;
+  let workers: Workers | undefined;
+  if (options.workers) {
+    connection = await connectWorker(config, log);
+    workers = await createWorkers(config, connection, { db, log });
+    void workers.run();
+  }
+  const api = await listen({ config, db, temporal, log }, 0);
+
+  return {
+    url: api.url,
+    config,
+    db,
+    temporal,
+    workers,
+    logs,
+    async newBusiness({ name = `Test ${suffix}`, binSponsored = false } = {}) {
+      const { business, apiKey } = await createBusiness(db, { name, binSponsored, environment: config.environment });
+      return { businessId: business.id, apiKey };
+    },
+    async request(method, path, { key, json, body, headers = {} } = {}) {
+      const h: Record<string, string> = { ...headers };
+      if (key !== undefined) h['x-vouch-api-key'] = key;
+      let payload: string | Uint8Array | undefined = body;
+      if (json !== undefined) {
+        payload = JSON.stringify(json);
+        h['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(`${api.url}${path}`, { method, headers: h, body: payload });
+      const text = await res.text();
+      let parsed: unknown = undefined;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    async close() {
+      await api.close();
+      await workers?.shutdown();
+      await connection?.close();
+      await temporal.connection.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,84 @@
+// The OpenAPI document and docs page are built from the routes that validate requests; /health
+// reports the database and Temporal.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { listen } from '../../api/server.ts';
+import { createLogger } from '../../runtime/logger.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
+
+describe('GET /openapi.json and /docs', () => {
+  let stack: Stack;
+  let doc: any;
+  before(async () => {
+    stack = await startStack();
+    doc = (await stack.request('GET', '/openapi.json')).body;
+  });
+  after(() => stack.close());
+
+  it('is an OpenAPI 3.1 document with every endpoint and the API key scheme', () => {
+    assert.equal(doc.openapi, '3.1.0');
+    assert.deepEqual(doc.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-vouch-api-key' });
+    const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m.toUpperCase()} ${path}`));
+    for (const op of ['POST /entity', 'GET /entity', 'GET /entity/{entityId}', 'DELETE /entity/{entityId}', 'GET /features', 'GET /feature/{featureId}/requirement', 'GET /health']) {
+      assert.ok(ops.includes(op), `${op} documented`);
+    }
+  });
+
+  it('documents the same rules the API enforces', () => {
+    const create = doc.paths['/entity'].post;
+    const body = create.requestBody.content['application/json'].schema;
+    assert.deepEqual(body.required.sort(), ['externalId', 'type']);
+    assert.equal(body.additionalProperties, false);
+    assert.equal(body.properties.externalId.maxLength, 255);
+    assert.deepEqual(body.properties.type.enum, ['INDIVIDUAL', 'BUSINESS']);
+    assert.match(create.responses['409'].description, /0702000200/);
+    assert.match(create.responses['401'].description, /0000000100/);
+    const list = doc.paths['/entity'].get;
+    const names = list.parameters.map((p: any) => `${p.in}:${p.name}:${p.required}`);
+    assert.deepEqual(names.sort(), ['header:Accept-Version:true', 'query:limit:false', 'query:page:false']);
+    const path = doc.paths['/entity/{entityId}'].get.parameters[0];
+    assert.deepEqual([path.in, path.name, path.required, path.schema.format], ['path', 'entityId', true, 'uuid']);
+    assert.deepEqual(doc.paths['/health'].get.security, []);
+  });
+
+  it('serves a readable HTML page of the same document', async () => {
+    const res = await stack.request('GET', '/docs');
+    assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+    assert.match(res.text, /<code>\/entity\/\{entityId\}<\/code>/);
+    assert.match(res.text, /0702000200/);
+    assert.ok(!res.text.includes('<script'));
+  });
+});
+
+describe('GET /health', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+  });
+  after(() => stack.close());
+
+  it('is 200 with both dependencies answering', async () => {
+    const res = await stack.request('GET', '/health');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.status, 'ok');
+    assert.equal(res.body.database.ok, true);
+    assert.equal(res.body.temporal.ok, true);
+  });
+
+  it('is 503 and names Temporal when Temporal does not answer', async () => {
+    const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
+    const api = await listen({ config: stack.config, db: stack.db, temporal: unreachable, log: createLogger('silent') }, 0);
+    try {
+      const res = await fetch(`${api.url}/health`);
+      const body = (await res.json()) as any;
+      assert.equal(res.status, 503);
+      assert.equal(body.status, 'degraded');
+      assert.equal(body.database.ok, true);
+      assert.equal(body.temporal.ok, false);
+      assert.ok(body.temporal.error);
+    } finally {
+      await api.close();
+    }
+  });
+});

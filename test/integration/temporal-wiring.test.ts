@@ -1,0 +1,52 @@
+// The worker polls its task queue with the real workflow bundle, and the housekeeping schedule and
+// workflow do their job against the real database.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { HOUSEKEEPING_SCHEDULE_ID } from '../../workflows/definitions.ts';
+import { ensureHousekeepingSchedule } from '../../worker.ts';
+import { takeRateToken } from '../../store/rate-limit.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
+
+describe('Temporal wiring', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ workers: true });
+  });
+  after(() => stack.close());
+
+  it('has a worker polling the general task queue for workflows and activities', async () => {
+    const svc = stack.temporal.workflowService;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const [wf, act] = await Promise.all(
+        [1, 2].map((taskQueueType) =>
+          svc.describeTaskQueue({ namespace: 'default', taskQueue: { name: stack.config.temporal.taskQueue, kind: 1 /* NORMAL */ }, taskQueueType /* 1 workflow, 2 activity */ }),
+        ),
+      );
+      if (wf!.pollers.length > 0 && act!.pollers.length > 0) break;
+      assert.ok(Date.now() < deadline, 'no pollers seen within 20 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+
+  it('runs housekeeping, which purges request-count windows older than a minute and keeps the current ones', async () => {
+    const bucket = `test-${Date.now()}`;
+    await takeRateToken(stack.db, bucket, 10, 1000, Date.now() - 5 * 60_000);
+    await takeRateToken(stack.db, bucket, 10, 1000, Date.now());
+    const result = await stack.temporal.workflow.execute('housekeepingWorkflow', {
+      taskQueue: stack.config.temporal.taskQueue,
+      workflowId: `housekeeping-test-${bucket}`,
+    });
+    assert.ok((result as { rateLimitWindowsPurged: number }).rateLimitWindowsPurged >= 1);
+    const left = await stack.db.query('SELECT window_start FROM rate_limit_windows WHERE bucket = $1', [bucket]);
+    assert.equal(left.length, 1);
+  });
+
+  it('creates the housekeeping schedule once and updates it on later starts', async () => {
+    await ensureHousekeepingSchedule(stack.temporal, stack.config);
+    await ensureHousekeepingSchedule(stack.temporal, stack.config);
+    const description = await stack.temporal.schedule.getHandle(HOUSEKEEPING_SCHEDULE_ID).describe();
+    assert.equal(description.action.type, 'startWorkflow');
+    assert.equal(description.action.workflowType, 'housekeepingWorkflow');
+  });
+});

@@ -1,0 +1,86 @@
+// `npm test`: one Temporal dev server and one fresh PostgreSQL database for the whole run, then
+// node's test runner over test/**/*.test.ts (or the files given). Everything is torn down after.
+//   TEST_POSTGRES_URL  admin connection used to create and drop the run's database
+//                      (default postgres://postgres@127.0.0.1:5432/postgres)
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { connectDb } from '../store/db.ts';
+import { migrate } from '../store/migrate.ts';
+import { startTemporalDevServer } from '../runtime/temporal-dev-server.ts';
+import { workflowsPath } from '../worker.ts';
+import { freePort } from './helpers/ports.ts';
+
+const say = (s: string) => process.stdout.write(`[test] ${s}\n`);
+
+async function createDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `vouch_test_${Date.now()}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw new Error(`cannot reach PostgreSQL at ${adminUrl} (${(err as Error).message}); start it or set TEST_POSTGRES_URL`);
+  }
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const files = process.argv.slice(2);
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'vouch-test-'));
+  const cleanups: (() => Promise<unknown>)[] = [() => rm(tmp, { recursive: true, force: true })];
+  try {
+    const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+    cleanups.push(() => database.drop());
+    const db = connectDb(database.url, 2);
+    await migrate(db);
+    await db.close();
+
+    const [temporal, bundle] = await Promise.all([
+      startTemporalDevServer({ port: await freePort(), headless: true }),
+      bundleWorkflowCode({ workflowsPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }),
+    ]);
+    cleanups.push(() => temporal.stop());
+    const bundlePath = path.join(tmp, 'workflow-bundle.js');
+    await writeFile(bundlePath, bundle.code);
+    say(`PostgreSQL database ready, Temporal dev server at ${temporal.address}, workflows bundled (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+
+    const args = ['--test', '--test-concurrency=3', '--test-timeout=300000', ...(files.length ? files : ['test/**/*.test.ts'])];
+    const child = spawn(process.execPath, args, {
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        TEST_DATABASE_URL: database.url,
+        TEST_POSTGRES_URL: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+        TEMPORAL_ADDRESS: temporal.address,
+        WORKFLOW_BUNDLE_PATH: bundlePath,
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      },
+    });
+    const stop = (signal: NodeJS.Signals) => child.kill(signal);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return await new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  } finally {
+    for (const fn of cleanups.reverse()) await fn().catch((err) => say(`clean-up failed: ${(err as Error).message}`));
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await main();
+}
