@@ -1,0 +1,74 @@
+// `npm start` as a newcomer runs it: Temporal dev server with its Web UI, embedded PGlite, worker and
+// API in one process, a sandbox business on first start, state kept across restarts, Ctrl-C clean.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { freePort } from '../helpers/ports.ts';
+import { run, start, type Running } from '../helpers/processes.ts';
+
+describe('npm start (all-in-one development mode)', () => {
+  let dataDir: string;
+  let env: Record<string, string | undefined>;
+  let dev: Running | undefined;
+  before(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'vouch-dev-'));
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      TEMPORAL_DEV_PORT: String(await freePort()),
+      TEMPORAL_UI_PORT: String(await freePort()),
+      PGLITE_PORT: String(await freePort()),
+      TEMPORAL_ADDRESS: undefined,
+      DATABASE_URL: undefined,
+      TASK_QUEUE: undefined,
+      PROVIDER_TASK_QUEUE: undefined,
+      WORKFLOW_BUNDLE_PATH: path.join(dataDir, 'no-bundle.js'),
+      LOG_LEVEL: 'warn',
+    };
+  });
+  after(async () => {
+    await dev?.stop('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const api = () => `http://127.0.0.1:${env.PORT}`;
+
+  it('starts everything, prints the URLs and a working sandbox API key, and stops on Ctrl-C', async () => {
+    dev = start('runtime/start-dev.ts', [], env);
+    const [, key] = await dev.waitFor(/API key\s+(vk_sandbox_[\w-]+)/, 120_000);
+    assert.match(dev.output(), new RegExp(`Temporal UI\\s+http://127.0.0.1:${env.TEMPORAL_UI_PORT}`));
+    assert.match(dev.output(), /\(created now\)/);
+
+    const health = (await (await fetch(`${api()}/health`)).json()) as any;
+    assert.equal(health.status, 'ok');
+    const ui = await fetch(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}/`);
+    assert.equal(ui.status, 200, 'the Temporal Web UI answers');
+    const created = await fetch(`${api()}/entity`, {
+      method: 'POST',
+      headers: { 'x-vouch-api-key': key!, 'content-type': 'application/json' },
+      body: JSON.stringify({ externalId: 'dev-1', type: 'INDIVIDUAL' }),
+    });
+    assert.equal(created.status, 201);
+
+    // The admin CLI reaches the database that npm start is serving.
+    const cli = await run('cli/vouch.ts', ['business', 'create', '--name', 'Beside dev'], env);
+    assert.equal(cli.code, 0, cli.stderr);
+
+    assert.equal(await dev.stop('SIGINT'), 0);
+    dev = undefined;
+    const saved = JSON.parse(await readFile(path.join(dataDir, 'sandbox.json'), 'utf8'));
+    assert.equal(saved.apiKey, key);
+  });
+
+  it('keeps the sandbox business and its data across a restart', async () => {
+    dev = start('runtime/start-dev.ts', [], env);
+    const [, key] = await dev.waitFor(/API key\s+(vk_sandbox_[\w-]+)/, 120_000);
+    assert.doesNotMatch(dev.output(), /\(created now\)/);
+    const list = (await (await fetch(`${api()}/entity`, { headers: { 'x-vouch-api-key': key!, 'Accept-Version': 'v1.0' } })).json()) as any;
+    assert.deepEqual(list.items.map((e: any) => e.externalId), ['dev-1']);
+    assert.equal(await dev.stop('SIGINT'), 0);
+    dev = undefined;
+  });
+});

@@ -1,0 +1,110 @@
+// The production entry points as separate processes, and the admin CLI, against the run's
+// PostgreSQL and Temporal.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { connectDb, type Db } from '../../store/db.ts';
+import { freePort } from '../helpers/ports.ts';
+import { run, start, type Running } from '../helpers/processes.ts';
+import { testEnv } from '../helpers/stack.ts';
+
+const env = () => ({
+  DATABASE_URL: testEnv('TEST_DATABASE_URL'),
+  TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
+  TASK_QUEUE: `e2e-${process.pid}`,
+  PROVIDER_TASK_QUEUE: `e2e-provider-${process.pid}`,
+  LOG_LEVEL: 'info',
+});
+
+describe('admin CLI', () => {
+  let db: Db;
+  before(() => {
+    db = connectDb(testEnv('TEST_DATABASE_URL'), 1);
+  });
+  after(() => db.close());
+
+  it('creates a BIN-sponsored business and prints its id and a key that is stored only as a hash', async () => {
+    const res = await run('cli/vouch.ts', ['business', 'create', '--name', 'Acme Cards', '--bin-sponsored'], env());
+    assert.equal(res.code, 0, res.stderr);
+    const out = JSON.parse(res.stdout);
+    assert.match(out.businessId, /^[0-9a-f-]{36}$/);
+    assert.match(out.apiKey, /^vk_sandbox_[\w-]{43}$/);
+    const [business] = await db.query('SELECT name, bin_sponsored FROM businesses WHERE id = $1', [out.businessId]);
+    assert.deepEqual(business, { name: 'Acme Cards', bin_sponsored: true });
+    const keys = await db.query('SELECT key_hash FROM api_keys WHERE business_id = $1', [out.businessId]);
+    assert.equal(keys.length, 1);
+    assert.notEqual(keys[0]!.key_hash, out.apiKey);
+  });
+
+  it('adds a second key to a business, and revokes one', async () => {
+    const created = JSON.parse((await run('cli/vouch.ts', ['business', 'create', '--name', 'Two Keys'], env())).stdout);
+    const res = await run('cli/vouch.ts', ['key', 'create', '--business', created.businessId], env());
+    assert.equal(res.code, 0, res.stderr);
+    const added = JSON.parse(res.stdout);
+    assert.notEqual(added.apiKey, created.apiKey);
+    assert.equal((await db.query('SELECT 1 FROM api_keys WHERE business_id = $1', [created.businessId])).length, 2);
+    const revoked = await run('cli/vouch.ts', ['key', 'revoke', '--business', created.businessId, '--key', added.keyId], env());
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal((await db.query('SELECT 1 FROM api_keys WHERE business_id = $1 AND revoked_at IS NULL', [created.businessId])).length, 1);
+  });
+
+  for (const [args, message] of [
+    [['business', 'create'], '--name is required'],
+    [['business', 'create', '--name', '   '], '--name is required'],
+    [['key', 'create', '--business', 'not-a-uuid'], '--business must be a business id'],
+    [['key', 'create', '--business', '7b0b7d8e-35f5-4f4f-9f57-2f1f1c1c1c1c'], 'no business'],
+    [['frobnicate'], 'unknown command'],
+    [[], 'usage:'],
+  ] as const) {
+    it(`exits 2 with a message for: vouch ${args.join(' ') || '(nothing)'}`, async () => {
+      const before = await db.query('SELECT count(*) AS n FROM businesses');
+      const res = await run('cli/vouch.ts', [...args], env());
+      assert.equal(res.code, 2);
+      assert.ok(res.stderr.includes(message), res.stderr);
+      assert.equal(res.stdout, '');
+      assert.deepEqual(await db.query('SELECT count(*) AS n FROM businesses'), before);
+    });
+  }
+});
+
+describe('API and worker as separate processes', () => {
+  let api: Running;
+  let worker: Running;
+  let port: number;
+  before(async () => {
+    port = await freePort();
+    worker = start('worker.ts', [], env());
+    api = start('api/server.ts', [], { ...env(), PORT: String(port) });
+    await Promise.all([api.waitFor(/"msg":"API listening"/), worker.waitFor(/"msg":"worker polling"/)]);
+  });
+  after(async () => {
+    await api?.stop('SIGKILL');
+    await worker?.stop('SIGKILL');
+  });
+
+  it('serves requests with a key made by the CLI', async () => {
+    const { apiKey } = JSON.parse((await run('cli/vouch.ts', ['business', 'create', '--name', 'Proc'], env())).stdout);
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    assert.equal(health.status, 200);
+    const created = await fetch(`http://127.0.0.1:${port}/entity`, {
+      method: 'POST',
+      headers: { 'x-vouch-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ externalId: 'proc-1', type: 'INDIVIDUAL' }),
+    });
+    assert.equal(created.status, 201);
+  });
+
+  it('writes one JSON object per log line, request lines carrying a request id', async () => {
+    await api.waitFor(/"path":"\/entity","status":201/);
+    const lines = api.output().trim().split('\n');
+    for (const line of lines) JSON.parse(line);
+    const requests = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    assert.ok(requests.length >= 2);
+    for (const r of requests) assert.match(r.requestId, /^[0-9a-f-]{36}$/);
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    assert.equal(await api.stop('SIGTERM'), 0);
+    assert.equal(await worker.stop('SIGTERM'), 0);
+    assert.match(worker.output(), /"msg":"stopped"/);
+  });
+});
