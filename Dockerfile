@@ -1,0 +1,13 @@
+# Image for the api and worker processes (docker-compose.yml). Temporal and PostgreSQL run as their
+# own services there, so the Temporal CLI is not installed into the image.
+FROM node:24-slim
+WORKDIR /app
+ENV NODE_ENV=production VOUCH_SKIP_TEMPORAL_INSTALL=1
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev
+COPY . .
+# Bundle the workflow code once; workers load dist/workflow-bundle.js instead of bundling at start.
+RUN node scripts/build-workflows.ts
+USER node
+EXPOSE 3000
+CMD ["node", "api/server.ts"]
