@@ -1,5 +1,5 @@
 // The error catalogue: every error a client can receive, with its stable 10-digit code and HTTP
-// status. The README's table is generated from this list (npm run docs:errors), so it lives once.
+// status. The README's table is printed from this list (npm run docs:errors; a test compares them).
 
 export type ErrorSpec = { code: string; status: number; summary: string };
 
@@ -20,11 +20,6 @@ export const errorCatalogue = {
   methodNotAllowed: { code: '0000000510', status: 405, summary: 'The path exists but not with this method.' },
   rateLimited: { code: '0000000900', status: 429, summary: 'Too many requests for this business; retry after the Retry-After header (seconds).' },
   internal: { code: '0000000999', status: 500, summary: 'Internal error; the response carries a requestId to quote to support.' },
-  unavailable: { code: '0000000998', status: 503, summary: 'A dependency (database or Temporal) is unavailable; retry later.' },
-  // Token-sharing batch upload (codes from the interface, section 7).
-  batchFileTooLarge: { code: '0701010100', status: 400, summary: 'The CSV is larger than 10 MB or has more than 5,000 rows.' },
-  batchInvalidData: { code: '0701010200', status: 400, summary: 'The upload is invalid (CSV content, X-Provider, Idempotency-Key or missing file).' },
-  batchKeyAlreadyProcessed: { code: '0701010300', status: 400, summary: 'This Idempotency-Key was already used for a processed upload.' },
   // Entities.
   entityNotFound: { code: '0702000100', status: 404, summary: 'No entity with this id in your business.' },
   entityExternalIdTaken: { code: '0702000200', status: 409, summary: 'Your business already has an entity with this externalId.' },

@@ -1,0 +1,10 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { it } from 'node:test';
+import { errorTableMarkdown } from '../../domain/error-table.ts';
+
+it("keeps the README's error table equal to the error catalogue", async () => {
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const table = readme.split('<!-- error-table:start')[1]?.split('<!-- error-table:end -->')[0]?.split('\n').slice(1).join('\n').trim();
+  assert.equal(table, errorTableMarkdown(), 'run npm run docs:errors and paste its output into the README');
+});
