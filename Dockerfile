@@ -4,7 +4,7 @@ FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production VOUCH_SKIP_TEMPORAL_INSTALL=1
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev
+RUN npm install --omit=dev
 COPY . .
 # Bundle the workflow code once; workers load dist/workflow-bundle.js instead of bundling at start.
 RUN node scripts/build-workflows.ts
