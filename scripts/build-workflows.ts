@@ -7,7 +7,9 @@ import { loadConfig } from '../runtime/config.ts';
 import { workflowsPath } from '../worker.ts';
 
 const target = loadConfig().temporal.workflowBundlePath;
-const { code } = await bundleWorkflowCode({ workflowsPath });
+const quiet = () => {};
+const loud = (message: string) => process.stderr.write(`${message}\n`);
+const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: loud, error: loud } });
 await mkdir(path.dirname(target), { recursive: true });
 await writeFile(target, code);
 process.stdout.write(`workflow bundle written to ${path.relative(process.cwd(), target)} (${(code.length / 1024).toFixed(0)} KiB)\n`);
