@@ -37,21 +37,14 @@ export async function createWorkers(config: Config, connection: NativeConnection
     ...workflowSource(config),
     activities: createActivities(deps),
   });
-  const workers = [general];
-  const providerActivities = createProviderActivities(deps);
-  // Temporal refuses a worker with nothing to run; the provider queue's worker starts once the
-  // identity-provider activities exist (issue 3), with the fleet-wide rate limit below.
-  if (Object.keys(providerActivities).length > 0) {
-    workers.push(
-      await Worker.create({
-        connection,
-        namespace: t.namespace,
-        taskQueue: t.providerTaskQueue,
-        activities: providerActivities,
-        maxTaskQueueActivitiesPerSecond: t.providerRateLimitPerSecond,
-      }),
-    );
-  }
+  const provider = await Worker.create({
+    connection,
+    namespace: t.namespace,
+    taskQueue: t.providerTaskQueue,
+    activities: createProviderActivities(deps),
+    maxTaskQueueActivitiesPerSecond: t.providerRateLimitPerSecond,
+  });
+  const workers = [general, provider];
   let running: Promise<void> | undefined;
   return {
     workers,
@@ -95,7 +88,8 @@ if (import.meta.main) {
     const client = await connectClient(config);
     onShutdown(() => client.connection.close());
     await ensureHousekeepingSchedule(client, config);
-    const workers = await createWorkers(config, connection, { db: database.db, log });
+    const { createProvider } = await import('./runtime/provider.ts');
+    const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config) });
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);
     log.info({ taskQueue: config.temporal.taskQueue, providerTaskQueue: config.temporal.providerTaskQueue }, 'worker polling');

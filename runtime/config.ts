@@ -27,6 +27,15 @@ const envSchema = z.object({
   TASK_QUEUE: z.string().min(1).default('vouch'),
   PROVIDER_TASK_QUEUE: z.string().min(1).default('vouch-provider'),
   PROVIDER_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(10),
+  PROVIDER_BASE_URL: z.string().url().optional(),
+  PROVIDER_APP_TOKEN: z.string().optional(),
+  PROVIDER_SECRET_KEY: z.string().optional(),
+  PROVIDER_WEBHOOK_SECRET: z.string().optional(),
+  PROVIDER_CLIENT_ID: z.string().min(1).default('vouch'),
+  PROVIDER_DEFAULT_LEVEL: z.string().min(1).default('basic-kyc-level'),
+  PROVIDER_TIMEOUT_MS: positiveInt.default(10_000),
+  PROVIDER_LEGACY_IMPORT: bool.default(false),
+  PROVIDER_SIM_PORT: port.default(8090),
   WORKFLOW_BUNDLE_PATH: z.string().default('dist/workflow-bundle.js'),
   API_RATE_LIMIT_PER_SECOND: positiveInt.default(100),
   JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
@@ -53,6 +62,19 @@ export type Config = {
     providerTaskQueue: string;
     providerRateLimitPerSecond: number;
     workflowBundlePath: string;
+  };
+  provider: {
+    /** Unset: `npm start` runs the bundled simulator and fills in its development credentials. */
+    baseUrl: string | undefined;
+    appToken: string | undefined;
+    secretKey: string | undefined;
+    webhookSecret: string | undefined;
+    /** Our client id at the provider: donors name it as `forClientId` when minting share tokens. */
+    clientId: string;
+    defaultLevel: string;
+    timeoutMs: number;
+    legacyImport: boolean;
+    simPort: number;
   };
   shutdownGraceMs: number;
 };
@@ -93,6 +115,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       providerTaskQueue: e.PROVIDER_TASK_QUEUE,
       providerRateLimitPerSecond: e.PROVIDER_RATE_LIMIT_PER_SECOND,
       workflowBundlePath: path.resolve(e.WORKFLOW_BUNDLE_PATH),
+    },
+    provider: {
+      baseUrl: e.PROVIDER_BASE_URL,
+      appToken: e.PROVIDER_APP_TOKEN,
+      secretKey: e.PROVIDER_SECRET_KEY,
+      webhookSecret: e.PROVIDER_WEBHOOK_SECRET,
+      clientId: e.PROVIDER_CLIENT_ID,
+      defaultLevel: e.PROVIDER_DEFAULT_LEVEL,
+      timeoutMs: e.PROVIDER_TIMEOUT_MS,
+      legacyImport: e.PROVIDER_LEGACY_IMPORT,
+      simPort: e.PROVIDER_SIM_PORT,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };

@@ -7,9 +7,11 @@ import path from 'node:path';
 import { listen } from '../api/server.ts';
 import { createBusiness, findBusiness } from '../store/businesses.ts';
 import type { Db } from '../store/db.ts';
+import { startDevProviderSim, type DevSimCredentials } from '../provider-sim/dev.ts';
 import { createWorkers, ensureHousekeepingSchedule } from '../worker.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './database.ts';
+import { createProvider } from './provider.ts';
 import { runProcess } from './process.ts';
 import { connectClient, connectWorker } from './temporal.ts';
 import { startTemporalDevServer } from './temporal-dev-server.ts';
@@ -50,6 +52,18 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     config.temporal.address = temporal.address;
     uiUrl = temporal.uiUrl;
   }
+  let simulator: { url: string; donor: DevSimCredentials['donor']; samplesCsv: string } | undefined;
+  if (!config.provider.baseUrl) {
+    const { sim, credentials, samplesCsv } = await startDevProviderSim({ dataDir: config.dataDir, port: config.provider.simPort, recipientClientId: config.provider.clientId });
+    onShutdown(() => sim.close());
+    Object.assign(config.provider, {
+      baseUrl: sim.url,
+      appToken: credentials.recipient.appToken,
+      secretKey: credentials.recipient.secretKey,
+      webhookSecret: credentials.recipient.webhookSecret,
+    });
+    simulator = { url: sim.url, donor: credentials.donor, samplesCsv };
+  }
   const database = await openDatabase(config, { serveEmbedded: true });
   onShutdown(() => database.close());
   const client = await connectClient(config);
@@ -57,7 +71,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   const connection = await connectWorker(config, log);
   onShutdown(() => connection.close());
   await ensureHousekeepingSchedule(client, config);
-  const workers = await createWorkers(config, connection, { db: database.db, log });
+  const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config) });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);
   const api = await listen({ config, db: database.db, temporal: client, log });
@@ -70,6 +84,13 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     `  API            ${api.url}    docs: ${api.url}/docs`,
     `  Temporal UI    ${uiUrl ?? `(external Temporal at ${config.temporal.address})`}`,
     `  Database       ${database.embedded ? `embedded PGlite in ${path.join(config.dataDir, 'pglite')} (${database.url})` : 'DATABASE_URL'}`,
+    `  Provider       ${simulator ? `simulator (Sumsub API) at ${simulator.url}` : config.provider.baseUrl}`,
+    ...(simulator
+      ? [
+          `  Donor account  SUMSUB_BASE_URL=${simulator.url} SUMSUB_APP_TOKEN=${simulator.donor.appToken} SUMSUB_SECRET_KEY=${simulator.donor.secretKey}`,
+          `                 sample donor applicants: ${simulator.samplesCsv} (forClientId ${config.provider.clientId})`,
+        ]
+      : []),
     `  Sandbox business ${sandbox.businessId}${sandbox.created ? ' (created now)' : ''}`,
     `  API key        ${sandbox.apiKey}`,
     '',

@@ -2,6 +2,7 @@
 // PostgreSQL and Temporal.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { freePort } from '../helpers/ports.ts';
 import { run, start, type Running } from '../helpers/processes.ts';
@@ -70,15 +71,19 @@ describe('API and worker as separate processes', () => {
   let api: Running;
   let worker: Running;
   let port: number;
+  let sim: ProviderSim;
   before(async () => {
     port = await freePort();
-    worker = start('worker.ts', [], env());
+    sim = await startProviderSim();
+    const us = sim.state.addClient({ clientId: 'vouch' });
+    worker = start('worker.ts', [], { ...env(), PROVIDER_BASE_URL: sim.url, PROVIDER_APP_TOKEN: us.appToken, PROVIDER_SECRET_KEY: us.secretKey });
     api = start('api/server.ts', [], { ...env(), PORT: String(port) });
     await Promise.all([api.waitFor(/"msg":"API listening"/), worker.waitFor(/"msg":"worker polling"/)]);
   });
   after(async () => {
     await api?.stop('SIGKILL');
     await worker?.stop('SIGKILL');
+    await sim?.close();
   });
 
   it('serves requests with a key made by the CLI', async () => {
@@ -100,6 +105,12 @@ describe('API and worker as separate processes', () => {
     const requests = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
     assert.ok(requests.length >= 2);
     for (const r of requests) assert.match(r.requestId, /^[0-9a-f-]{36}$/);
+  });
+
+  it('refuses to start a worker without identity-provider settings, naming them', async () => {
+    const res = await run('worker.ts', [], env());
+    assert.notEqual(res.code, 0);
+    assert.match(res.stdout + res.stderr, /PROVIDER_BASE_URL/);
   });
 
   it('stops cleanly on SIGTERM', async () => {

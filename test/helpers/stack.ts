@@ -12,6 +12,9 @@ import { connectClient, connectWorker } from '../../runtime/temporal.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
+import { createSumsubClient } from '../../provider/sumsub/client.ts';
+import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
+import type { SimClient } from '../../provider-sim/state.ts';
 import { createWorkers, type Workers } from '../../worker.ts';
 
 export function testEnv(name: string): string {
@@ -28,6 +31,10 @@ export type Stack = {
   db: Db;
   temporal: Client;
   workers: Workers | undefined;
+  /** The identity-provider simulator the workers talk to (started with the workers). */
+  sim: ProviderSim | undefined;
+  /** Our account at the simulator. */
+  recipient: SimClient | undefined;
   /** Every log line written, parsed. */
   logs: Record<string, unknown>[];
   newBusiness(options?: { name?: string; binSponsored?: boolean }): Promise<{ businessId: string; apiKey: string }>;
@@ -59,9 +66,14 @@ export async function startStack(options: { env?: Record<string, string>; worker
   const temporal = await connectClient(config);
   let connection: NativeConnection | undefined;
   let workers: Workers | undefined;
+  let sim: ProviderSim | undefined;
+  let recipient: SimClient | undefined;
   if (options.workers) {
+    sim = await startProviderSim();
+    recipient = sim.state.addClient({ clientId: config.provider.clientId });
+    const provider = createSumsubClient({ baseUrl: sim.url, appToken: recipient.appToken, secretKey: recipient.secretKey, webhookSecret: recipient.webhookSecret, timeoutMs: config.provider.timeoutMs });
     connection = await connectWorker(config, log);
-    workers = await createWorkers(config, connection, { db, log });
+    workers = await createWorkers(config, connection, { db, log, provider });
     void workers.run();
   }
   const api = await listen({ config, db, temporal, log }, 0);
@@ -72,6 +84,8 @@ export async function startStack(options: { env?: Record<string, string>; worker
     db,
     temporal,
     workers,
+    sim,
+    recipient,
     logs,
     async newBusiness({ name = `Test ${suffix}`, binSponsored = false } = {}) {
       const { business, apiKey } = await createBusiness(db, { name, binSponsored, environment: config.environment });
@@ -99,6 +113,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
       await api.close();
       await workers?.shutdown();
       await connection?.close();
+      await sim?.close();
       await temporal.connection.close();
       await db.close();
     },

@@ -14,16 +14,15 @@ describe('Temporal wiring', () => {
   });
   after(() => stack.close());
 
-  it('has a worker polling the general task queue for workflows and activities', async () => {
+  it('has workers polling the general queue (workflows, activities) and the provider queue (activities)', async () => {
     const svc = stack.temporal.workflowService;
     const deadline = Date.now() + 20_000;
+    const describe = (name: string, taskQueueType: number /* 1 workflow, 2 activity */) =>
+      svc.describeTaskQueue({ namespace: 'default', taskQueue: { name, kind: 1 /* NORMAL */ }, taskQueueType });
     for (;;) {
-      const [wf, act] = await Promise.all(
-        [1, 2].map((taskQueueType) =>
-          svc.describeTaskQueue({ namespace: 'default', taskQueue: { name: stack.config.temporal.taskQueue, kind: 1 /* NORMAL */ }, taskQueueType /* 1 workflow, 2 activity */ }),
-        ),
-      );
-      if (wf!.pollers.length > 0 && act!.pollers.length > 0) break;
+      const t = stack.config.temporal;
+      const [wf, act, provider] = await Promise.all([describe(t.taskQueue, 1), describe(t.taskQueue, 2), describe(t.providerTaskQueue, 2)]);
+      if (wf.pollers.length > 0 && act.pollers.length > 0 && provider.pollers.length > 0) break;
       assert.ok(Date.now() < deadline, 'no pollers seen within 20 s');
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -1,0 +1,104 @@
+// Sumsub over HTTP with got: every request signed (X-App-Token, X-App-Access-Ts, X-App-Access-Sig),
+// one attempt per call (Temporal owns retries), no redirects followed, a timeout on every request,
+// and every failure classified (provider/errors.ts).
+import got, { RequestError } from 'got';
+import { ProviderError } from '../errors.ts';
+import type { IdentityProvider, ImportApplicantInput, ProviderApplicant } from '../types.ts';
+import { toProviderApplicant } from './applicant.ts';
+import { classifyHttpError, classifyNetworkError, type SumsubErrorBody } from './classify.ts';
+import { signRequest, verifyWebhookDigest } from './signing.ts';
+
+export type SumsubConfig = {
+  baseUrl: string;
+  appToken: string;
+  secretKey: string;
+  /** Secret of the provider's webhooks to us (x-payload-digest). */
+  webhookSecret?: string | undefined;
+  timeoutMs?: number;
+  /** Use the older POST /resources/applicants/-/import endpoint instead of reusableIdentity/reuse. */
+  legacyImport?: boolean;
+  /** Clock for X-App-Access-Ts (tests). */
+  now?: () => number;
+};
+
+export type SumsubClient = IdentityProvider & {
+  /** Donor side: mints a share token for one of the caller's applicants. */
+  createShareToken(input: { applicantId: string; forClientId: string; ttlInSecs?: number }): Promise<{ token: string; forClientId: string }>;
+  /** One signed request; resolves with the parsed JSON or throws a classified ProviderError. */
+  call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+};
+
+export function createSumsubClient(config: SumsubConfig): SumsubClient {
+  const timeout = config.timeoutMs ?? 10_000;
+  const now = config.now ?? Date.now;
+
+  async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const url = new URL(path, config.baseUrl);
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const ts = Math.floor(now() / 1000);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'x-app-token': config.appToken,
+      'x-app-access-ts': String(ts),
+      'x-app-access-sig': signRequest(config.secretKey, ts, method, url.pathname + url.search, payload),
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res;
+    try {
+      res = await got(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : payload,
+        throwHttpErrors: false,
+        followRedirect: false,
+        retry: { limit: 0 },
+        timeout: { request: timeout },
+        responseType: 'text',
+      });
+    } catch (err) {
+      if (err instanceof RequestError || (err as Error).name === 'TimeoutError') throw classifyNetworkError(err);
+      throw err;
+    }
+    let parsed: unknown;
+    try {
+      parsed = res.body ? JSON.parse(res.body) : {};
+    } catch {
+      parsed = { description: res.body.slice(0, 200) };
+    }
+    if (res.statusCode >= 200 && res.statusCode < 300) return parsed as T;
+    if (res.statusCode >= 300 && res.statusCode < 400) {
+      throw new ProviderError('unavailable', `The identity provider answered with a redirect (${res.statusCode}).`, { status: res.statusCode });
+    }
+    throw classifyHttpError(res.statusCode, parsed as SumsubErrorBody, res.headers);
+  }
+
+  return {
+    name: 'sumsub',
+    call,
+    async importApplicant({ shareToken, levelName }: ImportApplicantInput): Promise<ProviderApplicant> {
+      const q = new URLSearchParams({ shareToken });
+      if (config.legacyImport) return toProviderApplicant(await call('POST', `/resources/applicants/-/import?${q}`));
+      if (levelName) q.set('levelName', levelName);
+      return toProviderApplicant(await call('POST', `/resources/api/reusableIdentity/reuse?${q}`));
+    },
+    async getApplicant(applicantId: string) {
+      return toProviderApplicant(await call('GET', `/resources/applicants/${encodeURIComponent(applicantId)}/one`));
+    },
+    async createSdkToken({ userId, levelName, ttlInSecs = 1800 }) {
+      const res = await call<{ token: string; userId: string }>('POST', '/resources/accessTokens/sdk', { userId, levelName, ttlInSecs });
+      return { token: res.token, userId: res.userId };
+    },
+    async createShareToken({ applicantId, forClientId, ttlInSecs = 1200 }) {
+      const res = await call<{ token: string; forClientId: string }>('POST', '/resources/accessTokens/shareToken', { applicantId, forClientId, ttlInSecs });
+      return { token: res.token, forClientId: res.forClientId };
+    },
+    verifyWebhook(rawBody, headersIn) {
+      if (!config.webhookSecret) return false;
+      const header = (name: string) => {
+        const v = headersIn[name] ?? headersIn[name.toLowerCase()];
+        return Array.isArray(v) ? v[0] : v;
+      };
+      return verifyWebhookDigest(config.webhookSecret, rawBody, header('x-payload-digest'), header('x-payload-digest-alg'));
+    },
+  };
+}
