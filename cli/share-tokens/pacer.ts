@@ -1,17 +1,26 @@
-// Spaces request starts evenly at `perSecond`, however many workers ask; each caller waits its slot.
+// Spaces request starts at most `perSecond`, however many workers ask. Each start is at least one
+// interval after the previous *actual* start (a late timer never lets the next start catch up), and
+// the interval carries a 0.5 % margin, so any window of the provider's holds at most rate × window
+// requests even with timer and network jitter: a client set to the provider's limit sees no 429.
+export const PACING_MARGIN = 1.005;
+
 export class Pacer {
-  private next = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private last = Number.NEGATIVE_INFINITY;
   private readonly interval: number;
 
   constructor(perSecond: number) {
-    this.interval = 1000 / perSecond;
+    this.interval = (1000 / perSecond) * PACING_MARGIN;
   }
 
-  async slot(): Promise<void> {
-    const now = performance.now();
-    const at = Math.max(now, this.next);
-    this.next = at + this.interval;
-    if (at > now) await new Promise((r) => setTimeout(r, at - now));
+  slot(): Promise<void> {
+    const turn = this.chain.then(async () => {
+      const wait = this.last + this.interval - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      this.last = performance.now();
+    });
+    this.chain = turn;
+    return turn;
   }
 }
 
