@@ -1,11 +1,12 @@
-// The worker process: polls the general task queue (workflows and their plain activities) and the
+// The worker process: polls the general task queue (workflows and database activities), the
 // provider task queue (activities that call the identity provider, rate-limited fleet-wide by the
-// Temporal server through maxTaskQueueActivitiesPerSecond). Run alone with `npm run start:worker`;
-// `npm start` runs the same workers in its all-in-one process.
+// Temporal server through maxTaskQueueActivitiesPerSecond) and the sync task queue (sync imports,
+// kept apart from batch backlogs). Run alone with `npm run start:worker`; `npm start` runs the same
+// workers in its all-in-one process.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import { Worker, type NativeConnection } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
@@ -21,30 +22,41 @@ export type Workers = {
   shutdown(): Promise<void>;
 };
 
-/** Workflow code: the prebuilt bundle when present (production), else bundled from source at start. */
-export function workflowSource(config: Config): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
-  return existsSync(config.temporal.workflowBundlePath)
-    ? { workflowBundle: { codePath: config.temporal.workflowBundlePath } }
-    : { workflowsPath };
+/** Workflow code: the prebuilt bundle when present (production), else bundled from source once. */
+export async function workflowBundle(config: Config): Promise<{ codePath: string } | { code: string }> {
+  if (existsSync(config.temporal.workflowBundlePath)) return { codePath: config.temporal.workflowBundlePath };
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  return { code };
 }
 
-export async function createWorkers(config: Config, connection: NativeConnection, deps: ActivityDeps): Promise<Workers> {
+const noop = () => {};
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+
+/**
+ * Three workers share one connection and one workflow bundle:
+ * - general queue: batch and housekeeping workflows, and the database activities;
+ * - provider queue: provider activities of batches, at most PROVIDER_RATE_LIMIT_PER_SECOND across the fleet;
+ * - sync queue: sync-import workflows with all their activities, so a waiting caller never queues behind a batch.
+ */
+export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'defaultLevel'>): Promise<Workers> {
+  const deps: ActivityDeps = { ...base, defaultLevel: config.provider.defaultLevel };
   const t = config.temporal;
-  const general = await Worker.create({
-    connection,
-    namespace: t.namespace,
-    taskQueue: t.taskQueue,
-    ...workflowSource(config),
-    activities: createActivities(deps),
-  });
+  const bundle = await workflowBundle(config);
+  const common = { connection, namespace: t.namespace };
+  const general = await Worker.create({ ...common, taskQueue: t.taskQueue, workflowBundle: bundle, activities: createActivities(deps) });
   const provider = await Worker.create({
-    connection,
-    namespace: t.namespace,
+    ...common,
     taskQueue: t.providerTaskQueue,
     activities: createProviderActivities(deps),
     maxTaskQueueActivitiesPerSecond: t.providerRateLimitPerSecond,
   });
-  const workers = [general, provider];
+  const sync = await Worker.create({
+    ...common,
+    taskQueue: t.syncTaskQueue,
+    workflowBundle: bundle,
+    activities: { ...createActivities(deps), ...createProviderActivities(deps) },
+  });
+  const workers = [general, provider, sync];
   let running: Promise<void> | undefined;
   return {
     workers,

@@ -1,22 +1,34 @@
-// Activities are plain functions built from their dependencies. Workflows import only the type of
-// createActivities and call them through proxyActivities.
+// Activities are plain functions built from their dependencies. Workflows import only the types of
+// these factories and call them through proxyActivities.
 import type { Logger } from 'pino';
 import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
+import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
+import { createProviderActivities as createProviderCalls } from './provider.ts';
+import { createShareActivities, createShareProviderActivities } from './share.ts';
 
+export type ActivityDeps = { db: Db; log: Logger; provider: IdentityProvider; defaultLevel: string };
 
-export type ActivityDeps = { db: Db; log: Logger; provider: IdentityProvider };
-
-/** Activities of the general task queue. */
+/** Activities of the general task queue (database work). */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createHousekeepingActivities(deps),
+    ...createBatchActivities(deps),
+    ...createShareActivities(deps),
   };
 }
 
 /**
- * Activities that call the identity provider. They run only on the provider task queue, whose
- * workers share the fleet-wide rate limit; one attempt makes at most one provider request.
+ * Activities that call the identity provider. Batch work runs them on the provider task queue,
+ * whose workers share the fleet-wide rate limit; one attempt makes at most one provider request.
  */
-export { createProviderActivities } from './provider.ts';
+export function createProviderActivities(deps: ActivityDeps) {
+  return {
+    ...createProviderCalls(deps),
+    ...createShareProviderActivities(deps),
+  };
+}
+
+export type GeneralActivities = ReturnType<typeof createActivities>;
+export type ProviderActivities = ReturnType<typeof createProviderActivities>;

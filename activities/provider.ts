@@ -19,7 +19,8 @@ export function toActivityFailure(err: unknown): unknown {
   });
 }
 
-async function once<T>(fn: () => Promise<T>): Promise<T> {
+/** Runs one provider request, turning its ProviderError into the matching Temporal failure. */
+export async function once<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {

@@ -19,9 +19,11 @@ import { parseOrThrow, readJsonBody } from './middleware/validate.ts';
 import { requireAcceptVersion } from './middleware/versioning.ts';
 import { buildOpenApi } from './openapi.ts';
 import { route, type Route } from './route.ts';
+import { batchImportRoutes } from './routes/batch-imports.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { featureRoutes } from './routes/features.ts';
 import { healthRoutes } from './routes/health.ts';
+import { syncImportRoutes } from './routes/sync-imports.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger };
 
@@ -53,7 +55,13 @@ function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
 }
 
 export function allRoutes(deps: AppDeps): Route[] {
-  const routes: Route[] = [...healthRoutes(deps.db, deps.temporal), ...entityRoutes(deps.db), ...featureRoutes()];
+  const routes: Route[] = [
+    ...healthRoutes(deps.db, deps.temporal),
+    ...entityRoutes(deps.db),
+    ...featureRoutes(),
+    ...batchImportRoutes(deps),
+    ...syncImportRoutes(deps),
+  ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
   const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all, { version })))];
   return all;
@@ -81,6 +89,7 @@ export function buildApp(deps: AppDeps): Koa {
   for (const r of allRoutes(deps)) {
     const chain: Middleware[] = [];
     if (r.auth !== false) chain.push(auth, limit);
+    if (r.rateLimit) chain.push(rateLimit(deps.db, r.rateLimit));
     if (r.versioned) chain.push(requireAcceptVersion);
     chain.push(handle(r, deps));
     router[r.method](r.path, ...chain);

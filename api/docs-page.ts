@@ -24,7 +24,7 @@ export function renderDocsPage(doc: OpenApiDocument): string {
 <h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h3>
 <p>${esc(op.summary)}${op.description ? ` — ${esc(op.description)}` : ''}${op.security ? ' <em>(no API key)</em>' : ''}</p>
 ${params ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th></tr>${params}</table>` : ''}
-${op.requestBody ? `<h4>Request body (application/json)</h4>${json(op.requestBody.content['application/json'].schema)}` : ''}
+${op.requestBody ? Object.entries(op.requestBody.content as Record<string, any>).map(([type, c]) => `<h4>Request body (${esc(type)})</h4>${json(c.schema)}`).join('') : ''}
 <h4>Responses</h4><ul>${responses}</ul></section>`);
     }
   }

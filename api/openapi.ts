@@ -33,6 +33,7 @@ function parameters(r: Route) {
     }
   }
   if (r.versioned) out.push({ name: 'Accept-Version', in: 'header', required: true, schema: { type: 'string', enum: ['v1.0'] } });
+  for (const h of r.docHeaders ?? []) out.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string' } });
   return out;
 }
 
@@ -68,6 +69,7 @@ export function buildOpenApi(routes: Route[], info: { version: string; serverUrl
       ...(r.auth === false ? { security: [] } : {}),
       parameters: parameters(r),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(r.body, 'input') } } } } : {}),
+      ...(r.docBody ? { requestBody: { required: true, content: { [r.docBody.contentType]: { schema: r.docBody.schema } } } } : {}),
       responses: responses(r),
     };
   }

@@ -23,6 +23,12 @@ export type Route<P = any, Q = any, B = any> = {
   auth?: boolean;
   /** Requires `Accept-Version: v1.0` (the interface's list endpoints). */
   versioned?: boolean;
+  /** A per-business limit of this route's own, on top of the general one (counted across API processes). */
+  rateLimit?: { bucket: string; perSecond: number };
+  /** Headers the handler reads itself (documented only; the handler validates them). */
+  docHeaders?: { name: string; required: boolean; description: string }[];
+  /** A non-JSON request body the handler reads itself (documented only). */
+  docBody?: { contentType: string; schema: Record<string, unknown> };
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;

@@ -20,6 +20,26 @@ export const errorCatalogue = {
   methodNotAllowed: { code: '0000000510', status: 405, summary: 'The path exists but not with this method.' },
   rateLimited: { code: '0000000900', status: 429, summary: 'Too many requests for this business; retry after the Retry-After header (seconds).' },
   internal: { code: '0000000999', status: 500, summary: 'Internal error; the response carries a requestId to quote to support.' },
+  // Token-sharing batch upload (codes of the interface, section 7; 0701010400 is ours).
+  // Each also carries `errorKey`, the upload's string code (kyc_batch.upload.*).
+  batchFileTooLarge: { code: '0701010100', status: 400, summary: 'The CSV is larger than 10 MB or has more than 5,000 records (`kyc_batch.upload.file_too_large`).' },
+  batchInvalidData: {
+    code: '0701010200',
+    status: 400,
+    summary: 'The upload is invalid: CSV content (the message lists rows and fields), X-Provider, Idempotency-Key, or no file (`kyc_batch.upload.invalid_data`).',
+  },
+  batchKeyAlreadyProcessed: { code: '0701010300', status: 400, summary: 'This Idempotency-Key belongs to a batch that has finished, or to a different file (`kyc_batch.upload.idempotency_key_used`).' },
+  batchDuplicateContent: { code: '0701010400', status: 400, summary: 'A file with the same content was already uploaded (`kyc_batch.upload.duplicate_file_or_content`).' },
+  batchNotFound: { code: '0701020100', status: 404, summary: 'No batch with this id in your business.' },
+  batchNotCancelable: { code: '0701020200', status: 409, summary: 'The batch has already finished (completed, failed or canceled).' },
+  batchNotRetryable: { code: '0701020300', status: 409, summary: 'The batch is still running, or has no retryable failed rows.' },
+  // Synchronous import.
+  syncTokenInvalid: { code: '0704000100', status: 400, summary: 'The share token is expired or invalid; generate a new one and share again.' },
+  syncTokenUsed: { code: '0704000200', status: 409, summary: 'The share token was already used.' },
+  syncDataRefused: { code: '0704000300', status: 422, summary: "The identity provider refused to share this applicant's data." },
+  syncCardProcessorTokenTaken: { code: '0704000400', status: 409, summary: 'The cardProcessorPublicToken is already assigned to another entity.' },
+  syncProviderRefused: { code: '0704000500', status: 502, summary: 'The identity provider refused our request (configuration on our side); contact support.' },
+  syncProviderUnavailable: { code: '0704000600', status: 503, summary: 'The identity provider did not answer; retry with a new share token later.' },
   // Entities.
   entityNotFound: { code: '0702000100', status: 404, summary: 'No entity with this id in your business.' },
   entityExternalIdTaken: { code: '0702000200', status: 409, summary: 'Your business already has an entity with this externalId.' },

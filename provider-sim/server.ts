@@ -141,6 +141,10 @@ export function createProviderSim(state = new SimState()) {
       return err(401, `Token is invalid: Token ${t.jti} is invalid now: created at ${new Date(t.createdAt).toUTCString()} with ttl ${t.ttlInSecs} but accessed at ${at} [source: null]`);
     }
     const levelName = (withLevel && query.get('levelName')) || client!.defaultLevel;
+    const wantedExternalUserId = query.get('externalUserId');
+    if (wantedExternalUserId && state.findByExternalUserId(client!.clientId, wantedExternalUserId)) {
+      return err(409, `Applicant with external user id '${wantedExternalUserId}' already exists`);
+    }
     if (!client!.levels.includes(levelName)) {
       return err(400, `Level '${levelName}' not found`, { errorCode: 10501, errorName: 'reusable-kyc-level-not-found' });
     }
@@ -154,7 +158,7 @@ export function createProviderSim(state = new SimState()) {
     t.usedAt = state.now();
     const copy = state.addApplicant({
       clientId: client!.clientId,
-      externalUserId: `copy-${randomUUID()}`,
+      externalUserId: wantedExternalUserId || `copy-${randomUUID()}`,
       levelName,
       info: structuredClone(donor.info),
       fixedInfo: structuredClone(donor.fixedInfo),

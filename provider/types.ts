@@ -26,7 +26,12 @@ export type ProviderApplicant = {
   };
 };
 
-export type ImportApplicantInput = { shareToken: string; levelName?: string | undefined };
+export type ImportApplicantInput = {
+  shareToken: string;
+  levelName?: string | undefined;
+  /** Our own id for the imported applicant, so a lost answer can be found again (findApplicant). */
+  externalUserId?: string | undefined;
+};
 
 export interface IdentityProvider {
   /** The provider's identifier, as in `X-Provider` and `provider.name`. */
@@ -35,6 +40,8 @@ export interface IdentityProvider {
   importApplicant(input: ImportApplicantInput): Promise<ProviderApplicant>;
   /** Reads one of our applicants. One request. */
   getApplicant(applicantId: string): Promise<ProviderApplicant>;
+  /** Finds one of our applicants by the externalUserId we gave it; null when there is none. One request. */
+  findApplicantByExternalUserId(externalUserId: string): Promise<ProviderApplicant | null>;
   /** Mints an access token for the provider's hosted SDK. One request. */
   createSdkToken(input: { userId: string; levelName: string; ttlInSecs?: number }): Promise<{ token: string; userId: string }>;
   /** Checks a provider webhook's signature over its raw body. No request. */

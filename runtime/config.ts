@@ -26,6 +26,12 @@ const envSchema = z.object({
   TEMPORAL_CLI: z.string().optional(),
   TASK_QUEUE: z.string().min(1).default('vouch'),
   PROVIDER_TASK_QUEUE: z.string().min(1).default('vouch-provider'),
+  SYNC_TASK_QUEUE: z.string().min(1).default('vouch-sync'),
+  BATCH_CONCURRENCY: positiveInt.default(50),
+  BATCH_PAGE_SIZE: positiveInt.max(1000).default(500),
+  BATCH_PROVIDER_MAX_ATTEMPTS: positiveInt.default(8),
+  BATCH_PROVIDER_RETRY_INITIAL_MS: positiveInt.default(2000),
+  SYNC_IMPORT_RATE_LIMIT_PER_SECOND: positiveInt.default(3),
   PROVIDER_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(10),
   PROVIDER_BASE_URL: z.string().url().optional(),
   PROVIDER_APP_TOKEN: z.string().optional(),
@@ -44,7 +50,7 @@ const envSchema = z.object({
 
 export type Config = {
   environment: 'sandbox' | 'staging' | 'production';
-  http: { host: string; port: number; jsonBodyLimitBytes: number; rateLimitPerSecond: number };
+  http: { host: string; port: number; jsonBodyLimitBytes: number; rateLimitPerSecond: number; syncImportRateLimitPerSecond: number };
   logLevel: string;
   dataDir: string;
   database: { url: string | undefined; poolSize: number; pglitePort: number };
@@ -60,7 +66,14 @@ export type Config = {
     cli: string | undefined;
     taskQueue: string;
     providerTaskQueue: string;
+    /** Sync imports: workflows and all their activities, on workers of their own. */
+    syncTaskQueue: string;
     providerRateLimitPerSecond: number;
+    batchConcurrency: number;
+    batchPageSize: number;
+    /** Attempts of one provider call in a batch before the row fails as PROVIDER_UNAVAILABLE (retryable). */
+    batchProviderMaxAttempts: number;
+    batchProviderRetryInitialMs: number;
     workflowBundlePath: string;
   };
   provider: {
@@ -98,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.PORT,
       jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
       rateLimitPerSecond: e.API_RATE_LIMIT_PER_SECOND,
+      syncImportRateLimitPerSecond: e.SYNC_IMPORT_RATE_LIMIT_PER_SECOND,
     },
     logLevel: e.LOG_LEVEL,
     dataDir,
@@ -113,6 +127,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cli: e.TEMPORAL_CLI,
       taskQueue: e.TASK_QUEUE,
       providerTaskQueue: e.PROVIDER_TASK_QUEUE,
+      syncTaskQueue: e.SYNC_TASK_QUEUE,
+      batchConcurrency: e.BATCH_CONCURRENCY,
+      batchPageSize: e.BATCH_PAGE_SIZE,
+      batchProviderMaxAttempts: e.BATCH_PROVIDER_MAX_ATTEMPTS,
+      batchProviderRetryInitialMs: e.BATCH_PROVIDER_RETRY_INITIAL_MS,
       providerRateLimitPerSecond: e.PROVIDER_RATE_LIMIT_PER_SECOND,
       workflowBundlePath: path.resolve(e.WORKFLOW_BUNDLE_PATH),
     },

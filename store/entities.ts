@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { features } from '../domain/feature-catalog.ts';
 import type { CreateEntityInput, Entity, EntityListItem } from '../domain/entity.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
-import { iso, isUniqueViolation, type Db, type Row } from './db.ts';
+import { iso, isUniqueViolation, type Db, type Queryable, type Row } from './db.ts';
 
 export class ExternalIdTaken extends Error {}
 
@@ -80,4 +80,21 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
 export async function deleteEntity(db: Db, businessId: string, id: string): Promise<boolean> {
   const rows = await db.query('DELETE FROM entities WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
   return rows.length === 1;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The entity a share names: by the client's externalId first, else by our id (DESIGN.md section 4). */
+export async function resolveEntityRef(q: Queryable, businessId: string, ref: string): Promise<string | null> {
+  const [byExternal] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND external_id = $2', [businessId, ref]);
+  if (byExternal) return byExternal.id;
+  if (!UUID.test(ref)) return null;
+  const [byId] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND id = $2', [businessId, ref]);
+  return byId?.id ?? null;
+}
+
+/** The entity of the business holding this card processor token, if any. */
+export async function cardProcessorTokenHolder(q: Queryable, businessId: string, token: string): Promise<string | null> {
+  const [row] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND card_processor_public_token = $2', [businessId, token]);
+  return row?.id ?? null;
 }

@@ -1,2 +1,4 @@
 // Every workflow the worker runs. The bundler starts here; keep this file to re-exports.
+export { batchImportWorkflow } from './batch-import.ts';
 export { housekeepingWorkflow } from './housekeeping.ts';
+export { syncImportWorkflow } from './sync-import.ts';

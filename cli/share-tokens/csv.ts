@@ -2,12 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 
-/** Quotes a CSV field when it needs it (RFC 4180). */
-export function csvField(value: string): string {
-  return /[",\r\n]/.test(value) || /^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
-export const csvLine = (fields: string[]) => `${fields.map(csvField).join(',')}\n`;
+export { csvField, csvLine } from '../../domain/csv.ts';
 
 export type InputRow = { line: number; externalId: string; applicantId: string };
 export type BadRow = { line: number; externalId: string; applicantId: string; reason: string };

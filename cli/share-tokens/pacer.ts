@@ -1,8 +1,8 @@
 // Spaces request starts at most `perSecond`, however many workers ask. Each start is at least one
 // interval after the previous *actual* start (a late timer never lets the next start catch up), and
-// the interval carries a 0.5 % margin, so any window of the provider's holds at most rate × window
+// the interval carries a 1 % margin, so any window of the provider's holds at most rate × window
 // requests even with timer and network jitter: a client set to the provider's limit sees no 429.
-export const PACING_MARGIN = 1.005;
+export const PACING_MARGIN = 1.01;
 
 export class Pacer {
   private chain: Promise<void> = Promise.resolve();
@@ -15,8 +15,10 @@ export class Pacer {
 
   slot(): Promise<void> {
     const turn = this.chain.then(async () => {
-      const wait = this.last + this.interval - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      // Timers have millisecond granularity and may fire a little early: wait until really due.
+      for (let wait = this.last + this.interval - performance.now(); wait > 0; wait = this.last + this.interval - performance.now()) {
+        await new Promise((r) => setTimeout(r, Math.ceil(wait)));
+      }
       this.last = performance.now();
     });
     this.chain = turn;

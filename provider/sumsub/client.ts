@@ -75,14 +75,23 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
   return {
     name: 'sumsub',
     call,
-    async importApplicant({ shareToken, levelName }: ImportApplicantInput): Promise<ProviderApplicant> {
+    async importApplicant({ shareToken, levelName, externalUserId }: ImportApplicantInput): Promise<ProviderApplicant> {
       const q = new URLSearchParams({ shareToken });
+      if (externalUserId) q.set('externalUserId', externalUserId);
       if (config.legacyImport) return toProviderApplicant(await call('POST', `/resources/applicants/-/import?${q}`));
       if (levelName) q.set('levelName', levelName);
       return toProviderApplicant(await call('POST', `/resources/api/reusableIdentity/reuse?${q}`));
     },
     async getApplicant(applicantId: string) {
       return toProviderApplicant(await call('GET', `/resources/applicants/${encodeURIComponent(applicantId)}/one`));
+    },
+    async findApplicantByExternalUserId(externalUserId: string) {
+      try {
+        return toProviderApplicant(await call('GET', `/resources/applicants/-;externalUserId=${encodeURIComponent(externalUserId)}/one`));
+      } catch (err) {
+        if (err instanceof ProviderError && err.kind === 'not_found') return null;
+        throw err;
+      }
     },
     async createSdkToken({ userId, levelName, ttlInSecs = 1800 }) {
       const res = await call<{ token: string; userId: string }>('POST', '/resources/accessTokens/sdk', { userId, levelName, ttlInSecs });

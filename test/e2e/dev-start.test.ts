@@ -24,6 +24,8 @@ describe('npm start (all-in-one development mode)', () => {
       DATABASE_URL: undefined,
       TASK_QUEUE: undefined,
       PROVIDER_TASK_QUEUE: undefined,
+      SYNC_TASK_QUEUE: undefined,
+      PROVIDER_SIM_PORT: String(await freePort()),
       WORKFLOW_BUNDLE_PATH: path.join(dataDir, 'no-bundle.js'),
       LOG_LEVEL: 'warn',
     };

@@ -13,6 +13,7 @@ const env = () => ({
   TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
   TASK_QUEUE: `e2e-${process.pid}`,
   PROVIDER_TASK_QUEUE: `e2e-provider-${process.pid}`,
+  SYNC_TASK_QUEUE: `e2e-sync-${process.pid}`,
   LOG_LEVEL: 'info',
 });
 

@@ -50,6 +50,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
     TASK_QUEUE: `test-${suffix}`,
     PROVIDER_TASK_QUEUE: `test-provider-${suffix}`,
+    SYNC_TASK_QUEUE: `test-sync-${suffix}`,
     LOG_LEVEL: 'debug',
     ...options.env,
   });

@@ -1,0 +1,58 @@
+// Token-sharing request rules (interface 2.5 and 4.1) shared by validation and documentation.
+import { z } from 'zod';
+import { CARD_PROCESSOR_TOKEN } from './batch-csv.ts';
+
+/** Values accepted in `X-Provider` for imports (compared case-insensitively). */
+export const IMPORT_PROVIDERS = ['sumsub'] as const;
+/** Identity providers a canonical KYC payload may name in `provider.name`. */
+export const CANONICAL_PROVIDERS = ['sumsub', 'onfido', 'veriff'] as const;
+
+export const MAX_IDEMPOTENCY_KEY = 255;
+
+export const syncImportBody = z
+  .object({
+    externalId: z.string().min(1, 'externalId must not be empty').max(255, 'externalId is at most 255 characters'),
+    shareToken: z.string().min(1, 'shareToken must not be empty').max(2048, 'shareToken is at most 2048 characters'),
+    cardProcessorPublicToken: z.string().regex(CARD_PROCESSOR_TOKEN, 'cardProcessorPublicToken must be exactly 9 digits (the public token, not a card number)').optional(),
+  })
+  .strict();
+
+export const syncImportResponse = z.object({
+  externalId: z.string(),
+  status: z.literal('completed'),
+  requestId: z.uuid(),
+  entityId: z.uuid(),
+});
+
+export const batchUploadResponse = z.object({
+  batchId: z.uuid(),
+  businessUuid: z.uuid(),
+  status: z.literal('pending'),
+  totalRecords: z.number().int(),
+  message: z.string(),
+  createdAt: z.string(),
+});
+
+const recordErrorSchema = z.object({
+  rowNumber: z.number().int(),
+  error: z.string(),
+  errorDetail: z.object({ category: z.string(), message: z.string(), retryable: z.boolean() }),
+  entityData: z.object({ externalId: z.string(), shareToken: z.string(), cardProcessorPublicToken: z.string().optional() }),
+});
+
+export const batchStatusSchema = z.object({
+  batchId: z.uuid(),
+  status: z.enum(['pending', 'in_progress', 'completed', 'failed', 'canceled']),
+  totalRecords: z.number().int(),
+  processedRecords: z.number().int(),
+  failedRecords: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().optional(),
+  canceledAt: z.string().optional(),
+  failureReason: z.string().optional(),
+  summary: z.object({ successfulRecords: z.number().int(), errors: z.array(recordErrorSchema) }),
+});
+
+export const batchIdParams = z.object({ batchId: z.uuid({ message: 'batchId must be a UUID' }) }).strict();

@@ -1,0 +1,203 @@
+// Batch imports: the batch and its rows as stored at upload, their status record (interface 2.3),
+// and the transitions pending → in_progress → completed | failed | canceled.
+import { randomUUID } from 'node:crypto';
+import type { BatchRow } from '../domain/batch-csv.ts';
+import { iso, type Db, type Queryable, type Row } from './db.ts';
+
+export type BatchStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'canceled';
+export const TERMINAL: readonly BatchStatus[] = ['completed', 'failed', 'canceled'];
+
+export type Batch = {
+  id: string;
+  businessId: string;
+  provider: string;
+  idempotencyKey: string;
+  contentSha256: string;
+  status: BatchStatus;
+  totalRecords: number;
+  successfulRecords: number;
+  failedRecords: number;
+  failureReason: string | null;
+  /** 1 for the upload's run, then one more for each retry of failed rows. */
+  run: number;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  canceledAt: string | null;
+};
+
+const toBatch = (r: Row): Batch => ({
+  id: String(r.id),
+  businessId: String(r.business_id),
+  provider: String(r.provider),
+  idempotencyKey: String(r.idempotency_key),
+  contentSha256: String(r.content_sha256),
+  status: r.status as BatchStatus,
+  totalRecords: Number(r.total_records),
+  successfulRecords: Number(r.successful_records),
+  failedRecords: Number(r.failed_records),
+  failureReason: (r.failure_reason as string | null) ?? null,
+  run: Number(r.run),
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+  startedAt: r.started_at ? iso(r.started_at) : null,
+  completedAt: r.completed_at ? iso(r.completed_at) : null,
+  canceledAt: r.canceled_at ? iso(r.canceled_at) : null,
+});
+
+export async function findBatch(q: Queryable, businessId: string, id: string): Promise<Batch | undefined> {
+  const [r] = await q.query('SELECT * FROM import_batches WHERE id = $1 AND business_id = $2', [id, businessId]);
+  return r ? toBatch(r) : undefined;
+}
+
+export async function findBatchByKey(q: Queryable, businessId: string, key: string): Promise<Batch | undefined> {
+  const [r] = await q.query('SELECT * FROM import_batches WHERE business_id = $1 AND idempotency_key = $2', [businessId, key]);
+  return r ? toBatch(r) : undefined;
+}
+
+export async function findBatchByContent(q: Queryable, businessId: string, sha256: string): Promise<Batch | undefined> {
+  const [r] = await q.query('SELECT * FROM import_batches WHERE business_id = $1 AND content_sha256 = $2', [businessId, sha256]);
+  return r ? toBatch(r) : undefined;
+}
+
+/** Stores the batch and all its rows in one transaction (rows inserted 1,000 at a time). */
+export async function createBatch(
+  db: Db,
+  input: { businessId: string; provider: string; idempotencyKey: string; contentSha256: string; fileName: string | null; rows: BatchRow[] },
+): Promise<Batch> {
+  return db.tx(async (q) => {
+    const [r] = await q.query(
+      `INSERT INTO import_batches (id, business_id, provider, idempotency_key, content_sha256, file_name, total_records)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [randomUUID(), input.businessId, input.provider, input.idempotencyKey, input.contentSha256, input.fileName, input.rows.length],
+    );
+    const batch = toBatch(r!);
+    for (let i = 0; i < input.rows.length; i += 1000) {
+      const chunk = input.rows.slice(i, i + 1000);
+      await q.query(
+        `INSERT INTO import_records (batch_id, row_number, external_id, share_token, applicant_level, card_processor_public_token)
+         SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+        [
+          batch.id,
+          chunk.map((x) => x.rowNumber),
+          chunk.map((x) => x.externalId),
+          chunk.map((x) => x.shareToken),
+          chunk.map((x) => x.applicantLevel),
+          chunk.map((x) => x.cardProcessorPublicToken),
+        ],
+      );
+    }
+    return batch;
+  });
+}
+
+/** Row numbers still to do after `afterRow`, in order. */
+export async function pendingRowNumbers(q: Queryable, batchId: string, afterRow: number, limit: number): Promise<number[]> {
+  const rows = await q.query<{ row_number: number }>(
+    "SELECT row_number FROM import_records WHERE batch_id = $1 AND status = 'pending' AND row_number > $2 ORDER BY row_number LIMIT $3",
+    [batchId, afterRow, limit],
+  );
+  return rows.map((r) => Number(r.row_number));
+}
+
+/** pending → in_progress (startedAt set once); a retry run moves a finished batch back to in_progress. */
+export async function markBatchStarted(q: Queryable, batchId: string): Promise<void> {
+  await q.query(
+    `UPDATE import_batches SET status = 'in_progress', started_at = COALESCE(started_at, now()), completed_at = NULL, failure_reason = NULL, updated_at = now()
+     WHERE id = $1 AND status IN ('pending', 'in_progress')`,
+    [batchId],
+  );
+}
+
+export async function markBatchCompleted(q: Queryable, batchId: string): Promise<void> {
+  await q.query("UPDATE import_batches SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'in_progress'", [batchId]);
+}
+
+export async function markBatchFailed(q: Queryable, batchId: string, reason: string): Promise<void> {
+  await q.query("UPDATE import_batches SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'in_progress')", [batchId, reason]);
+}
+
+/** Cancels a batch that has not finished; false when it already had. */
+export async function markBatchCanceled(q: Queryable, businessId: string, batchId: string): Promise<boolean> {
+  const rows = await q.query(
+    "UPDATE import_batches SET status = 'canceled', canceled_at = now(), updated_at = now() WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
+    [batchId, businessId],
+  );
+  return rows.length === 1;
+}
+
+/** Puts a finished batch's retryable failed rows (and rows never reached) back to pending. */
+export async function requeueRetryableRows(db: Db, businessId: string, batchId: string): Promise<{ requeued: number; run: number } | 'running' | 'not-found' | 'nothing'> {
+  return db.tx(async (q) => {
+    const [b] = await q.query('SELECT status FROM import_batches WHERE id = $1 AND business_id = $2 FOR UPDATE', [batchId, businessId]);
+    if (!b) return 'not-found';
+    if (b.status === 'pending' || b.status === 'in_progress') return 'running';
+    const requeued = await q.query(
+      `UPDATE import_records SET status = 'pending', error_category = NULL, error_message = NULL, retryable = NULL, updated_at = now()
+       WHERE batch_id = $1 AND status = 'failed' AND retryable RETURNING 1`,
+      [batchId],
+    );
+    const [pending] = await q.query<{ n: string }>("SELECT count(*) AS n FROM import_records WHERE batch_id = $1 AND status = 'pending'", [batchId]);
+    if (Number(pending?.n ?? 0) === 0) return 'nothing';
+    const [b2] = await q.query<{ run: number }>(
+      `UPDATE import_batches SET status = 'in_progress', failed_records = failed_records - $2, run = run + 1, completed_at = NULL, canceled_at = NULL,
+       failure_reason = NULL, updated_at = now() WHERE id = $1 RETURNING run`,
+      [batchId, requeued.length],
+    );
+    return { requeued: Number(pending!.n), run: Number(b2!.run) };
+  });
+}
+
+export type FailedRow = {
+  rowNumber: number;
+  externalId: string;
+  shareToken: string;
+  applicantLevel: string | null;
+  cardProcessorPublicToken: string | null;
+  category: string;
+  message: string;
+  retryable: boolean;
+};
+
+export async function failedRows(q: Queryable, batchId: string): Promise<FailedRow[]> {
+  const rows = await q.query("SELECT * FROM import_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number", [batchId]);
+  return rows.map((r) => ({
+    rowNumber: Number(r.row_number),
+    externalId: String(r.external_id),
+    shareToken: String(r.share_token),
+    applicantLevel: (r.applicant_level as string | null) ?? null,
+    cardProcessorPublicToken: (r.card_processor_public_token as string | null) ?? null,
+    category: String(r.error_category),
+    message: String(r.error_message),
+    retryable: Boolean(r.retryable),
+  }));
+}
+
+/** The status record of interface 2.3. */
+export async function batchStatusRecord(q: Queryable, batch: Batch) {
+  const errors = (await failedRows(q, batch.id)).map((f) => ({
+    rowNumber: f.rowNumber,
+    error: f.message,
+    errorDetail: { category: f.category, message: f.message, retryable: f.retryable },
+    entityData: {
+      externalId: f.externalId,
+      shareToken: f.shareToken,
+      ...(f.cardProcessorPublicToken ? { cardProcessorPublicToken: f.cardProcessorPublicToken } : {}),
+    },
+  }));
+  return {
+    batchId: batch.id,
+    status: batch.status,
+    totalRecords: batch.totalRecords,
+    processedRecords: batch.successfulRecords + batch.failedRecords,
+    failedRecords: batch.failedRecords,
+    createdAt: batch.createdAt,
+    updatedAt: batch.updatedAt,
+    startedAt: batch.startedAt,
+    ...(batch.status === 'completed' && batch.completedAt ? { completedAt: batch.completedAt } : {}),
+    ...(batch.canceledAt && batch.status === 'canceled' ? { canceledAt: batch.canceledAt } : {}),
+    ...(batch.failureReason && batch.status === 'failed' ? { failureReason: batch.failureReason } : {}),
+    summary: { successfulRecords: batch.successfulRecords, errors },
+  };
+}

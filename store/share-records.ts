@@ -1,0 +1,138 @@
+// One shared applicant's way through onboarding, for a batch row or a sync request alike:
+// pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
+// Every step is idempotent, so a retried activity never imports, counts or announces twice.
+import { randomUUID } from 'node:crypto';
+import { cardIssuanceEvent } from '../domain/events.ts';
+import { features } from '../domain/feature-catalog.ts';
+import type { RecordError } from '../domain/import-errors.ts';
+import { recordError } from '../domain/import-errors.ts';
+import type { Decision } from '../domain/reliance.ts';
+import { isUniqueViolation, type Db, type Queryable } from './db.ts';
+
+export type ShareRef = { kind: 'batch'; batchId: string; rowNumber: number } | { kind: 'sync'; requestId: string };
+
+export type ShareRecord = {
+  businessId: string;
+  externalId: string;
+  shareToken: string;
+  applicantLevel: string | null;
+  cardProcessorPublicToken: string | null;
+  status: 'pending' | 'succeeded' | 'failed';
+  entityId: string | null;
+  applicantId: string | null;
+  decision: Decision | null;
+};
+
+export const CARD_ISSUANCE_FEATURE_ID = features.find((f) => f.slug === 'card-issuance-api-access')!.id;
+
+/** A stable name for the record: the provider-side externalUserId and the event's source key. */
+export function shareRefKey(ref: ShareRef): string {
+  return ref.kind === 'batch' ? `vouch-batch-${ref.batchId}-${ref.rowNumber}` : `vouch-sync-${ref.requestId}`;
+}
+
+function where(ref: ShareRef): { table: string; clause: string; params: unknown[] } {
+  return ref.kind === 'batch'
+    ? { table: 'import_records', clause: 'batch_id = $1 AND row_number = $2', params: [ref.batchId, ref.rowNumber] }
+    : { table: 'sync_imports', clause: 'request_id = $1', params: [ref.requestId] };
+}
+
+export async function loadShareRecord(q: Queryable, ref: ShareRef): Promise<ShareRecord> {
+  const w = where(ref);
+  const sql =
+    ref.kind === 'batch'
+      ? 'SELECT r.*, b.business_id FROM import_records r JOIN import_batches b ON b.id = r.batch_id WHERE r.batch_id = $1 AND r.row_number = $2'
+      : `SELECT * FROM sync_imports WHERE ${w.clause}`;
+  const [r] = await q.query(sql, w.params);
+  if (!r) throw new Error(`no share record ${shareRefKey(ref)}`);
+  return {
+    businessId: String(r.business_id),
+    externalId: String(r.external_id),
+    shareToken: String(r.share_token),
+    applicantLevel: (r.applicant_level as string | undefined) ?? null,
+    cardProcessorPublicToken: (r.card_processor_public_token as string | null) ?? null,
+    status: r.status as ShareRecord['status'],
+    entityId: (r.entity_id as string | null) ?? null,
+    applicantId: (r.applicant_id as string | null) ?? null,
+    decision: (r.decision as Decision | null) ?? null,
+  };
+}
+
+async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[], onlyPending = true): Promise<number> {
+  const w = where(ref);
+  const shift = (sql: string) => sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + values.length}`);
+  const rows = await q.query(
+    `UPDATE ${w.table} SET ${set}, updated_at = now() WHERE ${shift(w.clause)}${onlyPending ? " AND status = 'pending'" : ''} RETURNING 1`,
+    [...values, ...w.params],
+  );
+  return rows.length;
+}
+
+export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) => update(q, ref, 'entity_id = $1', [entityId]);
+
+export const setRecordImported = (q: Queryable, ref: ShareRef, applicantId: string, decision: Decision) =>
+  update(q, ref, 'applicant_id = $1, decision = $2', [applicantId, JSON.stringify(decision)]);
+
+async function bumpBatch(q: Queryable, ref: ShareRef, outcome: 'succeeded' | 'failed') {
+  if (ref.kind !== 'batch') return;
+  const column = outcome === 'succeeded' ? 'successful_records' : 'failed_records';
+  await q.query(`UPDATE import_batches SET ${column} = ${column} + 1, updated_at = now() WHERE id = $1`, [ref.batchId]);
+}
+
+/** Marks a pending record failed (once) and counts it. */
+export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<void> {
+  await db.tx(async (q) => {
+    const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [error.category, error.message, error.retryable]);
+    if (changed) await bumpBatch(q, ref, 'failed');
+  });
+}
+
+export type CompleteResult = { outcome: 'succeeded'; eventId: string } | { outcome: 'failed'; error: RecordError } | { outcome: 'already-done' };
+
+/**
+ * The onboarding itself, in one transaction: the KYC account, the card processor token, the
+ * feature, the entity's verifier, the event for the webhook pipeline, the record and the counters.
+ */
+export async function completeRecord(db: Db, ref: ShareRef, provider: string, now: Date): Promise<CompleteResult> {
+  const sourceKey = shareRefKey(ref);
+  try {
+    return await db.tx(async (q) => {
+      const rec = await loadShareRecord(q, ref);
+      if (rec.status !== 'pending') return { outcome: 'already-done' };
+      if (!rec.entityId || !rec.applicantId || !rec.decision) throw new Error(`record ${sourceKey} is not ready to complete`);
+      const d = rec.decision;
+      await q.query(
+        `INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref, decision, reject_labels, review_reject_type, moderation_comment)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (source, source_ref) DO NOTHING`,
+        [
+          randomUUID(), rec.entityId, provider, rec.applicantId, rec.applicantLevel, ref.kind, sourceKey, d.status,
+          JSON.stringify(d.status === 'REJECTED' ? d.rejectLabels : []),
+          d.status === 'REJECTED' ? d.reviewRejectType : null,
+          d.status === 'REJECTED' ? d.moderationComment : null,
+        ],
+      );
+      const cpt = rec.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
+      await q.query(`UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`, rec.cardProcessorPublicToken ? [rec.entityId, provider, rec.cardProcessorPublicToken] : [rec.entityId, provider]);
+      if (d.status === 'APPROVED') {
+        await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [rec.entityId, CARD_ISSUANCE_FEATURE_ID]);
+      } else {
+        await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [rec.entityId, CARD_ISSUANCE_FEATURE_ID]);
+      }
+      const eventId = randomUUID();
+      const event = cardIssuanceEvent({ eventId, entityId: rec.entityId, timestamp: now.toISOString(), decision: d });
+      const [inserted] = await q.query<{ id: string }>(
+        `INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, source_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (source_key) DO NOTHING RETURNING id`,
+        [eventId, rec.businessId, rec.entityId, event.eventName, event.eventType, JSON.stringify(event), sourceKey],
+      );
+      await update(q, ref, "status = 'succeeded'", []);
+      await bumpBatch(q, ref, 'succeeded');
+      const [existing] = inserted ? [inserted] : await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [sourceKey]);
+      return { outcome: 'succeeded', eventId: existing!.id };
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err, 'entities_card_processor_token_key')) throw err;
+    const error = recordError('CARD_PROCESSOR_TOKEN_INVALID');
+    await failRecord(db, ref, error);
+    return { outcome: 'failed', error };
+  }
+}

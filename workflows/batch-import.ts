@@ -1,0 +1,47 @@
+// One batch import: every pending row of the batch, a bounded number at a time, each through
+// shareRecord. Rows come from PostgreSQL a page at a time and each page ends with continue-as-new,
+// so a 5,000-row batch keeps every history small. Counters and per-row results live in PostgreSQL,
+// where the status endpoint reads them during and after the run.
+import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities } from '@temporalio/workflow';
+import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
+import { RUN_LEVEL_FAILURE, type BatchImportInput } from './definitions.ts';
+import { shareRecord } from './share-record.ts';
+
+const general = proxyActivities<GeneralActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+async function inPool<T>(items: T[], size: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+export async function batchImportWorkflow(input: BatchImportInput): Promise<{ status: 'completed' }> {
+  const provider = proxyActivities<ProviderActivities>({
+    taskQueue: input.providerTaskQueue,
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: input.providerRetry.initialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: input.providerRetry.maximumAttempts },
+  });
+  const steps = { ...general, importShared: provider.importShared, findImportedApplicant: provider.findImportedApplicant };
+  try {
+    if (input.cursor === undefined) await general.startBatch(input.batchId);
+    const rows = await general.nextRows(input.batchId, input.cursor ?? 0, input.pageSize);
+    if (rows.length > 0) {
+      await inPool(rows, input.concurrency, (rowNumber) => shareRecord({ kind: 'batch', batchId: input.batchId, rowNumber }, steps));
+      return await continueAsNew<typeof batchImportWorkflow>({ ...input, cursor: rows.at(-1)! });
+    }
+    await general.finishBatch(input.batchId);
+    return { status: 'completed' };
+  } catch (err) {
+    if (isCancellation(err)) throw err; // the API marked the batch canceled before cancelling us
+    if (err instanceof ApplicationFailure && err.type === RUN_LEVEL_FAILURE) {
+      await CancellationScope.nonCancellable(() => general.failBatch(input.batchId, err.message));
+    }
+    throw err;
+  }
+}
