@@ -5,7 +5,7 @@
 import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import { RUN_LEVEL_FAILURE, type BatchImportInput } from './definitions.ts';
-import { shareRecord } from './share-record.ts';
+import { shareRecord, type ShareSteps } from './share-record.ts';
 
 const general = proxyActivities<GeneralActivities>({
   startToCloseTimeout: '1 minute',
@@ -27,7 +27,14 @@ export async function batchImportWorkflow(input: BatchImportInput): Promise<{ st
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: input.providerRetry.initialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: input.providerRetry.maximumAttempts },
   });
-  const steps = { ...general, importShared: provider.importShared, findImportedApplicant: provider.findImportedApplicant };
+  // Activity proxies enumerate nothing, so each step is named (no spreading).
+  const steps: ShareSteps = {
+    prepareShare: general.prepareShare,
+    completeShare: general.completeShare,
+    failShare: general.failShare,
+    importShared: provider.importShared,
+    findImportedApplicant: provider.findImportedApplicant,
+  };
   try {
     if (input.cursor === undefined) await general.startBatch(input.batchId);
     const rows = await general.nextRows(input.batchId, input.cursor ?? 0, input.pageSize);

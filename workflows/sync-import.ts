@@ -3,7 +3,7 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import type { SyncImportInput, SyncImportResult } from './definitions.ts';
-import { shareRecord } from './share-record.ts';
+import { shareRecord, type ShareSteps } from './share-record.ts';
 
 const general = proxyActivities<GeneralActivities>({
   startToCloseTimeout: '10 seconds',
@@ -15,7 +15,14 @@ const provider = proxyActivities<ProviderActivities>({
 });
 
 export async function syncImportWorkflow(input: SyncImportInput): Promise<SyncImportResult> {
-  const result = await shareRecord({ kind: 'sync', requestId: input.requestId }, { ...general, importShared: provider.importShared, findImportedApplicant: provider.findImportedApplicant });
+  const steps: ShareSteps = {
+    prepareShare: general.prepareShare,
+    completeShare: general.completeShare,
+    failShare: general.failShare,
+    importShared: provider.importShared,
+    findImportedApplicant: provider.findImportedApplicant,
+  };
+  const result = await shareRecord({ kind: 'sync', requestId: input.requestId }, steps);
   if (result.outcome === 'failed') return { outcome: 'failed', category: result.category };
   if (result.outcome === 'done') throw ApplicationFailure.nonRetryable('sync import record was already finished', 'AlreadyDone');
   return { outcome: 'succeeded' };

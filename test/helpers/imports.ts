@@ -57,7 +57,7 @@ export async function upload(
 export const csvOf = (header: string, rows: string[][]) => [header, ...rows.map((r) => r.join(','))].join('\n') + '\n';
 
 /** Polls the status endpoint until the batch leaves pending/in_progress (or time runs out). */
-export async function waitForBatch(stack: Stack, key: string, batchId: string, timeoutMs = 120_000): Promise<any> {
+export async function waitForBatch(stack: Stack, key: string, batchId: string, timeoutMs = 60_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key });
