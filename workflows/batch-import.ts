@@ -7,8 +7,9 @@ import type { GeneralActivities, ProviderActivities } from '../activities/index.
 import { RUN_LEVEL_FAILURE, type BatchImportInput } from './definitions.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 
+// Database steps take milliseconds; a short timeout lets a crashed worker's tasks move on quickly.
 const general = proxyActivities<GeneralActivities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
@@ -24,7 +25,7 @@ async function inPool<T>(items: T[], size: number, fn: (item: T) => Promise<unkn
 export async function batchImportWorkflow(input: BatchImportInput): Promise<{ status: 'completed' }> {
   const provider = proxyActivities<ProviderActivities>({
     taskQueue: input.providerTaskQueue,
-    startToCloseTimeout: '30 seconds',
+    startToCloseTimeout: '20 seconds', // above the provider client's own 10 s request timeout
     retry: { initialInterval: input.providerRetry.initialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: input.providerRetry.maximumAttempts },
   });
   // Activity proxies enumerate nothing, so each step is named (no spreading).

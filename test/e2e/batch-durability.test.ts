@@ -1,0 +1,117 @@
+// Durability end to end: a 5,000-row batch with a mix of outcomes, and a batch whose worker process
+// is killed with SIGKILL mid-run and restarted — every record imported exactly once at the provider.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Scenario } from '../../provider-sim/scenarios.ts';
+import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
+import type { SimClient } from '../../provider-sim/state.ts';
+import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
+import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
+import { start, type Running } from '../helpers/processes.ts';
+import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
+
+describe('a 5,000-row batch with a mix of outcomes', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ workers: true, env: { PROVIDER_RATE_LIMIT_PER_SECOND: '2000', BATCH_CONCURRENCY: '100' } });
+    stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1_000_000, getPer5s: 1_000_000 } });
+  });
+  after(() => stack.close());
+
+  it('processes every row: 4,960 onboarded (some REJECTED by the reliance rules), 40 permanent failures', async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Big batch' });
+    const externalIds = Array.from({ length: 5000 }, (_, i) => `big-${i}`);
+    await bulkEntities(stack.db, businessId, externalIds.slice(0, 4980)); // the last 20 have no entity
+    const scenarios: Scenario[] = externalIds.map((_, i) => (i % 100 === 7 ? 'missing-address' : i % 250 === 3 ? 'donor-rejected' : 'complete'));
+    const tokens = bulkTokens(stack.sim!, 'big-donor', stack.recipient!.clientId, scenarios);
+    const res = await upload(stack, key, csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])));
+    assert.equal(res.status, 201, res.text);
+    const status = await waitForBatch(stack, key, res.body.batchId, 600_000);
+    const refused = scenarios.filter((s, i) => s === 'donor-rejected' && i < 4980).length;
+    assert.equal(status.status, 'completed');
+    assert.equal(status.processedRecords, 5000);
+    assert.equal(status.failedRecords, 20 + refused);
+    assert.equal(status.summary.successfulRecords, 4980 - refused);
+    const categories = status.summary.errors.reduce((acc: Record<string, number>, e: any) => ({ ...acc, [e.errorDetail.category]: (acc[e.errorDetail.category] ?? 0) + 1 }), {});
+    assert.deepEqual(categories, { APPLICANT_DATA_REFUSED: refused, ENTITY_NOT_FOUND: 20 });
+    const [decisions] = await stack.db.query<{ approved: string; rejected: string }>(
+      "SELECT count(*) FILTER (WHERE decision = 'APPROVED') AS approved, count(*) FILTER (WHERE decision = 'REJECTED') AS rejected FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1",
+      [businessId],
+    );
+    const noAddress = scenarios.filter((s, i) => s === 'missing-address' && i < 4980).length;
+    assert.deepEqual([Number(decisions!.approved), Number(decisions!.rejected)], [4980 - refused - noAddress, noAddress]);
+    const [events] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE business_id = $1', [businessId]);
+    assert.equal(Number(events!.n), 4980 - refused);
+    // one workflow run per page: history stays small
+    const runs = await stack.temporal.workflow.count(`WorkflowId = "batch-import-${res.body.batchId}"`);
+    assert.ok(runs.count >= 10, `${runs.count} runs (continue-as-new per page of 500)`);
+  });
+});
+
+describe('a worker killed in the middle of a batch', () => {
+  let stack: Stack;
+  let sim: ProviderSim;
+  let us: SimClient;
+  let worker: Running | undefined;
+  const workerEnv = () => ({
+    DATABASE_URL: testEnv('TEST_DATABASE_URL'),
+    TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
+    TASK_QUEUE: stack.config.temporal.taskQueue,
+    PROVIDER_TASK_QUEUE: stack.config.temporal.providerTaskQueue,
+    SYNC_TASK_QUEUE: stack.config.temporal.syncTaskQueue,
+    PROVIDER_BASE_URL: sim.url,
+    PROVIDER_APP_TOKEN: us.appToken,
+    PROVIDER_SECRET_KEY: us.secretKey,
+    PROVIDER_RATE_LIMIT_PER_SECOND: '100',
+    LOG_LEVEL: 'warn',
+  });
+  before(async () => {
+    stack = await startStack(); // API in this process; the worker runs as its own process below
+    sim = await startProviderSim();
+    us = sim.state.addClient({ clientId: 'vouch', limits: { postPer5s: 1_000_000, getPer5s: 1_000_000 } });
+  });
+  after(async () => {
+    await worker?.stop('SIGKILL');
+    await sim.close();
+    await stack.close();
+  });
+
+  it('resumes after SIGKILL and a restart, and imports every record exactly once', async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Crash' });
+    const externalIds = Array.from({ length: 300 }, (_, i) => `crash-${i}`);
+    await bulkEntities(stack.db, businessId, externalIds);
+    const tokens = bulkTokens(sim, 'crash-donor', us.clientId, externalIds.map((): Scenario => 'complete'));
+    // slow answers keep many imports in flight, so the kill loses answers the provider already acted on
+    sim.state.faults = { ...sim.state.faults, latencyMs: 400, pathPattern: 'reusableIdentity' };
+    worker = start('worker.ts', [], workerEnv());
+    await worker.waitFor(/worker polling/, 60_000).catch(() => {});
+    const res = await upload(stack, key, csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])));
+    assert.equal(res.status, 201, res.text);
+    for (;;) {
+      const s = (await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body;
+      if (s.processedRecords >= 60) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await worker.stop('SIGKILL');
+    const inFlightAtKill = Object.values(sim.state.stats.imports).filter((s) => s.attempts > 0).length;
+    await new Promise((r) => setTimeout(r, 1000)); // let the simulator finish the requests it had
+    worker = start('worker.ts', [], workerEnv());
+    const status = await waitForBatch(stack, key, res.body.batchId, 180_000);
+    await worker.stop('SIGTERM');
+    worker = undefined;
+
+    assert.equal(status.status, 'completed', JSON.stringify(status).slice(0, 500));
+    assert.equal(status.summary.successfulRecords, 300, JSON.stringify(status.summary.errors.slice(0, 3)));
+    assert.equal(status.failedRecords, 0);
+    for (const token of tokens) assert.equal(sim.state.stats.imports[token]?.succeeded, 1, 'each share token imported exactly once');
+    const recovered = tokens.filter((t) => sim.state.stats.imports[t]!.attempts > 1).length;
+    assert.ok(recovered > 0, `answers lost in the crash were recovered (${recovered}; ${inFlightAtKill} had been attempted at the kill)`);
+    const [accounts] = await stack.db.query<{ n: string; distinct_entities: string }>(
+      'SELECT count(*) AS n, count(DISTINCT k.entity_id) AS distinct_entities FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1',
+      [businessId],
+    );
+    assert.deepEqual([Number(accounts!.n), Number(accounts!.distinct_entities)], [300, 300]);
+    const [events] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE business_id = $1', [businessId]);
+    assert.equal(Number(events!.n), 300);
+  });
+});
