@@ -6,38 +6,11 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { connectDb } from '../store/db.ts';
-import { migrate } from '../store/migrate.ts';
-import { startTemporalDevServer } from '../runtime/temporal-dev-server.ts';
 import { workflowsPath } from '../worker.ts';
-import { freePort } from './helpers/ports.ts';
+import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from './helpers/infra.ts';
 
 const say = (s: string) => process.stdout.write(`[test] ${s}\n`);
-
-async function createDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `vouch_test_${Date.now()}_${process.pid}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  try {
-    await admin.connect();
-  } catch (err) {
-    throw new Error(`cannot reach PostgreSQL at ${adminUrl} (${(err as Error).message}); start it or set TEST_POSTGRES_URL`);
-  }
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 async function main(): Promise<number> {
   const started = performance.now();
@@ -45,14 +18,12 @@ async function main(): Promise<number> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'vouch-test-'));
   const cleanups: (() => Promise<unknown>)[] = [() => rm(tmp, { recursive: true, force: true })];
   try {
-    const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+    const adminUrl = process.env.TEST_POSTGRES_URL ?? DEFAULT_POSTGRES_URL;
+    const database = await createDatabase(adminUrl);
     cleanups.push(() => database.drop());
-    const db = connectDb(database.url, 2);
-    await migrate(db);
-    await db.close();
 
     const [temporal, bundle] = await Promise.all([
-      startTemporalDevServer({ port: await freePort(), headless: true }),
+      startTemporal(),
       bundleWorkflowCode({ workflowsPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }),
     ]);
     cleanups.push(() => temporal.stop());
@@ -66,7 +37,7 @@ async function main(): Promise<number> {
       env: {
         ...process.env,
         TEST_DATABASE_URL: database.url,
-        TEST_POSTGRES_URL: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+        TEST_POSTGRES_URL: adminUrl,
         TEMPORAL_ADDRESS: temporal.address,
         WORKFLOW_BUNDLE_PATH: bundlePath,
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
