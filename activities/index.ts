@@ -6,7 +6,7 @@ import type { Db } from '../store/db.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createProviderActivities as createProviderCalls } from './provider.ts';
-import { createShareActivities, createShareProviderActivities } from './share.ts';
+import { createShareActivities } from './share.ts';
 
 export type ActivityDeps = { db: Db; log: Logger; provider: IdentityProvider; defaultLevel: string };
 
@@ -15,7 +15,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createHousekeepingActivities(deps),
     ...createBatchActivities(deps),
-    ...createShareActivities(deps),
+    failShare: createShareActivities(deps).failShare,
   };
 }
 
@@ -24,9 +24,11 @@ export function createActivities(deps: ActivityDeps) {
  * whose workers share the fleet-wide rate limit; one attempt makes at most one provider request.
  */
 export function createProviderActivities(deps: ActivityDeps) {
+  const shares = createShareActivities(deps);
   return {
     ...createProviderCalls(deps),
-    ...createShareProviderActivities(deps),
+    processShare: shares.processShare,
+    recoverShare: shares.recoverShare,
   };
 }
 

@@ -1,79 +1,87 @@
-// The steps of onboarding one shared applicant, for batch rows and sync requests alike. Each step
-// is idempotent (store/share-records.ts), so Temporal may retry any of them. The workflow passes
+// Onboarding one shared applicant, for batch rows and sync requests alike. processShare does a
+// record's whole way in one activity — resolve the entity, check the card processor token, import
+// with the share token (the one provider request), decide, onboard — and every part of it is
+// idempotent (store/share-records.ts), so Temporal may retry it at any point. The workflow passes
 // only a reference to the record: share tokens and identity data stay in PostgreSQL, out of
 // workflow histories.
+import { recordError, categoryOfProviderKind, type ImportErrorCategory } from '../domain/import-errors.ts';
 import { decide } from '../domain/reliance.ts';
-import { recordError, type ImportErrorCategory } from '../domain/import-errors.ts';
-import type { IdentityProvider } from '../provider/types.ts';
+import { ProviderError } from '../provider/errors.ts';
+import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
-import { completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type CompleteResult, type ShareRef } from '../store/share-records.ts';
-import { once } from './provider.ts';
+import { completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRef } from '../store/share-records.ts';
+import { once, toActivityFailure } from './provider.ts';
 
 export type ShareDeps = { db: Db; provider: IdentityProvider; defaultLevel: string };
 
-export type Prepared = { outcome: 'ready' } | { outcome: 'done' } | { outcome: 'failed'; category: ImportErrorCategory };
+export type ShareOutcome =
+  | { outcome: 'succeeded' }
+  /** The record had already finished (a retried or repeated run). */
+  | { outcome: 'done' }
+  | { outcome: 'failed'; category: ImportErrorCategory }
+  /** The provider says the token was used; recoverShare finds out whether by us. */
+  | { outcome: 'token_used' };
 
-/** General queue: resolve the entity and check the card processor token before spending the share token. */
 export function createShareActivities(deps: ShareDeps) {
-  const { db } = deps;
+  const { db, provider } = deps;
+
+  const fail = async (ref: ShareRef, category: ImportErrorCategory): Promise<ShareOutcome> => {
+    await failRecord(db, ref, recordError(category));
+    return { outcome: 'failed', category };
+  };
+
+  const onboard = async (ref: ShareRef, applicant: ProviderApplicant | null): Promise<ShareOutcome> => {
+    if (applicant) await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
+    const done = await completeRecord(db, ref, provider.name, new Date());
+    if (done.outcome === 'failed') return { outcome: 'failed', category: done.error.category };
+    return { outcome: done.outcome === 'succeeded' ? 'succeeded' : 'done' };
+  };
+
   return {
-    async prepareShare(ref: ShareRef): Promise<Prepared> {
+    /** Provider queue: at most one provider request per attempt. */
+    async processShare(ref: ShareRef): Promise<ShareOutcome> {
       const rec = await loadShareRecord(db, ref);
       if (rec.status !== 'pending') return { outcome: 'done' };
       const entityId = rec.entityId ?? (await resolveEntityRef(db, rec.businessId, rec.externalId));
-      if (!entityId) {
-        await failRecord(db, ref, recordError('ENTITY_NOT_FOUND'));
-        return { outcome: 'failed', category: 'ENTITY_NOT_FOUND' };
-      }
+      if (!entityId) return fail(ref, 'ENTITY_NOT_FOUND');
       if (rec.cardProcessorPublicToken) {
         const holder = await cardProcessorTokenHolder(db, rec.businessId, rec.cardProcessorPublicToken);
-        if (holder && holder !== entityId) {
-          await failRecord(db, ref, recordError('CARD_PROCESSOR_TOKEN_INVALID'));
-          return { outcome: 'failed', category: 'CARD_PROCESSOR_TOKEN_INVALID' };
-        }
+        // checked before the share token is spent; completeRecord checks again under a unique index
+        if (holder && holder !== entityId) return fail(ref, 'CARD_PROCESSOR_TOKEN_INVALID');
       }
       if (!rec.entityId) await setRecordEntity(db, ref, entityId);
-      return { outcome: 'ready' };
+      if (rec.applicantId) return onboard(ref, null); // imported by an earlier attempt
+      let applicant: ProviderApplicant;
+      try {
+        applicant = await provider.importApplicant({ shareToken: rec.shareToken, levelName: rec.applicantLevel ?? deps.defaultLevel, externalUserId: shareRefKey(ref) });
+      } catch (err) {
+        if (err instanceof ProviderError) {
+          if (err.kind === 'token_used') return { outcome: 'token_used' };
+          const category = categoryOfProviderKind(err.kind);
+          if (!err.retryable && category !== 'RUN_LEVEL') return fail(ref, category);
+        }
+        throw toActivityFailure(err); // retryable: Temporal retries; our credentials refused: the run stops
+      }
+      return onboard(ref, applicant);
     },
 
-    async completeShare(ref: ShareRef): Promise<CompleteResult> {
-      return completeRecord(db, ref, deps.provider.name, new Date());
+    /**
+     * Provider queue: after "token already used". If an earlier attempt of ours used the token and
+     * its answer was lost (worker killed, timeout), the applicant exists under our externalUserId:
+     * then the record succeeds. Otherwise someone else used the token.
+     */
+    async recoverShare(ref: ShareRef): Promise<ShareOutcome> {
+      const rec = await loadShareRecord(db, ref);
+      if (rec.status !== 'pending') return { outcome: 'done' };
+      if (rec.applicantId) return onboard(ref, null);
+      const applicant = await once(() => provider.findApplicantByExternalUserId(shareRefKey(ref)));
+      return applicant ? onboard(ref, applicant) : fail(ref, 'TOKEN_ALREADY_USED');
     },
 
+    /** General queue: a record whose provider call kept failing until the retries ran out. */
     async failShare(ref: ShareRef, category: ImportErrorCategory): Promise<void> {
       await failRecord(db, ref, recordError(category));
-    },
-  };
-}
-
-/**
- * Provider queue: one provider request per attempt. importShared spends the share token and takes
- * the reliance decision on the data that came back; findImportedApplicant recovers an import whose
- * answer was lost (the worker died, or the answer timed out) by the externalUserId we gave it.
- */
-export function createShareProviderActivities(deps: ShareDeps) {
-  const { db, provider } = deps;
-  const keep = async (ref: ShareRef, applicant: Awaited<ReturnType<IdentityProvider['getApplicant']>>) => {
-    await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
-  };
-  return {
-    async importShared(ref: ShareRef): Promise<void> {
-      const rec = await loadShareRecord(db, ref);
-      if (rec.status !== 'pending' || rec.applicantId) return;
-      const applicant = await once(() =>
-        provider.importApplicant({ shareToken: rec.shareToken, levelName: rec.applicantLevel ?? deps.defaultLevel, externalUserId: shareRefKey(ref) }),
-      );
-      await keep(ref, applicant);
-    },
-
-    async findImportedApplicant(ref: ShareRef): Promise<boolean> {
-      const rec = await loadShareRecord(db, ref);
-      if (rec.applicantId) return true;
-      const applicant = await once(() => provider.findApplicantByExternalUserId(shareRefKey(ref)));
-      if (!applicant) return false;
-      await keep(ref, applicant);
-      return true;
     },
   };
 }

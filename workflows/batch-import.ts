@@ -29,13 +29,7 @@ export async function batchImportWorkflow(input: BatchImportInput): Promise<{ st
     retry: { initialInterval: input.providerRetry.initialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: input.providerRetry.maximumAttempts },
   });
   // Activity proxies enumerate nothing, so each step is named (no spreading).
-  const steps: ShareSteps = {
-    prepareShare: general.prepareShare,
-    completeShare: general.completeShare,
-    failShare: general.failShare,
-    importShared: provider.importShared,
-    findImportedApplicant: provider.findImportedApplicant,
-  };
+  const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: provider.recoverShare };
   try {
     if (input.cursor === undefined) await general.startBatch(input.batchId);
     const rows = await general.nextRows(input.batchId, input.cursor ?? 0, input.pageSize);

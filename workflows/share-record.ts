@@ -1,45 +1,34 @@
-// Onboarding one shared applicant, as steps of activities: used by the batch and the sync
-// workflows. Deterministic: it sees only record references, outcomes and failure types.
+// Onboarding one shared applicant: used by the batch and the sync workflows. Deterministic: it sees
+// only record references, outcomes and failure types.
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { categoryOfProviderKind, type ImportErrorCategory } from '../domain/import-errors.ts';
+import type { ShareOutcome } from '../activities/share.ts';
+import { categoryOfProviderKind } from '../domain/import-errors.ts';
 import type { ShareRef } from '../store/share-records.ts';
 import { RUN_LEVEL_FAILURE } from './definitions.ts';
 
-export type ShareSteps = Pick<GeneralActivities, 'prepareShare' | 'completeShare' | 'failShare'> & Pick<ProviderActivities, 'importShared' | 'findImportedApplicant'>;
+export type ShareSteps = Pick<GeneralActivities, 'failShare'> & Pick<ProviderActivities, 'processShare' | 'recoverShare'>;
 
-export type ShareOutcome = { outcome: 'succeeded' | 'done' } | { outcome: 'failed'; category: ImportErrorCategory };
-
-/** The provider failure kind behind an activity failure (`unavailable` for timeouts). */
-function providerKind(err: unknown): string {
-  if (err instanceof ActivityFailure) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type?.startsWith('Provider.')) return cause.type.slice('Provider.'.length);
-    return 'unavailable';
-  }
-  throw err;
+/** The provider failure kind behind an activity failure (`unavailable` for timeouts and the rest). */
+function providerKind(err: ActivityFailure): string {
+  const cause = err.cause;
+  return cause instanceof ApplicationFailure && cause.type?.startsWith('Provider.') ? cause.type.slice('Provider.'.length) : 'unavailable';
 }
 
-export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<ShareOutcome> {
-  const prepared = await steps.prepareShare(ref);
-  if (prepared.outcome !== 'ready') return prepared.outcome === 'done' ? { outcome: 'done' } : prepared;
+export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exclude<ShareOutcome, { outcome: 'token_used' }>> {
   try {
-    await steps.importShared(ref);
+    const first = await steps.processShare(ref);
+    const result = first.outcome === 'token_used' ? await steps.recoverShare(ref) : first;
+    if (result.outcome === 'token_used') throw new Error('recoverShare answered token_used');
+    return result;
   } catch (err) {
-    if (isCancellation(err)) throw err;
-    const kind = providerKind(err);
-    // "Already used" after an attempt whose answer we lost: the token may have been used by us.
-    const recovered = kind === 'token_used' && (await steps.findImportedApplicant(ref));
-    if (!recovered) {
-      const category = categoryOfProviderKind(kind);
-      if (category === 'RUN_LEVEL') {
-        throw ApplicationFailure.create({ type: RUN_LEVEL_FAILURE, message: 'The identity provider refused our credentials; check PROVIDER_APP_TOKEN and PROVIDER_SECRET_KEY.', nonRetryable: true });
-      }
-      await steps.failShare(ref, category);
-      return { outcome: 'failed', category };
+    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+    // The retries ran out (a provider that stayed down) or the failure stops the whole run.
+    const category = categoryOfProviderKind(providerKind(err));
+    if (category === 'RUN_LEVEL') {
+      throw ApplicationFailure.create({ type: RUN_LEVEL_FAILURE, message: 'The identity provider refused our credentials; check PROVIDER_APP_TOKEN and PROVIDER_SECRET_KEY.', nonRetryable: true });
     }
+    await steps.failShare(ref, category);
+    return { outcome: 'failed', category };
   }
-  const done = await steps.completeShare(ref);
-  if (done.outcome === 'failed') return { outcome: 'failed', category: done.error.category };
-  return { outcome: done.outcome === 'succeeded' ? 'succeeded' : 'done' };
 }

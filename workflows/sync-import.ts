@@ -15,13 +15,7 @@ const provider = proxyActivities<ProviderActivities>({
 });
 
 export async function syncImportWorkflow(input: SyncImportInput): Promise<SyncImportResult> {
-  const steps: ShareSteps = {
-    prepareShare: general.prepareShare,
-    completeShare: general.completeShare,
-    failShare: general.failShare,
-    importShared: provider.importShared,
-    findImportedApplicant: provider.findImportedApplicant,
-  };
+  const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: provider.recoverShare };
   const result = await shareRecord({ kind: 'sync', requestId: input.requestId }, steps);
   if (result.outcome === 'failed') return { outcome: 'failed', category: result.category };
   if (result.outcome === 'done') throw ApplicationFailure.nonRetryable('sync import record was already finished', 'AlreadyDone');

@@ -184,6 +184,31 @@ describe('batch processing', () => {
     }
   });
 
+  it('fails the run when the provider refuses our credentials, and a retry after the fix finishes it', async () => {
+    const ids = [ext('run-level'), ext('run-level')];
+    await createEntities(stack, key, ids);
+    const tokens = await donor.tokens(2);
+    const us = stack.recipient!;
+    const secret = us.secretKey;
+    us.secretKey = 'rotated-at-the-provider';
+    let res;
+    try {
+      res = await upload(stack, key, csvOf('externalId,shareToken', ids.map((e, i) => [e, tokens[i]!])));
+      const failed = await waitForBatch(stack, key, res.body.batchId);
+      assert.equal(failed.status, 'failed');
+      assert.match(failed.failureReason, /refused our credentials/);
+      assert.ok(!('completedAt' in failed));
+      assert.equal(failed.summary.successfulRecords, 0);
+    } finally {
+      us.secretKey = secret;
+    }
+    const retry = await stack.request('POST', `/entity/kyc/import/batch/${res.body.batchId}/retry`, { key });
+    assert.equal(retry.status, 202, retry.text);
+    const done = await waitForBatch(stack, key, res.body.batchId);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.summary.successfulRecords, 2);
+  });
+
   it("answers 404 for an unknown batch or another business's batch, and 400 for a malformed id", async () => {
     const [e] = await createEntities(stack, key, [ext('mine')]);
     const res = await upload(stack, key, csvOf('externalId,shareToken', [[e!, await donor.token()]]));
