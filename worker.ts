@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { createActivities, createProviderActivities, type ActivityDeps } from './activities/index.ts';
+import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
 import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_SCHEDULE_ID } from './workflows/definitions.ts';
 
@@ -36,10 +36,20 @@ const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noo
  * Three workers share one connection and one workflow bundle:
  * - general queue: batch and housekeeping workflows, and the database activities;
  * - provider queue: provider activities of batches, at most PROVIDER_RATE_LIMIT_PER_SECOND across the fleet;
- * - sync queue: sync-import workflows with all their activities, so a waiting caller never queues behind a batch.
+ * - sync queue: sync-import workflows with all their activities, so a waiting caller never queues behind a batch;
+ * - webhook queue: delivery workflows and their HTTP attempts, apart from imports.
  */
-export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'defaultLevel'>): Promise<Workers> {
-  const deps: ActivityDeps = { ...base, defaultLevel: config.provider.defaultLevel };
+export async function createWorkers(
+  config: Config,
+  connection: NativeConnection,
+  base: Omit<ActivityDeps, 'defaultLevel' | 'webhookTaskQueue' | 'allowInsecureUrls'>,
+): Promise<Workers> {
+  const deps: ActivityDeps = {
+    ...base,
+    defaultLevel: config.provider.defaultLevel,
+    webhookTaskQueue: config.webhooks.taskQueue,
+    allowInsecureUrls: config.webhooks.allowInsecureUrls,
+  };
   const t = config.temporal;
   const bundle = await workflowBundle(config);
   const common = { connection, namespace: t.namespace };
@@ -56,7 +66,8 @@ export async function createWorkers(config: Config, connection: NativeConnection
     workflowBundle: bundle,
     activities: { ...createActivities(deps), ...createProviderActivities(deps) },
   });
-  const workers = [general, provider, sync];
+  const webhooks = await Worker.create({ ...common, taskQueue: config.webhooks.taskQueue, workflowBundle: bundle, activities: createWebhookQueueActivities(deps) });
+  const workers = [general, provider, sync, webhooks];
   let running: Promise<void> | undefined;
   return {
     workers,
@@ -101,7 +112,9 @@ if (import.meta.main) {
     onShutdown(() => client.connection.close());
     await ensureHousekeepingSchedule(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
-    const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config) });
+    const { loadWebhookKeyRing } = await import('./runtime/webhook-keys.ts');
+    const keyRing = await loadWebhookKeyRing(config);
+    const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, keyRing });
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);
     log.info({ taskQueue: config.temporal.taskQueue, providerTaskQueue: config.temporal.providerTaskQueue }, 'worker polling');

@@ -13,7 +13,13 @@ import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts
 import { completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRef } from '../store/share-records.ts';
 import { once, toActivityFailure } from './provider.ts';
 
-export type ShareDeps = { db: Db; provider: IdentityProvider; defaultLevel: string };
+export type ShareDeps = {
+  db: Db;
+  provider: IdentityProvider;
+  defaultLevel: string;
+  /** Starts the webhook deliveries of a recorded event (idempotent). */
+  dispatchEvent(eventId: string): Promise<void>;
+};
 
 export type ShareOutcome =
   | { outcome: 'succeeded' }
@@ -35,7 +41,10 @@ export function createShareActivities(deps: ShareDeps) {
     if (applicant) await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
     const done = await completeRecord(db, ref, provider.name, new Date());
     if (done.outcome === 'failed') return { outcome: 'failed', category: done.error.category };
-    return { outcome: done.outcome === 'succeeded' ? 'succeeded' : 'done' };
+    if (done.outcome === 'already-done') return { outcome: 'done' };
+    // An interruption right here leaves the event undispatched; housekeeping picks it up within a minute.
+    await deps.dispatchEvent(done.eventId);
+    return { outcome: 'succeeded' };
   };
 
   return {

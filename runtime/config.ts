@@ -42,6 +42,10 @@ const envSchema = z.object({
   PROVIDER_TIMEOUT_MS: positiveInt.default(10_000),
   PROVIDER_LEGACY_IMPORT: bool.default(false),
   PROVIDER_SIM_PORT: port.default(8090),
+  WEBHOOK_SIGNING_KEYS: z.string().optional(),
+  WEBHOOK_SIGNING_KEYS_FILE: z.string().optional(),
+  WEBHOOK_ALLOW_INSECURE_URLS: bool.default(false),
+  WEBHOOK_TASK_QUEUE: z.string().min(1).default('vouch-webhooks'),
   WORKFLOW_BUNDLE_PATH: z.string().default('dist/workflow-bundle.js'),
   API_RATE_LIMIT_PER_SECOND: positiveInt.default(100),
   JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
@@ -88,6 +92,13 @@ export type Config = {
     timeoutMs: number;
     legacyImport: boolean;
     simPort: number;
+  };
+  webhooks: {
+    signingKeysJson: string | undefined;
+    signingKeysFile: string | undefined;
+    /** Development only: allow http:// and non-public addresses as webhook destinations. */
+    allowInsecureUrls: boolean;
+    taskQueue: string;
   };
   shutdownGraceMs: number;
 };
@@ -145,6 +156,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       legacyImport: e.PROVIDER_LEGACY_IMPORT,
       simPort: e.PROVIDER_SIM_PORT,
+    },
+    webhooks: {
+      signingKeysJson: e.WEBHOOK_SIGNING_KEYS,
+      signingKeysFile: e.WEBHOOK_SIGNING_KEYS_FILE ? path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE) : undefined,
+      allowInsecureUrls: e.WEBHOOK_ALLOW_INSECURE_URLS,
+      taskQueue: e.WEBHOOK_TASK_QUEUE,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };

@@ -12,6 +12,7 @@ import { createWorkers, ensureHousekeepingSchedule } from '../worker.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './database.ts';
 import { createProvider } from './provider.ts';
+import { loadWebhookKeyRing } from './webhook-keys.ts';
 import { runProcess } from './process.ts';
 import { connectClient, connectWorker } from './temporal.ts';
 import { startTemporalDevServer } from './temporal-dev-server.ts';
@@ -71,7 +72,8 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   const connection = await connectWorker(config, log);
   onShutdown(() => connection.close());
   await ensureHousekeepingSchedule(client, config);
-  const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config) });
+  const keyRing = await loadWebhookKeyRing(config);
+  const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, keyRing });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);
   const api = await listen({ config, db: database.db, temporal: client, log });

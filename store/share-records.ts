@@ -119,10 +119,11 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
       }
       const eventId = randomUUID();
       const event = cardIssuanceEvent({ eventId, entityId: rec.entityId, timestamp: now.toISOString(), decision: d });
+      const body = JSON.stringify(event); // the bytes every delivery attempt sends
       const [inserted] = await q.query<{ id: string }>(
-        `INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, source_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (source_key) DO NOTHING RETURNING id`,
-        [eventId, rec.businessId, rec.entityId, event.eventName, event.eventType, JSON.stringify(event), sourceKey],
+        `INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id`,
+        [eventId, rec.businessId, rec.entityId, event.eventName, event.eventType, body, body, sourceKey],
       );
       await update(q, ref, "status = 'succeeded'", []);
       await bumpBatch(q, ref, 'succeeded');

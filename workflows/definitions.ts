@@ -29,3 +29,8 @@ export type SyncImportResult = { outcome: 'succeeded' } | { outcome: 'failed'; c
 
 /** ApplicationFailure type of a failure that stops a whole run (our provider credentials refused). */
 export const RUN_LEVEL_FAILURE = 'RunLevel';
+
+/** One workflow per delivery run: the first, then one per redelivery. */
+export const webhookWorkflowId = (deliveryId: string, run = 1) => (run === 1 ? `webhook-delivery-${deliveryId}` : `webhook-delivery-${deliveryId}-redelivery-${run - 1}`);
+
+export type WebhookDeliveryInput = { deliveryId: string };

@@ -3,12 +3,13 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
 
-const { purgeRateLimitWindows } = proxyActivities<ReturnType<typeof createActivities>>({
+const { purgeRateLimitWindows, dispatchStragglers } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 5, initialInterval: '1 second' },
 });
 
-export async function housekeepingWorkflow(): Promise<{ rateLimitWindowsPurged: number }> {
+export async function housekeepingWorkflow(): Promise<{ rateLimitWindowsPurged: number; eventsDispatched: number }> {
   const rateLimitWindowsPurged = await purgeRateLimitWindows();
-  return { rateLimitWindowsPurged };
+  const eventsDispatched = await dispatchStragglers();
+  return { rateLimitWindowsPurged, eventsDispatched };
 }

@@ -2,3 +2,4 @@
 export { batchImportWorkflow } from './batch-import.ts';
 export { housekeepingWorkflow } from './housekeeping.ts';
 export { syncImportWorkflow } from './sync-import.ts';
+export { webhookDeliveryWorkflow } from './webhook-delivery.ts';

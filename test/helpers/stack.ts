@@ -6,6 +6,8 @@ import { Writable } from 'node:stream';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { listen } from '../../api/server.ts';
+import type { SigningKey } from '../../domain/webhook-signature.ts';
+import { generateDevKeyRing } from '../../runtime/webhook-keys.ts';
 import { loadConfig, type Config } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { connectClient, connectWorker } from '../../runtime/temporal.ts';
@@ -16,6 +18,12 @@ import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import type { SimClient } from '../../provider-sim/state.ts';
 import { createWorkers, type Workers } from '../../worker.ts';
+
+let ring: SigningKey[] | undefined;
+/** A development key ring made once per test process (RSA key generation is slow). */
+export function testKeyRing(): SigningKey[] {
+  return (ring ??= generateDevKeyRing('sandbox'));
+}
 
 export function testEnv(name: string): string {
   const value = process.env[name];
@@ -51,6 +59,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     TASK_QUEUE: `test-${suffix}`,
     PROVIDER_TASK_QUEUE: `test-provider-${suffix}`,
     SYNC_TASK_QUEUE: `test-sync-${suffix}`,
+    WEBHOOK_TASK_QUEUE: `test-webhooks-${suffix}`,
     LOG_LEVEL: 'debug',
     ...options.env,
   });
@@ -74,7 +83,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     recipient = sim.state.addClient({ clientId: config.provider.clientId });
     const provider = createSumsubClient({ baseUrl: sim.url, appToken: recipient.appToken, secretKey: recipient.secretKey, webhookSecret: recipient.webhookSecret, timeoutMs: config.provider.timeoutMs });
     connection = await connectWorker(config, log);
-    workers = await createWorkers(config, connection, { db, log, provider });
+    workers = await createWorkers(config, connection, { db, log, provider, temporal, keyRing: testKeyRing() });
     void workers.run();
   }
   const api = await listen({ config, db, temporal, log }, 0);

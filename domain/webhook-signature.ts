@@ -1,0 +1,35 @@
+// Webhook signatures (interface 5.4-5.5): `vouch-signature` is a Base64 RSA-SHA512 (PKCS#1 v1.5)
+// signature over the raw body bytes, made with the key of the ring that is valid at send time.
+import { createPublicKey, sign, constants } from 'node:crypto';
+
+export type SigningKey = {
+  keyId: string;
+  privateKeyPem: string;
+  /** ISO 8601; the key signs deliveries sent in [validFrom, validUntil). */
+  validFrom: string;
+  validUntil: string;
+};
+
+export type PublicKey = { keyId: string; algorithm: 'RSA-SHA512'; publicKeyPem: string; validFrom: string; validUntil: string };
+
+export function signWebhookBody(body: string | Buffer, privateKeyPem: string): string {
+  return sign('sha512', typeof body === 'string' ? Buffer.from(body, 'utf8') : body, { key: privateKeyPem, padding: constants.RSA_PKCS1_PADDING }).toString('base64');
+}
+
+/** The key that signs at `at`: the first of the ring whose window holds it. */
+export function signingKeyAt(ring: readonly SigningKey[], at: Date): SigningKey {
+  const t = at.getTime();
+  const key = ring.find((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
+  if (!key) throw new Error(`no webhook signing key is valid at ${at.toISOString()}`);
+  return key;
+}
+
+export function publicKeyOf(key: SigningKey): PublicKey {
+  return {
+    keyId: key.keyId,
+    algorithm: 'RSA-SHA512',
+    publicKeyPem: createPublicKey(key.privateKeyPem).export({ type: 'spki', format: 'pem' }).toString(),
+    validFrom: key.validFrom,
+    validUntil: key.validUntil,
+  };
+}

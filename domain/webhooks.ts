@@ -1,0 +1,59 @@
+// Webhook subscription rules (interface 2.6, 4.2, 6) and the delivery schedule, in one place.
+import { z } from 'zod';
+import { EVENT_TYPES } from './events.ts';
+
+export const MAX_SUBSCRIPTIONS = 10;
+export const MAX_WEBHOOK_URL = 2048;
+/** A delivery succeeds on a 2xx answered within this time. */
+export const DELIVERY_TIMEOUT_MS = 5000;
+
+/**
+ * Waits before each retry: about three days in all. Attempt 1 is immediate; attempt k+1 follows
+ * attempt k after RETRY_DELAYS_MS[k-1], each spread by ±20 % jitter so that receivers coming back
+ * from an outage are not hit by every sender at once.
+ */
+export const RETRY_DELAYS_MS = [
+  5_000, // 5 s
+  5 * 60_000, // 5 min
+  30 * 60_000, // 30 min
+  2 * 3_600_000, // 2 h
+  5 * 3_600_000, // 5 h
+  10 * 3_600_000, // 10 h
+  10 * 3_600_000, // 10 h
+  24 * 3_600_000, // 1 day
+  24 * 3_600_000, // 1 day
+] as const;
+export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+export const RETRY_JITTER = 0.2;
+
+/** The wait before attempt `attempt + 1`, with jitter from `random` in [0, 1). */
+export function retryDelayMs(attempt: number, random: number): number {
+  const base = RETRY_DELAYS_MS[attempt - 1];
+  if (base === undefined) throw new Error(`no retry after attempt ${attempt}`);
+  return Math.round(base * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random));
+}
+
+export const subscriptionBody = z
+  .object({
+    notificationChannel: z.literal('WEBHOOK', { message: 'notificationChannel must be WEBHOOK' }),
+    notificationTypes: z
+      .array(z.enum(EVENT_TYPES, { message: `each notification type must be one of ${EVENT_TYPES.join(', ')}` }))
+      .min(1, 'notificationTypes needs at least one event type')
+      .max(EVENT_TYPES.length)
+      .refine((types) => new Set(types).size === types.length, 'notificationTypes lists a type twice'),
+    webhookUrl: z.string().min(1, 'webhookUrl must not be empty').max(MAX_WEBHOOK_URL, `webhookUrl is at most ${MAX_WEBHOOK_URL} characters`),
+  })
+  .strict();
+
+export type SubscriptionInput = z.infer<typeof subscriptionBody>;
+
+export const subscriptionSchema = z.object({
+  id: z.uuid(),
+  channel: z.literal('WEBHOOK'),
+  types: z.array(z.string()),
+  config: z.object({ webhook: z.object({ url: z.string() }) }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const notificationIdParams = z.object({ notificationId: z.uuid({ message: 'notificationId must be a UUID' }) }).strict();
