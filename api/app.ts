@@ -8,6 +8,7 @@ import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError } from '../domain/errors.ts';
+import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Db } from '../store/db.ts';
 import { renderDocsPage } from './docs-page.ts';
@@ -23,9 +24,10 @@ import { batchImportRoutes } from './routes/batch-imports.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { featureRoutes } from './routes/features.ts';
 import { healthRoutes } from './routes/health.ts';
+import { notificationRoutes } from './routes/notifications.ts';
 import { syncImportRoutes } from './routes/sync-imports.ts';
 
-export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger };
+export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keyRing: readonly SigningKey[] };
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -61,6 +63,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...featureRoutes(),
     ...batchImportRoutes(deps),
     ...syncImportRoutes(deps),
+    ...notificationRoutes(deps),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
   const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all, { version })))];

@@ -5,9 +5,9 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../runtime/config.ts';
 import type { Db } from '../store/db.ts';
-import { buildApp } from './app.ts';
+import { buildApp, type AppDeps } from './app.ts';
 
-export async function listen(deps: { config: Config; db: Db; temporal: Client; log: Logger }, port = deps.config.http.port): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+export async function listen(deps: AppDeps, port = deps.config.http.port): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const http = createServer(buildApp(deps).callback());
   http.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
   await new Promise<void>((resolve, reject) => {
@@ -36,7 +36,8 @@ if (import.meta.main) {
     onShutdown(() => database.close());
     const temporal = await connectClient(config);
     onShutdown(() => temporal.connection.close());
-    const api = await listen({ config, db: database.db, temporal, log });
+    const { loadWebhookKeyRing } = await import('../runtime/webhook-keys.ts');
+    const api = await listen({ config, db: database.db, temporal, log, keyRing: await loadWebhookKeyRing(config) });
     onShutdown(() => api.close());
     log.info({ url: api.url }, 'API listening');
   });

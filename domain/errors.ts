@@ -40,6 +40,11 @@ export const errorCatalogue = {
   syncCardProcessorTokenTaken: { code: '0704000400', status: 409, summary: 'The cardProcessorPublicToken is already assigned to another entity.' },
   syncProviderRefused: { code: '0704000500', status: 502, summary: 'The identity provider refused our request (configuration on our side); contact support.' },
   syncProviderUnavailable: { code: '0704000600', status: 503, summary: 'The identity provider did not answer; retry with a new share token later.' },
+  // Webhook subscriptions and deliveries.
+  subscriptionNotFound: { code: '0705000100', status: 404, summary: 'No webhook subscription with this id in your business.' },
+  webhookUrlRefused: { code: '0705000200', status: 400, summary: 'The webhookUrl is not an HTTPS URL to a public address (or its host does not resolve).' },
+  subscriptionLimit: { code: '0705000300', status: 409, summary: 'Your business already has 10 webhook subscriptions; delete one first.' },
+  eventNotFound: { code: '0706000100', status: 404, summary: 'No event with this id in your business.' },
   // Entities.
   entityNotFound: { code: '0702000100', status: 404, summary: 'No entity with this id in your business.' },
   entityExternalIdTaken: { code: '0702000200', status: 409, summary: 'Your business already has an entity with this externalId.' },

@@ -76,7 +76,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, keyRing });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);
-  const api = await listen({ config, db: database.db, temporal: client, log });
+  const api = await listen({ config, db: database.db, temporal: client, log, keyRing });
   onShutdown(() => api.close());
   const sandbox = await sandboxBusiness(config, database.db);
 

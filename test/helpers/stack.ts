@@ -86,7 +86,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     workers = await createWorkers(config, connection, { db, log, provider, temporal, keyRing: testKeyRing() });
     void workers.run();
   }
-  const api = await listen({ config, db, temporal, log }, 0);
+  const api = await listen({ config, db, temporal, log, keyRing: testKeyRing() }, 0);
 
   return {
     url: api.url,
