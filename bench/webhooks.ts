@@ -1,7 +1,7 @@
 // Benchmark: 1,000 events delivered to a local receiver through the real pipeline — event recorded
 // in PostgreSQL, dispatched (delivery rows and one workflow each), signed, POSTed. Prints the time
 // from an event being recorded to its receipt (p50, p95) and deliveries per second.
-//   node bench/webhooks.ts [--events 1000] [--parallel 20]
+//   node bench/webhooks.ts [--events 1000] [--parallel 20] [--rate 0]   (--rate N: record N events per second; 0: as fast as possible)
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -12,7 +12,8 @@ import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/hel
 import { startReceiver } from '../test/helpers/receiver.ts';
 import { startStack, testKeyRing } from '../test/helpers/stack.ts';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '1000' }, parallel: { type: 'string', default: '20' } } });
+const { values } = parseArgs({ options: { events: { type: 'string', default: '1000' }, parallel: { type: 'string', default: '20' }, rate: { type: 'string', default: '0' } } });
+const RATE = Number(values.rate);
 const EVENTS = Number(values.events);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -40,6 +41,10 @@ try {
     Array.from({ length: Number(values.parallel) }, async () => {
       while (next < EVENTS) {
         const i = next++;
+        if (RATE > 0) {
+          const due = started + (i * 1000) / RATE;
+          if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+        }
         const id = randomUUID();
         const body = JSON.stringify({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id, message: 'bench', entityId: randomUUID(), timestamp: new Date().toISOString(), status: 'APPROVED', n: i } });
         await stack.db.query('INSERT INTO events (id, business_id, event_name, event_type, payload, body, source_key) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
@@ -56,7 +61,7 @@ try {
   const first = Math.min(...recordedAt.values());
   const last = Math.max(...receiver.received.map((r) => r.at));
   const unique = new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.eventId)).size;
-  process.stdout.write(`\nwebhooks: ${EVENTS} events recorded and dispatched ${values.parallel} at a time (${(recorded / 1000).toFixed(1)} s), ${os.cpus().length} cores\n`);
+  process.stdout.write(`\nwebhooks: ${EVENTS} events recorded and dispatched ${RATE > 0 ? `at ${RATE}/s` : `${values.parallel} at a time, as fast as possible`} (${(recorded / 1000).toFixed(1)} s), ${os.cpus().length} cores\n`);
   console.table([
     {
       'record → receipt p50 (ms)': pct(latencies, 50),
