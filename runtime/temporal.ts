@@ -23,6 +23,8 @@ function installRuntime(log: Logger) {
   const at = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error') => (message: string, meta?: Record<string, unknown>) =>
     log[level]({ ...meta, component: 'temporal' }, message);
   Runtime.install({
+    // Core (Rust) logs are forwarded too, so every line is JSON through pino.
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
     logger: {
       log: (level, message, meta) => at(level.toLowerCase() as 'info')(message, meta),
       trace: at('trace'),

@@ -124,7 +124,11 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
           throw uploadError(err.kind === 'tooLarge' ? 'batchFileTooLarge' : 'batchInvalidData', err.message, 'file', err.issues.length ? { details: err.issues } : {});
         }
         const duplicate = await findBatchByContent(db, business.id, file.sha256);
-        if (duplicate) throw uploadError('batchDuplicateContent', `A file with the same content was already uploaded as batch ${duplicate.id}.`, 'file', { batchId: duplicate.id });
+        if (duplicate) {
+          // The same key may have been stored by a concurrent request meanwhile: that is a replay.
+          if (duplicate.idempotencyKey === key) return replay(duplicate, file.sha256);
+          throw uploadError('batchDuplicateContent', `A file with the same content was already uploaded as batch ${duplicate.id}.`, 'file', { batchId: duplicate.id });
+        }
 
         let batch: Batch;
         try {
@@ -132,7 +136,11 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
         } catch (err) {
           // Another request with the same key or file won the race: answer as if we came second.
           if (isUniqueViolation(err, 'import_batches_idempotency_key')) return replay((await findBatchByKey(db, business.id, key))!, file.sha256);
-          if (isUniqueViolation(err, 'import_batches_content_key')) throw uploadError('batchDuplicateContent', 'A file with the same content was already uploaded.', 'file');
+          if (isUniqueViolation(err, 'import_batches_content_key')) {
+            const winner = await findBatchByContent(db, business.id, file.sha256);
+            if (winner?.idempotencyKey === key) return replay(winner, file.sha256);
+            throw uploadError('batchDuplicateContent', 'A file with the same content was already uploaded.', 'file');
+          }
           throw err;
         }
         await startRun(batch.id, batch.run);

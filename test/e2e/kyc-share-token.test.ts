@@ -123,7 +123,8 @@ describe('kyc-share-token', () => {
     const limitedBefore = w.sim.state.stats.rateLimited;
     const { file, rows, out } = await input(8);
     // the admin call above does not count against the limit; the CLI's own calls do
-    const res = await run('cli/kyc-share-token.ts', ['--input', file, '--for-client-id', 'vouch', '--rate', '20'], env());
+    // generous retries: this test is about waiting out 429s, not about giving up
+    const res = await run('cli/kyc-share-token.ts', ['--input', file, '--for-client-id', 'vouch', '--rate', '20', '--retries', '30'], env());
     assert.equal(res.code, 0, res.stderr);
     assert.ok(w.sim.state.stats.rateLimited > limitedBefore, 'the simulator did answer 429');
     assert.doesNotMatch(res.stderr, / 0 retries/);
