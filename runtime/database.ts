@@ -18,7 +18,10 @@ export async function openDatabase(config: Config, options: { serveEmbedded?: bo
       url = embedded.url;
     }
   }
-  const db = connectDb(url, embedded || !config.database.url ? Math.min(config.database.poolSize, 5) : config.database.poolSize);
+  // PGlite is one database session: its socket server multiplexes connections, but interleaved
+  // extended-protocol messages of concurrent connections can mismatch (seen as 08P01 errors and
+  // wrong rows under load). One connection per process keeps every statement whole.
+  const db = connectDb(url, config.database.url ? config.database.poolSize : 1);
   await migrate(db);
   return {
     db,
