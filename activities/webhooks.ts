@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
 import { signingKeyAt, signWebhookBody, type SigningKey } from '../domain/webhook-signature.ts';
 import { DELIVERY_TIMEOUT_MS } from '../domain/webhooks.ts';
+import { startOnce } from '../runtime/temporal.ts';
 import type { Db } from '../store/db.ts';
 import { deliveryTarget, dispatchEvent, recordAttempt, setDeliveryStatus, undispatchedEvents } from '../store/webhooks.ts';
 import { webhookWorkflowId, type WebhookDeliveryInput } from '../workflows/definitions.ts';
@@ -45,11 +46,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
     for (const d of await dispatchEvent(db, eventId)) {
       if (d.status !== 'pending') continue;
       const input: WebhookDeliveryInput = { deliveryId: d.deliveryId };
-      await deps.temporal.workflow
-        .start('webhookDeliveryWorkflow', { taskQueue: deps.webhookTaskQueue, workflowId: webhookWorkflowId(d.deliveryId, d.run), args: [input] })
-        .catch((err: Error) => {
-          if (err.name !== 'WorkflowExecutionAlreadyStartedError') throw err;
-        });
+      await startOnce(deps.temporal, 'webhookDeliveryWorkflow', { taskQueue: deps.webhookTaskQueue, workflowId: webhookWorkflowId(d.deliveryId, d.run), args: [input] });
     }
   }
 

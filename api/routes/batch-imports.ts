@@ -1,13 +1,14 @@
 // Token-sharing batch imports (interface 2.3, 2.4, 3.1, 4.1): upload, status, cancel, retry of
 // failed rows, and the failed rows as CSV. The upload validates and stores everything in one go,
 // then starts the batch's workflow; the workflow does the rest.
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { MAX_FILE_BYTES, parseBatchCsv, UploadRejected } from '../../domain/batch-csv.ts';
 import { csvLine } from '../../domain/csv.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { batchIdParams, batchStatusSchema, batchUploadResponse, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY } from '../../domain/token-sharing.ts';
 import type { Config } from '../../runtime/config.ts';
+import { startOnce } from '../../runtime/temporal.ts';
 import {
   batchStatusRecord,
   createBatch,
@@ -49,11 +50,7 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
       pageSize: config.temporal.batchPageSize,
       providerRetry: { maximumAttempts: config.temporal.batchProviderMaxAttempts, initialIntervalMs: config.temporal.batchProviderRetryInitialMs },
     };
-    try {
-      await temporal.workflow.start('batchImportWorkflow', { taskQueue: config.temporal.taskQueue, workflowId: batchWorkflowId(batchId, run), args: [input] });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
+    await startOnce(temporal, 'batchImportWorkflow', { taskQueue: config.temporal.taskQueue, workflowId: batchWorkflowId(batchId, run), args: [input] });
   }
 
   const uploadReply = (b: Batch) => ({

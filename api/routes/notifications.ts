@@ -1,12 +1,13 @@
 // Webhook subscriptions (interface 2.6 and 4.2), the delivery log, redelivery, and the public keys
 // that verify our signatures.
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { ApiError } from '../../domain/errors.ts';
 import { pageMeta, pageMetaSchema, paginationQuery } from '../../domain/pagination.ts';
 import { publicKeyOf, type SigningKey } from '../../domain/webhook-signature.ts';
 import { MAX_SUBSCRIPTIONS, notificationIdParams, subscriptionBody, subscriptionSchema } from '../../domain/webhooks.ts';
 import type { Config } from '../../runtime/config.ts';
+import { startOnce } from '../../runtime/temporal.ts';
 import type { Db } from '../../store/db.ts';
 import {
   createSubscription,
@@ -55,9 +56,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
   async function startDeliveries(runs: { deliveryId: string; run: number }[]) {
     for (const { deliveryId, run } of runs) {
       const input: WebhookDeliveryInput = { deliveryId };
-      await temporal.workflow.start('webhookDeliveryWorkflow', { taskQueue: config.webhooks.taskQueue, workflowId: webhookWorkflowId(deliveryId, run), args: [input] }).catch((err) => {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      });
+      await startOnce(temporal, 'webhookDeliveryWorkflow', { taskQueue: config.webhooks.taskQueue, workflowId: webhookWorkflowId(deliveryId, run), args: [input] });
     }
   }
 
