@@ -2,7 +2,11 @@
 // Prints JSON on stdout. Uses DATABASE_URL, else the embedded database under DATA_DIR (the one
 // `npm start` serves, when it runs).
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../runtime/config.ts';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { publicKeyOf } from '../domain/webhook-signature.ts';
+import { ConfigError, loadConfig } from '../runtime/config.ts';
+import { generateDevKeyRing, loadWebhookKeyRing } from '../runtime/webhook-keys.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createBusiness, findBusiness, insertApiKey, revokeApiKey } from '../store/businesses.ts';
 
@@ -10,6 +14,8 @@ const usage = `usage:
   vouch business create --name NAME [--bin-sponsored]   create a business and its first API key
   vouch key create --business BUSINESS_ID               add an API key to a business
   vouch key revoke --business BUSINESS_ID --key KEY_ID  revoke an API key
+  vouch webhook-keys generate                           make the webhook signing key ring (WEBHOOK_SIGNING_KEYS_FILE)
+                                                        unless it exists, and print its public keys
 API keys are printed once and stored only as hashes.`;
 
 class UsageError extends Error {}
@@ -31,6 +37,19 @@ async function main(argv: string[]): Promise<unknown> {
   const command = positionals.join(' ');
   if (values.help || !command) throw new UsageError(usage);
   const config = loadConfig();
+  if (command === 'webhook-keys generate') {
+    const file = config.webhooks.signingKeysFile ?? path.join(config.dataDir, 'webhook-signing-keys.json');
+    let ring;
+    try {
+      ring = await loadWebhookKeyRing({ ...config, webhooks: { ...config.webhooks, signingKeysJson: undefined, signingKeysFile: file } });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      ring = generateDevKeyRing(config.environment);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, JSON.stringify(ring, null, 2), { mode: 0o600 });
+    }
+    return { file, keys: ring.map(publicKeyOf) };
+  }
   const validate = () => {
     if (command === 'business create') {
       const name = values.name?.trim();

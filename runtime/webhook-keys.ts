@@ -28,6 +28,7 @@ function parseRing(json: string, where: string): SigningKey[] {
   return ring as SigningKey[];
 }
 
+/** A ring in the interface's pattern (two keys per window); used for the sandbox and by `vouch webhook-keys generate`. */
 export function generateDevKeyRing(environment: string): SigningKey[] {
   return DEV_WINDOWS.map((w, i) => ({
     keyId: `${environment}-${w.validFrom.slice(0, 7)}-${i % 2 === 0 ? 'a' : 'b'}-${randomBytes(3).toString('hex')}`,
