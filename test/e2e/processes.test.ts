@@ -1,6 +1,9 @@
 // The production entry points as separate processes, and the admin CLI, against the run's
 // PostgreSQL and Temporal.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import { connectDb, type Db } from '../../store/db.ts';
@@ -47,6 +50,23 @@ describe('admin CLI', () => {
     const revoked = await run('cli/vouch.ts', ['key', 'revoke', '--business', created.businessId, '--key', added.keyId], env());
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.equal((await db.query('SELECT 1 FROM api_keys WHERE business_id = $1 AND revoked_at IS NULL', [created.businessId])).length, 1);
+  });
+
+  it('makes the webhook key ring once, and prints only its public keys', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vouch-keys-'));
+    try {
+      const keyEnv = { ...env(), VOUCH_ENVIRONMENT: 'production', WEBHOOK_SIGNING_KEYS_FILE: path.join(dir, 'ring.json') };
+      const first = await run('cli/vouch.ts', ['webhook-keys', 'generate'], keyEnv);
+      assert.equal(first.code, 0, first.stderr);
+      assert.doesNotMatch(first.stdout, /PRIVATE KEY/);
+      const again = await run('cli/vouch.ts', ['webhook-keys', 'generate'], keyEnv);
+      const ids = (out: string) => JSON.parse(out).keys.map((k: { keyId: string }) => k.keyId);
+      assert.deepEqual(ids(again.stdout), ids(first.stdout), 'an existing ring is kept');
+      assert.equal(ids(first.stdout).length, 4);
+      assert.equal((await stat(path.join(dir, 'ring.json'))).mode & 0o777, 0o600);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   for (const [args, message] of [
