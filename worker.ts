@@ -22,15 +22,19 @@ export type Workers = {
   shutdown(): Promise<void>;
 };
 
+/** Bundles the workflow code (webpack); only warnings and errors are printed. */
+export async function bundleWorkflows(): Promise<string> {
+  const quiet = () => {};
+  const loud = (message: string) => process.stderr.write(`${message}\n`);
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: loud, error: loud } });
+  return code;
+}
+
 /** Workflow code: the prebuilt bundle when present (production), else bundled from source once. */
 export async function workflowBundle(config: Config): Promise<{ codePath: string } | { code: string }> {
   if (existsSync(config.temporal.workflowBundlePath)) return { codePath: config.temporal.workflowBundlePath };
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
-  return { code };
+  return { code: await bundleWorkflows() };
 }
-
-const noop = () => {};
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 
 /**
  * Three workers share one connection and one workflow bundle:

@@ -7,7 +7,6 @@ import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
-import { createProviderActivities as createProviderCalls } from './provider.ts';
 import { createShareActivities } from './share.ts';
 import { createWebhookActivities } from './webhooks.ts';
 
@@ -46,7 +45,6 @@ export function createActivities(deps: ActivityDeps) {
 export function createProviderActivities(deps: ActivityDeps) {
   const s = shares(deps);
   return {
-    ...createProviderCalls(deps),
     processShare: s.processShare,
     recoverShare: s.recoverShare,
   };

@@ -10,6 +10,7 @@
 import { parseArgs } from 'node:util';
 import os from 'node:os';
 import { createSumsubClient } from '../provider/sumsub/client.ts';
+import { connectDb } from '../store/db.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload } from '../test/helpers/imports.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
@@ -23,6 +24,9 @@ const say = (s: string) => process.stdout.write(`${s}\n`);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? DEFAULT_POSTGRES_URL, 'vouch_bench');
+const versionDb = connectDb(database.url, 1);
+const [{ server_version: pgVersion }] = (await versionDb.query<{ server_version: string }>('SHOW server_version')) as [{ server_version: string }];
+await versionDb.close();
 const temporal = await startTemporal();
 process.env.TEST_DATABASE_URL = database.url;
 process.env.TEMPORAL_ADDRESS = temporal.address;
@@ -144,5 +148,5 @@ try {
   await database.drop();
 }
 
-say(`\ntoken-sharing imports on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Temporal dev server, PostgreSQL ${'15'}, simulator over HTTP`);
+say(`\ntoken-sharing imports on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Temporal dev server, PostgreSQL ${pgVersion}, simulator over HTTP`);
 console.table(figures);

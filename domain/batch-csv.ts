@@ -1,15 +1,14 @@
 // The batch upload's CSV rules (interface 2.4 and 8), in one place: encoding, header, row count and
 // every per-row rule. Rows are numbered as a spreadsheet shows them: the header is row 1.
 import { parse } from 'csv-parse/sync';
+import { MAX_EXTERNAL_ID } from './entity.ts';
+import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, MAX_SHARE_TOKEN } from './share-fields.ts';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_ROWS = 5000;
 export const REQUIRED_COLUMNS = ['externalId', 'shareToken'] as const;
 export const OPTIONAL_COLUMNS = ['applicantLevel', 'cardProcessorPublicToken'] as const;
-export const CARD_PROCESSOR_TOKEN = /^\d{9}$/;
 const LEVEL_NAME = /^[A-Za-z0-9 _.-]{1,100}$/;
-const MAX_EXTERNAL_ID = 255;
-const MAX_SHARE_TOKEN = 2048;
 const LISTED_IN_MESSAGE = 20;
 const MAX_DETAILS = 500;
 
@@ -86,7 +85,7 @@ export function parseBatchCsv(bytes: Uint8Array, options: { binSponsored: boolea
     else if (shareToken.length > MAX_SHARE_TOKEN) issue('shareToken', `is longer than ${MAX_SHARE_TOKEN} characters`);
     if (applicantLevel && !LEVEL_NAME.test(applicantLevel)) issue('applicantLevel', 'must be 1 to 100 letters, digits, spaces, dots, dashes or underscores');
     if (!cpt && options.binSponsored) issue('cardProcessorPublicToken', 'is required for BIN-sponsored programs');
-    else if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) issue('cardProcessorPublicToken', 'must be exactly 9 digits (the public token, not a card number)');
+    else if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) issue('cardProcessorPublicToken', CARD_PROCESSOR_TOKEN_RULE);
     for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken], ['cardProcessorPublicToken', cpt]] as const) {
       if (!v) continue;
       const first = seen[field].get(v);

@@ -27,6 +27,8 @@ export type Feature = {
   requirements: { requirementSlug: string; requirementLevel: RequirementLevel }[];
 };
 
+import { CARD_PROCESSOR_TOKEN } from './share-fields.ts';
+
 const req = (r: Requirement) => r;
 
 export const requirements: readonly Requirement[] = [
@@ -40,7 +42,7 @@ export const requirements: readonly Requirement[] = [
     valueType: 'STRING',
     associatedEntity: 'INDIVIDUAL',
     submittedVia: 'entity-create',
-    pattern: { regex: /^\d{9}$/, description: 'exactly 9 digits' },
+    pattern: { regex: CARD_PROCESSOR_TOKEN, description: 'exactly 9 digits' },
   }),
   req({ id: 'e0871610-2bc3-4d25-956f-eb45220a8ea9', slug: 'kyb-legal-name', name: 'Legal name', valueType: 'STRING', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
   req({ id: '41d14a8e-25d3-47c9-b674-355a39974d89', slug: 'kyb-registration-number', name: 'Company registration number', valueType: 'STRING', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),

@@ -1,6 +1,7 @@
 // Token-sharing request rules (interface 2.5 and 4.1) shared by validation and documentation.
 import { z } from 'zod';
-import { CARD_PROCESSOR_TOKEN } from './batch-csv.ts';
+import { MAX_EXTERNAL_ID } from './entity.ts';
+import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, MAX_SHARE_TOKEN } from './share-fields.ts';
 
 /** Values accepted in `X-Provider` for imports (compared case-insensitively). */
 export const IMPORT_PROVIDERS = ['sumsub'] as const;
@@ -11,9 +12,9 @@ export const MAX_IDEMPOTENCY_KEY = 255;
 
 export const syncImportBody = z
   .object({
-    externalId: z.string().min(1, 'externalId must not be empty').max(255, 'externalId is at most 255 characters'),
-    shareToken: z.string().min(1, 'shareToken must not be empty').max(2048, 'shareToken is at most 2048 characters'),
-    cardProcessorPublicToken: z.string().regex(CARD_PROCESSOR_TOKEN, 'cardProcessorPublicToken must be exactly 9 digits (the public token, not a card number)').optional(),
+    externalId: z.string().min(1, 'externalId must not be empty').max(MAX_EXTERNAL_ID, `externalId is at most ${MAX_EXTERNAL_ID} characters`),
+    shareToken: z.string().min(1, 'shareToken must not be empty').max(MAX_SHARE_TOKEN, `shareToken is at most ${MAX_SHARE_TOKEN} characters`),
+    cardProcessorPublicToken: z.string().regex(CARD_PROCESSOR_TOKEN, `cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}`).optional(),
   })
   .strict();
 

@@ -25,7 +25,6 @@ export async function startTemporalDevServer(options: {
   }
   if (options.headless || options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
-  // Search attributes the workflows index on (workflows/definitions.ts) are registered here too.
   const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: false });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {

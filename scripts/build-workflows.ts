@@ -2,14 +2,11 @@
 // default dist/workflow-bundle.js). Workers load the bundle when it exists instead of bundling at start.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { loadConfig } from '../runtime/config.ts';
-import { workflowsPath } from '../worker.ts';
+import { bundleWorkflows } from '../worker.ts';
 
 const target = loadConfig().temporal.workflowBundlePath;
-const quiet = () => {};
-const loud = (message: string) => process.stderr.write(`${message}\n`);
-const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: loud, error: loud } });
+const code = await bundleWorkflows();
 await mkdir(path.dirname(target), { recursive: true });
 await writeFile(target, code);
 process.stdout.write(`workflow bundle written to ${path.relative(process.cwd(), target)} (${(code.length / 1024).toFixed(0)} KiB)\n`);

@@ -6,8 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowsPath } from '../worker.ts';
+import { bundleWorkflows } from '../worker.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from './helpers/infra.ts';
 
 const say = (s: string) => process.stdout.write(`[test] ${s}\n`);
@@ -24,11 +23,11 @@ async function main(): Promise<number> {
 
     const [temporal, bundle] = await Promise.all([
       startTemporal(),
-      bundleWorkflowCode({ workflowsPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }),
+      bundleWorkflows(),
     ]);
     cleanups.push(() => temporal.stop());
     const bundlePath = path.join(tmp, 'workflow-bundle.js');
-    await writeFile(bundlePath, bundle.code);
+    await writeFile(bundlePath, bundle);
     say(`PostgreSQL database ready, Temporal dev server at ${temporal.address}, workflows bundled (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 
     const args = ['--test', '--test-concurrency=3', '--test-timeout=300000', ...(files.length ? files : ['test/**/*.test.ts'])];

@@ -27,6 +27,9 @@ export type SyncImportInput = { requestId: string };
 
 export type SyncImportResult = { outcome: 'succeeded' } | { outcome: 'failed'; category: string };
 
+/** ApplicationFailure types of provider failures are this prefix and the kind (provider/errors.ts). */
+export const PROVIDER_FAILURE_PREFIX = 'Provider.';
+
 /** ApplicationFailure type of a failure that stops a whole run (our provider credentials refused). */
 export const RUN_LEVEL_FAILURE = 'RunLevel';
 

@@ -5,14 +5,14 @@ import type { GeneralActivities, ProviderActivities } from '../activities/index.
 import type { ShareOutcome } from '../activities/share.ts';
 import { categoryOfProviderKind } from '../domain/import-errors.ts';
 import type { ShareRef } from '../store/share-records.ts';
-import { RUN_LEVEL_FAILURE } from './definitions.ts';
+import { PROVIDER_FAILURE_PREFIX, RUN_LEVEL_FAILURE } from './definitions.ts';
 
 export type ShareSteps = Pick<GeneralActivities, 'failShare'> & Pick<ProviderActivities, 'processShare' | 'recoverShare'>;
 
 /** The provider failure kind behind an activity failure (`unavailable` for timeouts and the rest). */
 function providerKind(err: ActivityFailure): string {
   const cause = err.cause;
-  return cause instanceof ApplicationFailure && cause.type?.startsWith('Provider.') ? cause.type.slice('Provider.'.length) : 'unavailable';
+  return cause instanceof ApplicationFailure && cause.type?.startsWith(PROVIDER_FAILURE_PREFIX) ? cause.type.slice(PROVIDER_FAILURE_PREFIX.length) : 'unavailable';
 }
 
 export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exclude<ShareOutcome, { outcome: 'token_used' }>> {

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { createProviderActivities } from '../../activities/provider.ts';
+import { once } from '../../activities/provider.ts';
+import type { IdentityProvider, ImportApplicantInput } from '../../provider/types.ts';
 import { ProviderError, type ProviderErrorKind } from '../../provider/errors.ts';
 import { signRequest, webhookDigest } from '../../provider/sumsub/signing.ts';
 import { startSimWorld, type SimWorld } from '../helpers/sim.ts';
@@ -259,8 +260,12 @@ describe('Sumsub client against the simulator', () => {
     });
   });
 
-  describe('provider activities', () => {
+  describe('provider requests inside activities', () => {
     const env = () => new MockActivityEnvironment();
+    // an activity's provider request, as processShare and recoverShare make them
+    const createProviderActivities = ({ provider }: { provider: IdentityProvider }) => ({
+      importApplicant: (input: ImportApplicantInput) => once(() => provider.importApplicant(input)),
+    });
     const activities = () => createProviderActivities({ provider: w.recipientApi });
 
     it('returns the imported applicant', async () => {
