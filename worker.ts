@@ -1,8 +1,8 @@
 // The worker process: polls the general task queue (workflows and database activities), the
-// provider task queue (activities that call the identity provider, rate-limited fleet-wide by the
-// Temporal server through maxTaskQueueActivitiesPerSecond) and the sync task queue (sync imports,
-// kept apart from batch backlogs). Run alone with `npm run start:worker`; `npm start` runs the same
-// workers in its all-in-one process.
+// provider task queue (activities that call the identity provider, batches and sync imports alike,
+// rate-limited fleet-wide by the Temporal server through maxTaskQueueActivitiesPerSecond), the sync
+// task queue (sync-import workflows, kept apart from batch backlogs) and the webhook task queue.
+// Run alone with `npm run start:worker`; `npm start` runs the same workers in its all-in-one process.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
@@ -10,6 +10,7 @@ import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/w
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
+import { createStarters } from './runtime/starters.ts';
 import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_SCHEDULE_ID } from './workflows/definitions.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
@@ -37,23 +38,17 @@ export async function workflowBundle(config: Config): Promise<{ codePath: string
 }
 
 /**
- * Three workers share one connection and one workflow bundle:
+ * Four workers share one connection and one workflow bundle:
  * - general queue: batch and housekeeping workflows, and the database activities;
- * - provider queue: provider activities of batches, at most PROVIDER_RATE_LIMIT_PER_SECOND across the fleet;
- * - sync queue: sync-import workflows with all their activities, so a waiting caller never queues behind a batch;
- * - webhook queue: delivery workflows and their HTTP attempts, apart from imports.
+ * - provider queue: every provider call (batch rows and sync imports, sync first), at most
+ *   PROVIDER_RATE_LIMIT_PER_SECOND across the fleet;
+ * - sync queue: sync-import workflows and their database steps, so a waiting caller never queues behind a batch;
+ * - webhook queue: the dispatcher and the retry workflows of deliveries, apart from imports.
+ * The webhook dispatcher workflow is started (if it is not running) before they poll.
  */
-export async function createWorkers(
-  config: Config,
-  connection: NativeConnection,
-  base: Omit<ActivityDeps, 'defaultLevel' | 'webhookTaskQueue' | 'allowInsecureUrls'>,
-): Promise<Workers> {
-  const deps: ActivityDeps = {
-    ...base,
-    defaultLevel: config.provider.defaultLevel,
-    webhookTaskQueue: config.webhooks.taskQueue,
-    allowInsecureUrls: config.webhooks.allowInsecureUrls,
-  };
+export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'config' | 'start'>): Promise<Workers> {
+  const start = createStarters(base.temporal, config);
+  const deps: ActivityDeps = { ...base, config, start };
   const t = config.temporal;
   const bundle = await workflowBundle(config);
   const common = { connection, namespace: t.namespace };
@@ -64,13 +59,18 @@ export async function createWorkers(
     activities: createProviderActivities(deps),
     maxTaskQueueActivitiesPerSecond: t.providerRateLimitPerSecond,
   });
-  const sync = await Worker.create({
+  const sync = await Worker.create({ ...common, taskQueue: t.syncTaskQueue, workflowBundle: bundle, activities: createActivities(deps) });
+  const webhooks = await Worker.create({
     ...common,
-    taskQueue: t.syncTaskQueue,
+    taskQueue: config.webhooks.taskQueue,
     workflowBundle: bundle,
-    activities: { ...createActivities(deps), ...createProviderActivities(deps) },
+    activities: createWebhookQueueActivities(deps),
+    // room for the long-lived dispatcher activities besides the retry attempts
+    maxConcurrentActivityTaskExecutions: 100 + config.webhooks.dispatchers,
+    // shutdownGraceTime stays 0: a dispatcher is canceled at once, finishes its requests in flight
+    // (5 s at most), records them and returns
   });
-  const webhooks = await Worker.create({ ...common, taskQueue: config.webhooks.taskQueue, workflowBundle: bundle, activities: createWebhookQueueActivities(deps) });
+  await start.webhookDispatcher();
   const workers = [general, provider, sync, webhooks];
   let running: Promise<void> | undefined;
   return {

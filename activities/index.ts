@@ -4,56 +4,56 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { IdentityProvider } from '../provider/types.ts';
+import type { Config } from '../runtime/config.ts';
 import type { Db } from '../store/db.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
+import { createReconcileActivities, type ReconcileDeps } from './reconcile.ts';
 import { createShareActivities } from './share.ts';
 import { createWebhookActivities } from './webhooks.ts';
+import { createWebhookSender } from './webhook-send.ts';
 
 export type ActivityDeps = {
   db: Db;
   log: Logger;
   provider: IdentityProvider;
-  defaultLevel: string;
-  /** Activities start delivery workflows. */
+  config: Config;
+  /** The reconciler describes workflows. */
   temporal: Client;
+  /** Idempotent workflow starts (runtime/starters.ts): activities never name workflow code themselves. */
+  start: ReconcileDeps['start'];
   keyRing: readonly SigningKey[];
-  webhookTaskQueue: string;
-  allowInsecureUrls: boolean;
 };
 
-function shares(deps: ActivityDeps) {
-  const webhooks = createWebhookActivities(deps);
-  return createShareActivities({ ...deps, dispatchEvent: webhooks.dispatchEvent });
-}
-
-/** Activities of the general task queue (database work, housekeeping). */
+/** Activities of the general task queue (database work, housekeeping, the reconciler). */
 export function createActivities(deps: ActivityDeps) {
-  const webhooks = createWebhookActivities(deps);
   return {
     ...createHousekeepingActivities(deps),
+    ...createReconcileActivities(deps),
     ...createBatchActivities(deps),
-    failShare: shares(deps).failShare,
-    dispatchStragglers: webhooks.dispatchStragglers,
+    failShare: createShareActivities({ ...deps, defaultLevel: deps.config.provider.defaultLevel }).failShare,
   };
 }
 
 /**
- * Activities that call the identity provider. Batch work runs them on the provider task queue,
- * whose workers share the fleet-wide rate limit; one attempt makes at most one provider request.
+ * Activities that call the identity provider, on the provider task queue whose workers share the
+ * fleet-wide rate limit (batches and sync imports alike); one attempt makes at most one provider request.
  */
 export function createProviderActivities(deps: ActivityDeps) {
-  const s = shares(deps);
-  return {
-    processShare: s.processShare,
-    recoverShare: s.recoverShare,
-  };
+  const s = createShareActivities({ ...deps, defaultLevel: deps.config.provider.defaultLevel });
+  return { processShare: s.processShare, recoverShare: s.recoverShare };
 }
 
-/** Activities of the webhook task queue: one HTTP delivery attempt each. */
+/** Activities of the webhook task queue: the dispatcher, and the attempts of retry workflows. */
 export function createWebhookQueueActivities(deps: ActivityDeps) {
-  const { deliverWebhook, giveUpDelivery } = createWebhookActivities(deps);
-  return { deliverWebhook, giveUpDelivery };
+  const w = deps.config.webhooks;
+  return createWebhookActivities({
+    db: deps.db,
+    log: deps.log,
+    send: createWebhookSender({ keyRing: deps.keyRing, allowInsecureUrls: w.allowInsecureUrls }),
+    dispatcher: { maxInFlight: w.maxInFlight, perSubscription: w.maxInFlightPerSubscription, leaseMs: 30_000, pollMs: w.pollMs },
+    startRetry: (deliveryId, run) => deps.start.deliveryRetry(deliveryId, run),
+  });
 }
 
 export type GeneralActivities = ReturnType<typeof createActivities>;

@@ -3,31 +3,42 @@
 // with the share token (the one provider request), decide, onboard — and every part of it is
 // idempotent (store/share-records.ts), so Temporal may retry it at any point. The workflow passes
 // only a reference to the record: share tokens and identity data stay in PostgreSQL, out of
-// workflow histories.
+// workflow histories. The decision's webhook deliveries are created with it (store/events.ts) and
+// sent by the dispatcher, so no webhook work happens inside the rate-limited provider activity.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { recordError, categoryOfProviderKind, type ImportErrorCategory } from '../domain/import-errors.ts';
 import { decide } from '../domain/reliance.ts';
 import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
-import { completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRef } from '../store/share-records.ts';
+import { completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord, type ShareRef } from '../store/share-records.ts';
+import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../workflows/definitions.ts';
 import { once, toActivityFailure } from './provider.ts';
 
 export type ShareDeps = {
   db: Db;
   provider: IdentityProvider;
   defaultLevel: string;
-  /** Starts the webhook deliveries of a recorded event (idempotent). */
-  dispatchEvent(eventId: string): Promise<void>;
 };
 
 export type ShareOutcome =
+  /** Onboarded — now, or by an earlier attempt whose answer was lost (the stored outcome). */
   | { outcome: 'succeeded' }
-  /** The record had already finished (a retried or repeated run). */
-  | { outcome: 'done' }
   | { outcome: 'failed'; category: ImportErrorCategory }
+  /** The batch was canceled (or failed) before this row started: left unprocessed. */
+  | { outcome: 'skipped' }
   /** The provider says the token was used; recoverShare finds out whether by us. */
   | { outcome: 'token_used' };
+
+/** The outcome a finished record stored, so a retried or repeated attempt answers the same. */
+function storedOutcome(rec: ShareRecord): ShareOutcome {
+  if (rec.status === 'succeeded') return { outcome: 'succeeded' };
+  return { outcome: 'failed', category: rec.errorCategory ?? 'PROVIDER_REJECTED_REQUEST' };
+}
+
+const stopped = (rec: ShareRecord) => rec.batchStatus === 'canceled' || rec.batchStatus === 'failed';
 
 export function createShareActivities(deps: ShareDeps) {
   const { db, provider } = deps;
@@ -41,9 +52,7 @@ export function createShareActivities(deps: ShareDeps) {
     if (applicant) await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
     const done = await completeRecord(db, ref, provider.name, new Date());
     if (done.outcome === 'failed') return { outcome: 'failed', category: done.error.category };
-    if (done.outcome === 'already-done') return { outcome: 'done' };
-    // An interruption right here leaves the event undispatched; housekeeping picks it up within a minute.
-    await deps.dispatchEvent(done.eventId);
+    if (done.outcome === 'already-done') return storedOutcome(await loadShareRecord(db, ref));
     return { outcome: 'succeeded' };
   };
 
@@ -51,7 +60,9 @@ export function createShareActivities(deps: ShareDeps) {
     /** Provider queue: at most one provider request per attempt. */
     async processShare(ref: ShareRef): Promise<ShareOutcome> {
       const rec = await loadShareRecord(db, ref);
-      if (rec.status !== 'pending') return { outcome: 'done' };
+      if (rec.status !== 'pending') return storedOutcome(rec);
+      // A canceled batch starts no more rows, even if the cancel never reached its workflow.
+      if (stopped(rec) && !rec.applicantId) return { outcome: 'skipped' };
       const entityId = rec.entityId ?? (await resolveEntityRef(db, rec.businessId, rec.externalId));
       if (!entityId) return fail(ref, 'ENTITY_NOT_FOUND');
       if (rec.cardProcessorPublicToken) {
@@ -78,14 +89,20 @@ export function createShareActivities(deps: ShareDeps) {
     /**
      * Provider queue: after "token already used". If an earlier attempt of ours used the token and
      * its answer was lost (worker killed, timeout), the applicant exists under our externalUserId:
-     * then the record succeeds. Otherwise someone else used the token.
+     * then the record succeeds. The provider may not list a just-imported applicant at once, so a
+     * miss is retried (RECOVER_LOOKUP_MAX_ATTEMPTS lookups with backoff, about 30 s) before we
+     * conclude that someone else used the token.
      */
     async recoverShare(ref: ShareRef): Promise<ShareOutcome> {
       const rec = await loadShareRecord(db, ref);
-      if (rec.status !== 'pending') return { outcome: 'done' };
+      if (rec.status !== 'pending') return storedOutcome(rec);
       if (rec.applicantId) return onboard(ref, null);
       const applicant = await once(() => provider.findApplicantByExternalUserId(shareRefKey(ref)));
-      return applicant ? onboard(ref, applicant) : fail(ref, 'TOKEN_ALREADY_USED');
+      if (applicant) return onboard(ref, applicant);
+      if (Context.current().info.attempt < RECOVER_LOOKUP_MAX_ATTEMPTS) {
+        throw ApplicationFailure.create({ type: LOOKUP_PENDING_FAILURE, message: 'the applicant imported with this token is not listed yet; looking again' });
+      }
+      return fail(ref, 'TOKEN_ALREADY_USED');
     },
 
     /** General queue: a record whose provider call kept failing until the retries ran out. */

@@ -1,119 +1,68 @@
-// Webhook delivery: one signed HTTP POST per attempt, logged. The workflow owns the retry schedule;
-// an attempt's outcome is a value, not a thrown error (only infrastructure failures throw).
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
-import type { Client } from '@temporalio/client';
-import got, { RequestError } from 'got';
+// Webhook activities of the webhook task queue: the dispatcher (first attempts and redeliveries,
+// many per activity) and the two steps of a delivery's retry workflow. An attempt's HTTP outcome is
+// a value, never a thrown error: only our own infrastructure failures throw (and are retried).
+import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
-import { signingKeyAt, signWebhookBody, type SigningKey } from '../domain/webhook-signature.ts';
-import { DELIVERY_TIMEOUT_MS } from '../domain/webhooks.ts';
-import { startOnce } from '../runtime/temporal.ts';
 import type { Db } from '../store/db.ts';
-import { deliveryTarget, dispatchEvent, recordAttempt, setDeliveryStatus, undispatchedEvents } from '../store/webhooks.ts';
-import { webhookWorkflowId, type WebhookDeliveryInput } from '../workflows/definitions.ts';
+import { cancelDeliveries, deliveryTarget, recordAttempts, waitingDeliveryDueIn } from '../store/webhooks.ts';
+import { createWebhookDispatcher, type DispatcherSettings, type DispatchStats } from './webhook-dispatcher.ts';
+import { attemptRecord, type WebhookSender } from './webhook-send.ts';
 
 export type WebhookDeps = {
   db: Db;
   log: Logger;
-  temporal: Client;
-  keyRing: readonly SigningKey[];
-  webhookTaskQueue: string;
-  allowInsecureUrls: boolean;
+  send: WebhookSender;
+  dispatcher: DispatcherSettings;
+  /** Starts a delivery's retry workflow (idempotent). */
+  startRetry(deliveryId: string, run: number): Promise<void>;
 };
 
-export type AttemptOutcome = { outcome: 'delivered' | 'failed' | 'canceled'; httpStatus?: number; error?: string };
-
-/** dns.lookup that refuses to hand back a non-public address: the check is on what is dialled. */
-export function publicOnlyLookup(hostname: string, options: object, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, []);
-    const bad = addresses.find((a) => isNonPublicAddress(a.address));
-    if (bad) {
-      const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a non-public address (${bad.address})`);
-      e.code = 'ENONPUBLIC';
-      return callback(e, []);
-    }
-    if ((options as { all?: boolean }).all) return callback(null, addresses);
-    callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
-}
+export type RetryAttempt = { status: 'pending' | 'delivered' | 'failed' | 'canceled'; nextDelayMs: number | null };
 
 export function createWebhookActivities(deps: WebhookDeps) {
-  const { db } = deps;
+  const { db, log } = deps;
 
-  async function startDeliveries(eventId: string) {
-    for (const d of await dispatchEvent(db, eventId)) {
-      if (d.status !== 'pending') continue;
-      const input: WebhookDeliveryInput = { deliveryId: d.deliveryId };
-      await startOnce(deps.temporal, 'webhookDeliveryWorkflow', { taskQueue: deps.webhookTaskQueue, workflowId: webhookWorkflowId(d.deliveryId, d.run), args: [input] });
-    }
+  /** Starts retry workflows a few at a time; a start that fails is left to the reconciler. */
+  async function handOff(deliveries: { deliveryId: string; run: number }[]) {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(8, deliveries.length) }, async () => {
+        while (next < deliveries.length) {
+          const d = deliveries[next++]!;
+          await deps.startRetry(d.deliveryId, d.run).catch((err) =>
+            log.warn({ err, deliveryId: d.deliveryId }, 'could not start the retry workflow; the reconciler starts it once it is overdue'),
+          );
+        }
+      }),
+    );
   }
+  const dispatcher = createWebhookDispatcher({ db, log, send: deps.send, settings: deps.dispatcher, handOff });
 
   return {
-    /** Fans an event out to its business's matching subscriptions, one delivery workflow each. Idempotent. */
-    dispatchEvent: startDeliveries,
-
-    /** Housekeeping: events whose dispatch was interrupted (a crash between recording and dispatching). */
-    async dispatchStragglers(): Promise<number> {
-      const ids = await undispatchedEvents(db, 60_000);
-      for (const id of ids) await startDeliveries(id);
-      return ids.length;
+    /**
+     * Long-lived: claims due deliveries and sends them until `runForMs` passes or the activity is
+     * canceled (worker shutdown, workflow canceled), heartbeating all along.
+     */
+    async runWebhookDispatcher(runForMs: number): Promise<DispatchStats> {
+      const ctx = Context.current();
+      return dispatcher.run({ signal: ctx.cancellationSignal, runForMs, heartbeat: () => ctx.heartbeat() });
     },
 
-    async deliverWebhook(deliveryId: string, attempt: number): Promise<AttemptOutcome> {
+    /** A retry workflow's first step: ms until its delivery is due, or null when it has nothing to do. */
+    deliveryDueIn: (deliveryId: string) => waitingDeliveryDueIn(db, deliveryId),
+
+    /** One attempt of a waiting delivery; says what follows (another wait, or the end). */
+    async attemptDelivery(deliveryId: string): Promise<RetryAttempt> {
       const target = await deliveryTarget(db, deliveryId);
-      if (!target || target.status === 'canceled') return { outcome: 'canceled' };
-      if (target.status === 'delivered') return { outcome: 'delivered' };
+      if (!target || target.status !== 'pending') return { status: (target?.status ?? 'canceled') as RetryAttempt['status'], nextDelayMs: null };
+      if (target.mode !== 'workflow') return { status: 'pending', nextDelayMs: null }; // redelivered meanwhile: the dispatcher has it
       if (target.url === null) {
-        await setDeliveryStatus(db, deliveryId, 'canceled'); // the subscription was deleted
-        return { outcome: 'canceled' };
+        await cancelDeliveries(db, [deliveryId]); // the subscription was deleted
+        return { status: 'canceled', nextDelayMs: null };
       }
-      const startedAt = new Date();
-      const log = (fields: { httpStatus: number | null; error: string | null; succeeded: boolean; keyId: string | null; latencyMs: number | null }) =>
-        recordAttempt(db, { deliveryId, attempt, url: target.url!, startedAt, ...fields });
-      const verdict = checkWebhookUrl(target.url, { allowInsecure: deps.allowInsecureUrls });
-      if (!verdict.ok) {
-        await log({ httpStatus: null, error: verdict.reason, succeeded: false, keyId: null, latencyMs: null });
-        return { outcome: 'failed', error: verdict.reason };
-      }
-      const key = signingKeyAt(deps.keyRing, startedAt);
-      const started = performance.now();
-      let httpStatus: number | null = null;
-      let error: string | null = null;
-      try {
-        const res = await got.post(verdict.url, {
-          body: target.body,
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'Vouch-Webhooks/1.0',
-            'vouch-signature': signWebhookBody(target.body, key.privateKeyPem),
-            'vouch-signature-key-id': key.keyId,
-            'webhook-id': target.eventId,
-            'webhook-timestamp': String(Math.floor(startedAt.getTime() / 1000)),
-          },
-          timeout: { request: DELIVERY_TIMEOUT_MS },
-          followRedirect: false,
-          throwHttpErrors: false,
-          retry: { limit: 0 },
-          responseType: 'text',
-          ...(deps.allowInsecureUrls || isIP(verdict.url.hostname.replace(/^\[|\]$/g, '')) ? {} : { dnsLookup: publicOnlyLookup as never }),
-        });
-        httpStatus = res.statusCode;
-        if (res.statusCode < 200 || res.statusCode >= 300) {
-          error = res.statusCode >= 300 && res.statusCode < 400 ? `redirect (${res.statusCode}) not followed` : `HTTP ${res.statusCode}`;
-        }
-      } catch (err) {
-        if (!(err instanceof RequestError)) throw err;
-        error = err.code === 'ETIMEDOUT' ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `${err.code ?? 'request failed'}: ${err.message.slice(0, 200)}`;
-      }
-      const latencyMs = Math.round(performance.now() - started);
-      await log({ httpStatus, error, succeeded: error === null, keyId: key.keyId, latencyMs });
-      return error === null ? { outcome: 'delivered', httpStatus: httpStatus! } : { outcome: 'failed', ...(httpStatus ? { httpStatus } : {}), error };
-    },
-
-    async giveUpDelivery(deliveryId: string): Promise<void> {
-      await setDeliveryStatus(db, deliveryId, 'failed');
+      const record = attemptRecord(target, await deps.send({ eventId: target.eventId, body: target.body, url: target.url }));
+      await recordAttempts(db, [record]);
+      return record.next.status === 'pending' ? { status: 'pending', nextDelayMs: record.next.delayMs } : { status: record.next.status, nextDelayMs: null };
     },
   };
 }

@@ -40,6 +40,7 @@ export const errorCatalogue = {
   syncCardProcessorTokenTaken: { code: '0704000400', status: 409, summary: 'The cardProcessorPublicToken is already assigned to another entity.' },
   syncProviderRefused: { code: '0704000500', status: 502, summary: 'The identity provider refused our request (configuration on our side); contact support.' },
   syncProviderUnavailable: { code: '0704000600', status: 503, summary: 'The identity provider did not answer; retry with a new share token later.' },
+  syncIdempotencyKeyReused: { code: '0704000700', status: 422, summary: 'This Idempotency-Key was used for a different sync import request; use a new key for a new request.' },
   // Webhook subscriptions and deliveries.
   subscriptionNotFound: { code: '0705000100', status: 404, summary: 'No webhook subscription with this id in your business.' },
   webhookUrlRefused: { code: '0705000200', status: 400, summary: 'The webhookUrl is not an HTTPS URL to a public address (or its host does not resolve).' },

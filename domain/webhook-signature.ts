@@ -1,6 +1,6 @@
 // Webhook signatures (interface 5.4-5.5): `vouch-signature` is a Base64 RSA-SHA512 (PKCS#1 v1.5)
 // signature over the raw body bytes, made with the key of the ring that is valid at send time.
-import { createPublicKey, sign, constants } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, constants, type KeyObject } from 'node:crypto';
 
 export type SigningKey = {
   keyId: string;
@@ -12,8 +12,10 @@ export type SigningKey = {
 
 export type PublicKey = { keyId: string; algorithm: 'RSA-SHA512'; publicKeyPem: string; validFrom: string; validUntil: string };
 
-export function signWebhookBody(body: string | Buffer, privateKeyPem: string): string {
-  return sign('sha512', typeof body === 'string' ? Buffer.from(body, 'utf8') : body, { key: privateKeyPem, padding: constants.RSA_PKCS1_PADDING }).toString('base64');
+/** `privateKey`: PEM, or a parsed key (parsing the PEM costs more than the signature itself). */
+export function signWebhookBody(body: string | Buffer, privateKey: string | KeyObject): string {
+  const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
+  return sign('sha512', typeof body === 'string' ? Buffer.from(body, 'utf8') : body, { key, padding: constants.RSA_PKCS1_PADDING }).toString('base64');
 }
 
 /** The key that signs at `at`: the first of the ring whose window holds it. */

@@ -33,6 +33,16 @@ export function retryDelayMs(attempt: number, random: number): number {
   return Math.round(base * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random));
 }
 
+/** What follows an attempt: done, given up (the schedule is spent), or another attempt after a wait. */
+export type AfterAttempt = { status: 'delivered' } | { status: 'failed' } | { status: 'pending'; delayMs: number };
+
+/** `runAttempts`: attempts of the current run, this one included; `random` in [0, 1) for the jitter. */
+export function afterAttempt(runAttempts: number, succeeded: boolean, random: number): AfterAttempt {
+  if (succeeded) return { status: 'delivered' };
+  if (runAttempts >= MAX_DELIVERY_ATTEMPTS) return { status: 'failed' };
+  return { status: 'pending', delayMs: retryDelayMs(runAttempts, random) };
+}
+
 export const subscriptionBody = z
   .object({
     notificationChannel: z.literal('WEBHOOK', { message: 'notificationChannel must be WEBHOOK' }),

@@ -46,6 +46,10 @@ const envSchema = z.object({
   WEBHOOK_SIGNING_KEYS_FILE: z.string().optional(),
   WEBHOOK_ALLOW_INSECURE_URLS: bool.default(false),
   WEBHOOK_TASK_QUEUE: z.string().min(1).default('vouch-webhooks'),
+  WEBHOOK_DISPATCHERS: positiveInt.max(64).default(2),
+  WEBHOOK_MAX_IN_FLIGHT: positiveInt.default(256),
+  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: positiveInt.default(64),
+  WEBHOOK_POLL_MS: positiveInt.default(100),
   WORKFLOW_BUNDLE_PATH: z.string().default('dist/workflow-bundle.js'),
   API_RATE_LIMIT_PER_SECOND: positiveInt.default(100),
   JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
@@ -99,6 +103,13 @@ export type Config = {
     /** Development only: allow http:// and non-public addresses as webhook destinations. */
     allowInsecureUrls: boolean;
     taskQueue: string;
+    /** Dispatcher activities (first attempts and redeliveries, claimed in batches). */
+    dispatchers: number;
+    /** Requests in flight per dispatcher, and per subscription within it. */
+    maxInFlight: number;
+    maxInFlightPerSubscription: number;
+    /** Pause between claims when nothing is due. */
+    pollMs: number;
   };
   shutdownGraceMs: number;
 };
@@ -162,6 +173,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signingKeysFile: e.WEBHOOK_SIGNING_KEYS_FILE ? path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE) : undefined,
       allowInsecureUrls: e.WEBHOOK_ALLOW_INSECURE_URLS,
       taskQueue: e.WEBHOOK_TASK_QUEUE,
+      dispatchers: e.WEBHOOK_DISPATCHERS,
+      maxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
+      maxInFlightPerSubscription: e.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION,
+      pollMs: e.WEBHOOK_POLL_MS,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };

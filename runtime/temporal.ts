@@ -1,5 +1,5 @@
 // Connections to Temporal: one client per API process, one native connection per worker process.
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -39,16 +39,4 @@ function installRuntime(log: Logger) {
 export function connectWorker(config: Config, log: Logger): Promise<NativeConnection> {
   installRuntime(log);
   return NativeConnection.connect(connectionOptions(config.temporal));
-}
-
-/**
- * Starts a workflow unless one with the same id is already running: our workflow ids name the
- * work (a batch run, a delivery run), so starting twice must be a no-op, not an error.
- */
-export async function startOnce(client: Client, workflowType: string, options: { taskQueue: string; workflowId: string; args: unknown[] }): Promise<void> {
-  try {
-    await client.workflow.start(workflowType, options);
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
 }

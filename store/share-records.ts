@@ -2,12 +2,12 @@
 // pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
 import { randomUUID } from 'node:crypto';
-import { cardIssuanceEvent } from '../domain/events.ts';
+import { CARD_ISSUANCE_EVENT, cardIssuanceEvent } from '../domain/events.ts';
 import { features } from '../domain/feature-catalog.ts';
-import type { RecordError } from '../domain/import-errors.ts';
-import { recordError } from '../domain/import-errors.ts';
+import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
 import type { Decision } from '../domain/reliance.ts';
 import { isUniqueViolation, type Db, type Queryable } from './db.ts';
+import { recordEvent } from './events.ts';
 
 export type ShareRef = { kind: 'batch'; batchId: string; rowNumber: number } | { kind: 'sync'; requestId: string };
 
@@ -21,6 +21,10 @@ export type ShareRecord = {
   entityId: string | null;
   applicantId: string | null;
   decision: Decision | null;
+  /** The failure's category, once failed. */
+  errorCategory: ImportErrorCategory | null;
+  /** A batch row's batch status (a canceled batch starts no more rows); null for a sync request. */
+  batchStatus: string | null;
 };
 
 export const CARD_ISSUANCE_FEATURE_ID = features.find((f) => f.slug === 'card-issuance-api-access')!.id;
@@ -36,12 +40,14 @@ function where(ref: ShareRef): { table: string; clause: string; params: unknown[
     : { table: 'sync_imports', clause: 'request_id = $1', params: [ref.requestId] };
 }
 
-export async function loadShareRecord(q: Queryable, ref: ShareRef): Promise<ShareRecord> {
+/** Loads the record; `lock` takes its row lock for the rest of the caller's transaction. */
+export async function loadShareRecord(q: Queryable, ref: ShareRef, lock = false): Promise<ShareRecord> {
   const w = where(ref);
   const sql =
     ref.kind === 'batch'
-      ? 'SELECT r.*, b.business_id FROM import_records r JOIN import_batches b ON b.id = r.batch_id WHERE r.batch_id = $1 AND r.row_number = $2'
-      : `SELECT * FROM sync_imports WHERE ${w.clause}`;
+      ? `SELECT r.*, b.business_id, b.status AS batch_status FROM import_records r JOIN import_batches b ON b.id = r.batch_id
+          WHERE r.batch_id = $1 AND r.row_number = $2${lock ? ' FOR UPDATE OF r' : ''}`
+      : `SELECT * FROM sync_imports WHERE ${w.clause}${lock ? ' FOR UPDATE' : ''}`;
   const [r] = await q.query(sql, w.params);
   if (!r) throw new Error(`no share record ${shareRefKey(ref)}`);
   return {
@@ -54,6 +60,8 @@ export async function loadShareRecord(q: Queryable, ref: ShareRef): Promise<Shar
     entityId: (r.entity_id as string | null) ?? null,
     applicantId: (r.applicant_id as string | null) ?? null,
     decision: (r.decision as Decision | null) ?? null,
+    errorCategory: (r.error_category as ImportErrorCategory | null) ?? null,
+    batchStatus: (r.batch_status as string | undefined) ?? null,
   };
 }
 
@@ -78,7 +86,7 @@ async function bumpBatch(q: Queryable, ref: ShareRef, outcome: 'succeeded' | 'fa
   await q.query(`UPDATE import_batches SET ${column} = ${column} + 1, updated_at = now() WHERE id = $1`, [ref.batchId]);
 }
 
-/** Marks a pending record failed (once) and counts it. */
+/** Marks a pending record failed and counts it — only if this call moved it (overlapping attempts count once). */
 export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<void> {
   await db.tx(async (q) => {
     const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [error.category, error.message, error.retryable]);
@@ -90,13 +98,15 @@ export type CompleteResult = { outcome: 'succeeded'; eventId: string } | { outco
 
 /**
  * The onboarding itself, in one transaction: the KYC account, the card processor token, the
- * feature, the entity's verifier, the event for the webhook pipeline, the record and the counters.
+ * feature, the entity's verifier, the event and its webhook deliveries, the record and the
+ * counters. The record's row lock makes overlapping attempts of one record (a retry racing a slow
+ * first attempt) wait for each other: the second finds it done and changes nothing.
  */
 export async function completeRecord(db: Db, ref: ShareRef, provider: string, now: Date): Promise<CompleteResult> {
   const sourceKey = shareRefKey(ref);
   try {
     return await db.tx(async (q) => {
-      const rec = await loadShareRecord(q, ref);
+      const rec = await loadShareRecord(q, ref, true);
       if (rec.status !== 'pending') return { outcome: 'already-done' };
       if (!rec.entityId || !rec.applicantId || !rec.decision) throw new Error(`record ${sourceKey} is not ready to complete`);
       const d = rec.decision;
@@ -117,18 +127,16 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
       } else {
         await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [rec.entityId, CARD_ISSUANCE_FEATURE_ID]);
       }
-      const eventId = randomUUID();
-      const event = cardIssuanceEvent({ eventId, entityId: rec.entityId, timestamp: now.toISOString(), decision: d });
-      const body = JSON.stringify(event); // the bytes every delivery attempt sends
-      const [inserted] = await q.query<{ id: string }>(
-        `INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id`,
-        [eventId, rec.businessId, rec.entityId, event.eventName, event.eventType, body, body, sourceKey],
-      );
-      await update(q, ref, "status = 'succeeded'", []);
-      await bumpBatch(q, ref, 'succeeded');
-      const [existing] = inserted ? [inserted] : await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [sourceKey]);
-      return { outcome: 'succeeded', eventId: existing!.id };
+      const entityId = rec.entityId;
+      const eventId = await recordEvent(q, {
+        businessId: rec.businessId,
+        entityId,
+        ...CARD_ISSUANCE_EVENT,
+        payload: (id) => cardIssuanceEvent({ eventId: id, entityId, timestamp: now.toISOString(), decision: d }),
+        sourceKey,
+      });
+      if ((await update(q, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(q, ref, 'succeeded');
+      return { outcome: 'succeeded', eventId };
     });
   } catch (err) {
     if (!isUniqueViolation(err, 'entities_card_processor_token_key')) throw err;

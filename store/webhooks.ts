@@ -1,6 +1,6 @@
 // Webhook subscriptions, and deliveries of events to them with every attempt logged.
 import { randomUUID } from 'node:crypto';
-import { MAX_SUBSCRIPTIONS, type SubscriptionInput } from '../domain/webhooks.ts';
+import { MAX_SUBSCRIPTIONS, type AfterAttempt, type SubscriptionInput } from '../domain/webhooks.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
@@ -53,102 +53,182 @@ export async function replaceSubscription(db: Db, businessId: string, id: string
   return r ? toSubscription(r) : undefined;
 }
 
-/** Deletes the subscription and cancels its pending deliveries; returns their workflow ids' parts. */
+/** Deletes the subscription and cancels its pending deliveries; returns those a retry workflow was waiting on. */
 export async function deleteSubscription(db: Db, businessId: string, id: string): Promise<{ deliveryId: string; run: number }[] | undefined> {
   return db.tx(async (q) => {
     const gone = await q.query('DELETE FROM notification_subscriptions WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
     if (gone.length === 0) return undefined;
-    const pending = await q.query<{ id: string; run: number }>(
-      "UPDATE webhook_deliveries SET status = 'canceled', updated_at = now() WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run",
+    const pending = await q.query<{ id: string; run: number; mode: string }>(
+      "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run, mode",
       [id],
     );
-    return pending.map((p) => ({ deliveryId: p.id, run: Number(p.run) }));
+    return pending.filter((p) => p.mode === 'workflow').map((p) => ({ deliveryId: p.id, run: Number(p.run) }));
   });
 }
 
 // ---- deliveries ----------------------------------------------------------------------------------
+// An event's deliveries are created with the event (store/events.ts). A delivery is `pending` until
+// delivered, failed after its schedule, or canceled; while pending, `mode` says who attempts it next
+// (the dispatcher, or the delivery's retry workflow) and `next_attempt_at` when.
 
-/** Creates the deliveries of an event to its business's matching subscriptions (once) and marks it dispatched. */
-export async function dispatchEvent(db: Db, eventId: string): Promise<{ deliveryId: string; run: number; status: string }[]> {
-  return db.tx(async (q) => {
-    const [event] = await q.query<{ business_id: string; event_type: string }>('SELECT business_id, event_type FROM events WHERE id = $1', [eventId]);
-    if (!event) return [];
-    await q.query(
-      `INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id)
-       SELECT gen_random_uuid(), $1, s.id, s.business_id FROM notification_subscriptions s
-        WHERE s.business_id = $2 AND $3 = ANY (s.types)
-       ON CONFLICT (event_id, subscription_id) DO NOTHING`,
-      [eventId, event.business_id, event.event_type],
-    );
-    await q.query('UPDATE events SET dispatched_at = COALESCE(dispatched_at, now()) WHERE id = $1', [eventId]);
-    const rows = await q.query<{ id: string; run: number; status: string }>('SELECT id, run, status FROM webhook_deliveries WHERE event_id = $1', [eventId]);
-    return rows.map((r) => ({ deliveryId: r.id, run: Number(r.run), status: r.status }));
-  });
-}
-
-export async function undispatchedEvents(q: Queryable, olderThanMs: number, limit = 500): Promise<string[]> {
-  const rows = await q.query<{ id: string }>(
-    "SELECT id FROM events WHERE dispatched_at IS NULL AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2",
-    [olderThanMs / 1000, limit],
-  );
-  return rows.map((r) => r.id);
-}
-
+/** A delivery claimed for an attempt: what to send, and where (url null: the subscription was deleted). */
 export type DeliveryTarget = {
   deliveryId: string;
-  status: string;
   eventId: string;
+  subscriptionId: string;
+  status: string;
+  mode: string;
+  run: number;
+  /** Attempts made so far, in all runs (the next attempt's number is this plus one). */
+  attempts: number;
+  /** Attempts made in the current run (the retry schedule is indexed by it). */
+  runAttempts: number;
   body: string;
-  url: string | null; // null: the subscription was deleted
+  url: string | null;
 };
+
+const toTarget = (r: Row): DeliveryTarget => ({
+  deliveryId: String(r.id),
+  eventId: String(r.event_id),
+  subscriptionId: String(r.subscription_id),
+  status: String(r.status),
+  mode: String(r.mode),
+  run: Number(r.run),
+  attempts: Number(r.attempts),
+  runAttempts: Number(r.run_attempts),
+  body: String(r.body),
+  url: (r.url as string | null) ?? null,
+});
+
+/**
+ * Claims up to `limit` deliveries due for the dispatcher, leasing them for `leaseMs` so no other
+ * dispatcher takes them meanwhile; deliveries of the subscriptions in `skip` (at their concurrency
+ * limit) are left for later. Oldest first.
+ */
+export async function claimDueDeliveries(q: Queryable, options: { limit: number; leaseMs: number; skip: readonly string[] }): Promise<DeliveryTarget[]> {
+  const rows = await q.query(
+    `WITH due AS (
+       SELECT id FROM webhook_deliveries
+        WHERE status = 'pending' AND mode = 'dispatcher' AND next_attempt_at <= now()
+          AND (lease_until IS NULL OR lease_until < now())
+          AND NOT (subscription_id = ANY ($3::uuid[]))
+        ORDER BY next_attempt_at
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED),
+     claimed AS (
+       UPDATE webhook_deliveries d SET lease_until = now() + make_interval(secs => $2)
+         FROM due WHERE d.id = due.id
+       RETURNING d.*)
+     SELECT c.*, e.body, s.url FROM claimed c
+       JOIN events e ON e.id = c.event_id
+       LEFT JOIN notification_subscriptions s ON s.id = c.subscription_id
+      ORDER BY c.next_attempt_at`,
+    [options.limit, options.leaseMs / 1000, options.skip],
+  );
+  return rows.map(toTarget);
+}
 
 export async function deliveryTarget(q: Queryable, deliveryId: string): Promise<DeliveryTarget | undefined> {
   const [r] = await q.query(
-    `SELECT d.id, d.status, d.event_id, e.body, s.url FROM webhook_deliveries d
+    `SELECT d.*, e.body, s.url FROM webhook_deliveries d
        JOIN events e ON e.id = d.event_id
        LEFT JOIN notification_subscriptions s ON s.id = d.subscription_id
       WHERE d.id = $1`,
     [deliveryId],
   );
-  return r ? { deliveryId: String(r.id), status: String(r.status), eventId: String(r.event_id), body: String(r.body), url: (r.url as string | null) ?? null } : undefined;
+  return r ? toTarget(r) : undefined;
 }
 
-export async function recordAttempt(
-  db: Db,
-  a: { deliveryId: string; attempt: number; url: string; keyId: string | null; startedAt: Date; latencyMs: number | null; httpStatus: number | null; error: string | null; succeeded: boolean },
-): Promise<void> {
+/** When a delivery's retry workflow should next attempt it: ms from now, or null if it has nothing to do. */
+export async function waitingDeliveryDueIn(q: Queryable, deliveryId: string): Promise<number | null> {
+  const [r] = await q.query<{ due_in_ms: number | string }>(
+    `SELECT greatest(0, extract(epoch FROM next_attempt_at - now()) * 1000) AS due_in_ms FROM webhook_deliveries
+      WHERE id = $1 AND status = 'pending' AND mode = 'workflow'`,
+    [deliveryId],
+  );
+  return r ? Math.round(Number(r.due_in_ms)) : null;
+}
+
+/** One attempt's outcome and what follows it (domain/webhooks.ts afterAttempt). */
+export type AttemptRecord = {
+  deliveryId: string;
+  attempt: number;
+  url: string;
+  keyId: string | null;
+  startedAt: Date;
+  latencyMs: number | null;
+  httpStatus: number | null;
+  error: string | null;
+  succeeded: boolean;
+  /** delivered | failed (schedule exhausted) | pending (a retry workflow attempts it again after delayMs) */
+  next: AfterAttempt;
+};
+
+/**
+ * Logs attempts and moves their deliveries on, all in one transaction (the dispatcher records many
+ * at once). A delivery canceled meanwhile (its subscription deleted) keeps its status.
+ */
+export async function recordAttempts(db: Db, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   await db.tx(async (q) => {
     await q.query(
       `INSERT INTO webhook_attempts (id, delivery_id, attempt, url, key_id, started_at, latency_ms, http_status, error, succeeded)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [randomUUID(), a.deliveryId, a.attempt, a.url, a.keyId, a.startedAt, a.latencyMs, a.httpStatus, a.error, a.succeeded],
+       SELECT gen_random_uuid(), * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::bool[])`,
+      [
+        col((r) => r.deliveryId), col((r) => r.attempt), col((r) => r.url), col((r) => r.keyId), col((r) => r.startedAt),
+        col((r) => r.latencyMs), col((r) => r.httpStatus), col((r) => r.error), col((r) => r.succeeded),
+      ],
     );
     await q.query(
-      `UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = $2, updated_at = now(),
-              status = CASE WHEN $3 AND status = 'pending' THEN 'delivered' ELSE status END,
-              delivered_at = CASE WHEN $3 THEN now() ELSE delivered_at END
-        WHERE id = $1`,
-      [a.deliveryId, a.error, a.succeeded],
+      `UPDATE webhook_deliveries d SET
+              attempts = d.attempts + 1, run_attempts = d.run_attempts + 1, last_error = u.error, updated_at = now(), lease_until = NULL,
+              status = CASE WHEN d.status = 'pending' THEN u.status ELSE d.status END,
+              delivered_at = CASE WHEN d.status = 'pending' AND u.status = 'delivered' THEN now() ELSE d.delivered_at END,
+              mode = CASE WHEN u.status = 'pending' THEN 'workflow' ELSE d.mode END,
+              next_attempt_at = CASE WHEN u.delay_ms IS NULL THEN d.next_attempt_at ELSE now() + make_interval(secs => u.delay_ms / 1000.0) END
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[]) AS u(id, status, error, delay_ms)
+        WHERE d.id = u.id`,
+      [col((r) => r.deliveryId), col((r) => r.next.status), col((r) => r.error), col((r) => (r.next.status === 'pending' ? r.next.delayMs : null))],
     );
   });
 }
 
-export async function setDeliveryStatus(q: Queryable, deliveryId: string, status: 'failed' | 'canceled'): Promise<void> {
-  await q.query("UPDATE webhook_deliveries SET status = $2, updated_at = now() WHERE id = $1 AND status = 'pending'", [deliveryId, status]);
+/** Cancels pending deliveries (their subscription is gone). */
+export async function cancelDeliveries(q: Queryable, deliveryIds: readonly string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await q.query("UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'pending'", [deliveryIds]);
 }
 
-/** Puts deliveries back to pending for another run; returns those it could (not to deleted subscriptions). */
+/**
+ * Deliveries waiting for a retry workflow that is more than `graceMs` late: its workflow was never
+ * started (Temporal unavailable at hand-off), ended without finishing (terminated, or failed), or
+ * cannot run. The reconciler starts their workflows again.
+ */
+export async function overdueWaitingDeliveries(q: Queryable, graceMs: number, limit = 500): Promise<{ deliveryId: string; run: number }[]> {
+  const rows = await q.query<{ id: string; run: number }>(
+    `SELECT id, run FROM webhook_deliveries
+      WHERE status = 'pending' AND mode = 'workflow' AND next_attempt_at < now() - make_interval(secs => $1)
+      ORDER BY next_attempt_at LIMIT $2`,
+    [graceMs / 1000, limit],
+  );
+  return rows.map((r) => ({ deliveryId: r.id, run: Number(r.run) }));
+}
+
+const REQUEUE = "status = 'pending', mode = 'dispatcher', next_attempt_at = now(), lease_until = NULL, run = run + 1, run_attempts = 0, updated_at = now()";
+
+/** Puts deliveries back to the dispatcher for another run (a redelivery); returns those it could (not to deleted subscriptions). */
 export async function requeueDeliveries(q: Queryable, businessId: string, filter: { eventId: string } | { subscriptionId: string; since: Date }): Promise<{ deliveryId: string; run: number }[]> {
   const rows =
     'eventId' in filter
       ? await q.query<{ id: string; run: number }>(
-          `UPDATE webhook_deliveries d SET status = 'pending', run = run + 1, updated_at = now()
+          `UPDATE webhook_deliveries d SET ${REQUEUE}
             WHERE d.event_id = $1 AND d.business_id = $2 AND d.status <> 'pending'
               AND EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id) RETURNING id, run`,
           [filter.eventId, businessId],
         )
       : await q.query<{ id: string; run: number }>(
-          `UPDATE webhook_deliveries d SET status = 'pending', run = run + 1, updated_at = now()
+          `UPDATE webhook_deliveries d SET ${REQUEUE}
             WHERE d.subscription_id = $1 AND d.business_id = $2 AND d.status = 'failed' AND d.created_at >= $3 RETURNING id, run`,
           [filter.subscriptionId, businessId, filter.since],
         );

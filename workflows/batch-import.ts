@@ -4,7 +4,7 @@
 // where the status endpoint reads them during and after the run.
 import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { RUN_LEVEL_FAILURE, type BatchImportInput } from './definitions.ts';
+import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE, type BatchImportInput } from './definitions.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 
 // Database steps take milliseconds; a short timeout lets a crashed worker's tasks move on quickly.
@@ -23,13 +23,21 @@ async function inPool<T>(items: T[], size: number, fn: (item: T) => Promise<unkn
 }
 
 export async function batchImportWorkflow(input: BatchImportInput): Promise<{ status: 'completed' }> {
-  const provider = proxyActivities<ProviderActivities>({
+  const onProviderQueue = {
     taskQueue: input.providerTaskQueue,
+    priority: { priorityKey: PROVIDER_PRIORITY.batch }, // sync imports waiting on the same queue go first
     startToCloseTimeout: '20 seconds', // above the provider client's own 10 s request timeout
+  } as const;
+  const provider = proxyActivities<ProviderActivities>({
+    ...onProviderQueue,
     retry: { initialInterval: input.providerRetry.initialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: input.providerRetry.maximumAttempts },
   });
+  const lookup = proxyActivities<ProviderActivities>({
+    ...onProviderQueue,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: RECOVER_LOOKUP_MAX_ATTEMPTS },
+  });
   // Activity proxies enumerate nothing, so each step is named (no spreading).
-  const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: provider.recoverShare };
+  const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: lookup.recoverShare };
   try {
     if (input.cursor === undefined) await general.startBatch(input.batchId);
     const rows = await general.nextRows(input.batchId, input.cursor ?? 0, input.pageSize);

@@ -1,5 +1,6 @@
 // Names and message types shared by the API, the worker and the workflows. Node-free: workflows
 // import it too.
+import type { ImportErrorCategory } from '../domain/import-errors.ts';
 
 /** The Temporal Schedule that runs housekeeping; created or updated when a worker starts. */
 export const HOUSEKEEPING_SCHEDULE_ID = 'vouch-housekeeping';
@@ -23,9 +24,13 @@ export type BatchImportInput = {
   cursor?: number;
 };
 
-export type SyncImportInput = { requestId: string };
+export type SyncImportInput = {
+  requestId: string;
+  /** The provider queue, shared with batches (its calls go first: PROVIDER_PRIORITY). */
+  providerTaskQueue: string;
+};
 
-export type SyncImportResult = { outcome: 'succeeded' } | { outcome: 'failed'; category: string };
+export type SyncImportResult = { outcome: 'succeeded' } | { outcome: 'failed'; category: ImportErrorCategory };
 
 /** ApplicationFailure types of provider failures are this prefix and the kind (provider/errors.ts). */
 export const PROVIDER_FAILURE_PREFIX = 'Provider.';
@@ -33,7 +38,29 @@ export const PROVIDER_FAILURE_PREFIX = 'Provider.';
 /** ApplicationFailure type of a failure that stops a whole run (our provider credentials refused). */
 export const RUN_LEVEL_FAILURE = 'RunLevel';
 
-/** One workflow per delivery run: the first, then one per redelivery. */
-export const webhookWorkflowId = (deliveryId: string, run = 1) => (run === 1 ? `webhook-delivery-${deliveryId}` : `webhook-delivery-${deliveryId}-redelivery-${run - 1}`);
+/**
+ * The retry workflow of a delivery whose attempt failed, per run of the delivery (a redelivery is a
+ * new run). Deliveries that succeed at once never have one.
+ */
+export const webhookRetryWorkflowId = (deliveryId: string, run: number) => `webhook-retry-${deliveryId}-run-${run}`;
+export type WebhookRetryInput = { deliveryId: string };
 
-export type WebhookDeliveryInput = { deliveryId: string };
+/** One dispatcher workflow per webhook task queue, always running; the reconciler restarts it if it is gone. */
+export const webhookDispatcherWorkflowId = (taskQueue: string) => `webhook-dispatcher-${taskQueue}`;
+export type WebhookDispatcherInput = {
+  /** Dispatcher activities running at once (each claims and sends deliveries concurrently). */
+  dispatchers: number;
+  /** How long one dispatcher activity runs before it returns and the workflow starts the next. */
+  runForMs: number;
+};
+
+/**
+ * Provider calls of sync imports and batches share one task queue and its fleet-wide rate limit;
+ * a waiting caller goes first (Temporal task queue priority: lower runs sooner).
+ */
+export const PROVIDER_PRIORITY = { sync: 1, batch: 4 } as const;
+
+/** ApplicationFailure type of recoverShare's "not listed yet": retried, RECOVER_LOOKUP_MAX_ATTEMPTS lookups at most. */
+export const LOOKUP_PENDING_FAILURE = 'LookupPending';
+/** Lookups of an applicant after "token already used" (1 + 2 + 4 + 8 + 16 s of backoff: about 30 s). */
+export const RECOVER_LOOKUP_MAX_ATTEMPTS = 6;

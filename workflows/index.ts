@@ -2,4 +2,5 @@
 export { batchImportWorkflow } from './batch-import.ts';
 export { housekeepingWorkflow } from './housekeeping.ts';
 export { syncImportWorkflow } from './sync-import.ts';
-export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
+export { webhookDispatcherWorkflow } from './webhook-dispatcher.ts';
+export { webhookRetryWorkflow } from './webhook-retry.ts';

@@ -19,7 +19,7 @@ export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exc
   try {
     const first = await steps.processShare(ref);
     const result = first.outcome === 'token_used' ? await steps.recoverShare(ref) : first;
-    if (result.outcome === 'token_used') throw new Error('recoverShare answered token_used');
+    if (result.outcome === 'token_used') throw ApplicationFailure.nonRetryable('recoverShare answered token_used', 'Bug');
     return result;
   } catch (err) {
     if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;

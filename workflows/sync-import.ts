@@ -1,23 +1,30 @@
-// One synchronous import: the same steps as a batch row, on the interactive task queue (its own
-// workers, no batch backlog ahead of it), with short retries because a caller is waiting.
+// One synchronous import: the same steps as a batch row, with short retries because a caller is
+// waiting. The workflow and its database steps run on the sync task queue (workers of their own, no
+// batch backlog ahead); its provider calls run on the provider queue with the batches, inside the one
+// fleet-wide provider limit, but ahead of them (PROVIDER_PRIORITY.sync).
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import type { SyncImportInput, SyncImportResult } from './definitions.ts';
+import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, type SyncImportInput, type SyncImportResult } from './definitions.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 
 const general = proxyActivities<GeneralActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 5 },
 });
-const provider = proxyActivities<ProviderActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
-});
 
 export async function syncImportWorkflow(input: SyncImportInput): Promise<SyncImportResult> {
-  const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: provider.recoverShare };
+  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: { priorityKey: PROVIDER_PRIORITY.sync }, startToCloseTimeout: '15 seconds' } as const;
+  const provider = proxyActivities<ProviderActivities>({
+    ...onProviderQueue,
+    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
+  });
+  const lookup = proxyActivities<ProviderActivities>({
+    ...onProviderQueue,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: RECOVER_LOOKUP_MAX_ATTEMPTS },
+  });
+  const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: lookup.recoverShare };
   const result = await shareRecord({ kind: 'sync', requestId: input.requestId }, steps);
   if (result.outcome === 'failed') return { outcome: 'failed', category: result.category };
-  if (result.outcome === 'done') throw ApplicationFailure.nonRetryable('sync import record was already finished', 'AlreadyDone');
+  if (result.outcome === 'skipped') throw ApplicationFailure.nonRetryable('a sync import is never skipped', 'Bug');
   return { outcome: 'succeeded' };
 }

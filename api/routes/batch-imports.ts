@@ -2,13 +2,14 @@
 // failed rows, and the failed rows as CSV. The upload validates and stores everything in one go,
 // then starts the batch's workflow; the workflow does the rest.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { MAX_FILE_BYTES, parseBatchCsv, UploadRejected } from '../../domain/batch-csv.ts';
 import { csvLine } from '../../domain/csv.ts';
 import { ApiError } from '../../domain/errors.ts';
 import { batchIdParams, batchStatusSchema, batchUploadResponse, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY } from '../../domain/token-sharing.ts';
 import type { Config } from '../../runtime/config.ts';
-import { startOnce } from '../../runtime/temporal.ts';
+import { createStarters } from '../../runtime/starters.ts';
 import {
   batchStatusRecord,
   createBatch,
@@ -22,7 +23,7 @@ import {
   type Batch,
 } from '../../store/batches.ts';
 import { isUniqueViolation, type Db } from '../../store/db.ts';
-import { batchWorkflowId, type BatchImportInput } from '../../workflows/definitions.ts';
+import { batchWorkflowId } from '../../workflows/definitions.ts';
 import { MultipartError, readFileField } from '../multipart.ts';
 import { route } from '../route.ts';
 
@@ -39,19 +40,12 @@ function uploadError(name: keyof typeof UPLOAD_KEYS, message: string, parameter 
 
 const notFound = (id: string) => new ApiError('batchNotFound', `Batch ${id} not found.`, { parameter: 'batchId' });
 
-export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Config }) {
-  const { db, temporal, config } = deps;
-
-  async function startRun(batchId: string, run: number) {
-    const input: BatchImportInput = {
-      batchId,
-      providerTaskQueue: config.temporal.providerTaskQueue,
-      concurrency: config.temporal.batchConcurrency,
-      pageSize: config.temporal.batchPageSize,
-      providerRetry: { maximumAttempts: config.temporal.batchProviderMaxAttempts, initialIntervalMs: config.temporal.batchProviderRetryInitialMs },
-    };
-    await startOnce(temporal, 'batchImportWorkflow', { taskQueue: config.temporal.taskQueue, workflowId: batchWorkflowId(batchId, run), args: [input] });
-  }
+export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Config; log: Logger }) {
+  const { db, temporal, config, log } = deps;
+  const start = createStarters(temporal, config);
+  // If the start fails (Temporal unavailable) the batch is stored and the answer is an error; the
+  // client's retry with the same key starts it, and so does the reconciler within minutes.
+  const startRun = (batchId: string, run: number) => start.batchRun(batchId, run);
 
   const uploadReply = (b: Batch) => ({
     status: 201,
@@ -175,10 +169,12 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
         if (!(await markBatchCanceled(db, business.id, batch.id))) {
           throw new ApiError('batchNotCancelable', `Batch ${batch.id} has already finished (${batch.status}).`, { parameter: 'batchId' });
         }
+        // The batch is canceled in PostgreSQL, which every record checks before it starts: stopping
+        // the workflow too only saves its remaining (empty) steps, so a failure here changes nothing.
         try {
           await temporal.workflow.getHandle(batchWorkflowId(batch.id, batch.run)).cancel();
         } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          if (!(err instanceof WorkflowNotFoundError)) log.warn({ err, batchId: batch.id }, 'batch canceled; its workflow could not be told (records not yet started will not start)');
         }
         return { status: 200, body: await batchStatusRecord(db, (await findBatch(db, business.id, batch.id))!) };
       },

@@ -1,13 +1,13 @@
 // Webhook subscriptions (interface 2.6 and 4.2), the delivery log, redelivery, and the public keys
 // that verify our signatures.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError } from '../../domain/errors.ts';
 import { pageMeta, pageMetaSchema, paginationQuery } from '../../domain/pagination.ts';
 import { publicKeyOf, type SigningKey } from '../../domain/webhook-signature.ts';
 import { MAX_SUBSCRIPTIONS, notificationIdParams, subscriptionBody, subscriptionSchema } from '../../domain/webhooks.ts';
 import type { Config } from '../../runtime/config.ts';
-import { startOnce } from '../../runtime/temporal.ts';
 import type { Db } from '../../store/db.ts';
 import {
   createSubscription,
@@ -20,7 +20,7 @@ import {
   requeueDeliveries,
   SubscriptionLimitReached,
 } from '../../store/webhooks.ts';
-import { webhookWorkflowId, type WebhookDeliveryInput } from '../../workflows/definitions.ts';
+import { webhookRetryWorkflowId } from '../../workflows/definitions.ts';
 import { route } from '../route.ts';
 import { assertDeliverableUrl } from '../webhook-url-check.ts';
 
@@ -49,16 +49,9 @@ const deliveryPage = z.object({ items: z.array(deliverySchema), meta: pageMetaSc
 const eventIdParams = z.object({ eventId: z.uuid({ message: 'eventId must be a UUID' }) }).strict();
 const redeliverySchema = z.object({ redeliveries: z.number().int() });
 
-export function notificationRoutes(deps: { db: Db; temporal: Client; config: Config; keyRing: readonly SigningKey[] }) {
-  const { db, temporal, config } = deps;
+export function notificationRoutes(deps: { db: Db; temporal: Client; config: Config; log: Logger; keyRing: readonly SigningKey[] }) {
+  const { db, temporal, config, log } = deps;
   const allowInsecure = config.webhooks.allowInsecureUrls;
-
-  async function startDeliveries(runs: { deliveryId: string; run: number }[]) {
-    for (const { deliveryId, run } of runs) {
-      const input: WebhookDeliveryInput = { deliveryId };
-      await startOnce(temporal, 'webhookDeliveryWorkflow', { taskQueue: config.webhooks.taskQueue, workflowId: webhookWorkflowId(deliveryId, run), args: [input] });
-    }
-  }
 
   return [
     route({
@@ -143,13 +136,20 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
       responses: { 204: { description: 'Deleted' } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       async handler({ params, business }) {
-        const canceled = await deleteSubscription(db, business.id, params.notificationId);
-        if (!canceled) throw notFound(params.notificationId);
-        for (const { deliveryId, run } of canceled) {
-          await temporal.workflow.getHandle(webhookWorkflowId(deliveryId, run)).cancel().catch((err) => {
-            if (!(err instanceof WorkflowNotFoundError)) throw err;
-          });
-        }
+        const waiting = await deleteSubscription(db, business.id, params.notificationId);
+        if (!waiting) throw notFound(params.notificationId);
+        // The deliveries are canceled in PostgreSQL, which every attempt checks first; canceling
+        // their retry workflows too just ends them now instead of at their next attempt.
+        await Promise.all(
+          waiting.map(({ deliveryId, run }) =>
+            temporal.workflow
+              .getHandle(webhookRetryWorkflowId(deliveryId, run))
+              .cancel()
+              .catch((err) => {
+                if (!(err instanceof WorkflowNotFoundError)) log.warn({ err, deliveryId }, 'delivery canceled; its retry workflow ends at its next attempt instead');
+              }),
+          ),
+        );
         return { status: 204 };
       },
     }),
@@ -177,12 +177,11 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
       tag: 'Webhooks',
       params: notificationIdParams,
       body: z.object({ since: z.iso.datetime({ offset: true, message: 'since must be an ISO 8601 date-time' }) }).strict(),
-      responses: { 202: { description: 'Redeliveries started', schema: redeliverySchema } },
+      responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       async handler({ params, body, business }) {
         if (!(await getSubscription(db, business.id, params.notificationId))) throw notFound(params.notificationId);
         const runs = await requeueDeliveries(db, business.id, { subscriptionId: params.notificationId, since: new Date(body.since) });
-        await startDeliveries(runs);
         return { status: 202, body: { redeliveries: runs.length } };
       },
     }),
@@ -210,12 +209,11 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
       description: 'The same body and the same data.eventId as before: receivers deduplicate on it.',
       tag: 'Webhooks',
       params: eventIdParams,
-      responses: { 202: { description: 'Redeliveries started', schema: redeliverySchema } },
+      responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
       errors: ['invalidRequest', 'eventNotFound'],
       async handler({ params, business }) {
         if (!(await eventOfBusiness(db, business.id, params.eventId))) throw new ApiError('eventNotFound', `Event ${params.eventId} not found.`, { parameter: 'eventId' });
         const runs = await requeueDeliveries(db, business.id, { eventId: params.eventId });
-        await startDeliveries(runs);
         return { status: 202, body: { redeliveries: runs.length } };
       },
     }),

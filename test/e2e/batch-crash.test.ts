@@ -16,11 +16,12 @@ describe('a worker killed in the middle of a batch', () => {
   let us: SimClient;
   let worker: Running | undefined;
   const workerEnv = () => ({
-    DATABASE_URL: testEnv('TEST_DATABASE_URL'),
+    DATABASE_URL: stack.config.database.url,
     TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
     TASK_QUEUE: stack.config.temporal.taskQueue,
     PROVIDER_TASK_QUEUE: stack.config.temporal.providerTaskQueue,
     SYNC_TASK_QUEUE: stack.config.temporal.syncTaskQueue,
+    WEBHOOK_TASK_QUEUE: stack.config.webhooks.taskQueue,
     PROVIDER_BASE_URL: sim.url,
     PROVIDER_APP_TOKEN: us.appToken,
     PROVIDER_SECRET_KEY: us.secretKey,

@@ -9,21 +9,23 @@ import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts
 import { connectDb, type Db } from '../../store/db.ts';
 import { freePort } from '../helpers/ports.ts';
 import { run, start, type Running } from '../helpers/processes.ts';
-import { testEnv } from '../helpers/stack.ts';
+import { isolatedDatabaseUrl, testEnv } from '../helpers/stack.ts';
 
+const databaseUrl = await isolatedDatabaseUrl();
 const env = () => ({
-  DATABASE_URL: testEnv('TEST_DATABASE_URL'),
+  DATABASE_URL: databaseUrl,
   TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
   TASK_QUEUE: `e2e-${process.pid}`,
   PROVIDER_TASK_QUEUE: `e2e-provider-${process.pid}`,
   SYNC_TASK_QUEUE: `e2e-sync-${process.pid}`,
+  WEBHOOK_TASK_QUEUE: `e2e-webhooks-${process.pid}`,
   LOG_LEVEL: 'info',
 });
 
 describe('admin CLI', () => {
   let db: Db;
   before(() => {
-    db = connectDb(testEnv('TEST_DATABASE_URL'), 1);
+    db = connectDb(databaseUrl, 1);
   });
   after(() => db.close());
 

@@ -31,6 +31,25 @@ export function testEnv(name: string): string {
   return value;
 }
 
+/**
+ * A PostgreSQL schema of its own in the run's database, migrated, as a connection URL (its
+ * search_path names the schema). Each stack runs a webhook dispatcher that claims every due delivery
+ * in its database, so test files that run at once must not share tables.
+ */
+export async function isolatedDatabaseUrl(): Promise<string> {
+  const base = testEnv('TEST_DATABASE_URL');
+  const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const admin = connectDb(base, 1);
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.close();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const db = connectDb(url.toString(), 1);
+  await migrate(db);
+  await db.close();
+  return url.toString();
+}
+
 export type Reply = { status: number; headers: Headers; body: any; text: string };
 
 export type Stack = {
@@ -50,11 +69,11 @@ export type Stack = {
   close(): Promise<void>;
 };
 
-export async function startStack(options: { env?: Record<string, string>; workers?: boolean } = {}): Promise<Stack> {
+export async function startStack(options: { env?: Record<string, string>; workers?: boolean; poolSize?: number } = {}): Promise<Stack> {
   const suffix = randomUUID().slice(0, 8);
   const config = loadConfig({
     ...process.env,
-    DATABASE_URL: testEnv('TEST_DATABASE_URL'),
+    DATABASE_URL: await isolatedDatabaseUrl(),
     TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
     TASK_QUEUE: `test-${suffix}`,
     PROVIDER_TASK_QUEUE: `test-provider-${suffix}`,
@@ -71,7 +90,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     },
   });
   const log = createLogger(config.logLevel, 'vouch-test', sink);
-  const db = connectDb(config.database.url!, 5);
+  const db = connectDb(config.database.url!, options.poolSize ?? 5);
   await migrate(db);
   const temporal = await connectClient(config);
   let connection: NativeConnection | undefined;

@@ -1,20 +1,22 @@
 // The delivery-time guard: a subscription whose address is (or has become) non-public gets no
-// request, whatever was checked at registration.
+// request, whatever was checked at registration; the refused attempt is logged and retried later.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createWebhookActivities, publicOnlyLookup } from '../../activities/webhooks.ts';
+import { createWebhookDispatcher } from '../../activities/webhook-dispatcher.ts';
+import { createWebhookSender, publicOnlyLookup } from '../../activities/webhook-send.ts';
+import { createLogger } from '../../runtime/logger.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
-import { dispatchEvent } from '../../store/webhooks.ts';
+import { recordEvent } from '../../store/events.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { testEnv, testKeyRing } from '../helpers/stack.ts';
+import { isolatedDatabaseUrl, testKeyRing } from '../helpers/stack.ts';
 
 describe('delivery-time address guard', () => {
   let db: Db;
   let receiver: Receiver;
   before(async () => {
-    db = connectDb(testEnv('TEST_DATABASE_URL'), 2);
+    db = connectDb(await isolatedDatabaseUrl(), 2);
     receiver = await startReceiver();
   });
   after(async () => {
@@ -29,7 +31,7 @@ describe('delivery-time address guard', () => {
   });
 
   for (const host of ['127.0.0.1', 'localhost']) {
-    it(`sends nothing to a stored subscription at ${host}, and logs why`, async () => {
+    it(`sends nothing to a stored subscription at ${host}, logs why, and hands the delivery to a retry workflow`, async () => {
       const { business } = await createBusiness(db, { name: `Guard ${host}`, binSponsored: false, environment: 'sandbox' });
       // stored as if registered while the name pointed elsewhere (a DNS change, or an old row)
       await db.query("INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, 'WEBHOOK', '{account_status_change}', $3)", [
@@ -37,19 +39,31 @@ describe('delivery-time address guard', () => {
         business.id,
         `https://${host}:${receiver.port}/hook`,
       ]);
-      const id = randomUUID();
-      const body = JSON.stringify({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } });
-      await db.query('INSERT INTO events (id, business_id, event_name, event_type, payload, body, source_key) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-        id, business.id, 'card_issuance_api_access_updated', 'account_status_change', body, body, `guard-${id}`,
-      ]);
-      const [delivery] = await dispatchEvent(db, id);
-      const activities = createWebhookActivities({ db, log: undefined as never, temporal: undefined as never, keyRing: testKeyRing(), webhookTaskQueue: 'x', allowInsecureUrls: false });
-      const result = await activities.deliverWebhook(delivery!.deliveryId, 1);
-      assert.equal(result.outcome, 'failed');
-      assert.match(result.error!, /non-public address|local host name/);
+      const eventId = await recordEvent(db, {
+        businessId: business.id,
+        entityId: null,
+        eventName: 'card_issuance_api_access_updated',
+        eventType: 'account_status_change',
+        payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
+        sourceKey: `guard-${randomUUID()}`,
+      });
+      const handedOff: string[] = [];
+      const dispatcher = createWebhookDispatcher({
+        db,
+        log: createLogger('silent'),
+        send: createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: false }),
+        settings: { maxInFlight: 10, perSubscription: 10, leaseMs: 30_000, pollMs: 20 },
+        handOff: async (ds) => void handedOff.push(...ds.map((d) => d.deliveryId)),
+      });
+      const stats = await dispatcher.run({ signal: new AbortController().signal, runForMs: 500, heartbeat() {} });
+      assert.deepEqual([stats.claimed, stats.retrying], [1, 1]);
       assert.equal(receiver.received.length, 0);
-      const [attempt] = await db.query<{ error: string; succeeded: boolean }>('SELECT error, succeeded FROM webhook_attempts WHERE delivery_id = $1', [delivery!.deliveryId]);
+      const [delivery] = await db.query<{ id: string; status: string; mode: string }>('SELECT id, status, mode FROM webhook_deliveries WHERE event_id = $1', [eventId]);
+      assert.deepEqual([delivery!.status, delivery!.mode], ['pending', 'workflow']);
+      assert.deepEqual(handedOff, [delivery!.id]);
+      const [attempt] = await db.query<{ error: string; succeeded: boolean }>('SELECT error, succeeded FROM webhook_attempts WHERE delivery_id = $1', [delivery!.id]);
       assert.equal(attempt!.succeeded, false);
+      assert.match(attempt!.error, /non-public address|local host name/);
     });
   }
 });

