@@ -29,11 +29,13 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'peak,slow,burst' },
     rows: { type: 'string', default: '300' },
     burst: { type: 'string', default: '10000' },
+    subscriptions: { type: 'string', default: '10' },
   },
 });
 const only = new Set(values.only.split(','));
 const ROWS = Number(values.rows);
 const BURST = Number(values.burst);
+const SUBSCRIPTIONS = Number(values.subscriptions);
 const pglite = values.database === 'pglite';
 const say = (s: string) => process.stdout.write(`${s}\n`);
 const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! : NaN);
@@ -82,7 +84,7 @@ async function peak(stack: Stack, slowOne: boolean) {
   const { apiKey, businessId } = await stack.newBusiness({ name: `bench-${label}` });
   const fast = await receiver();
   const slow = await receiver(6000);
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < SUBSCRIPTIONS; i++) {
     const url = slowOne && i === 0 ? slow.url('slow') : fast.url(`sub-${i}`);
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: url });
   }
@@ -108,7 +110,7 @@ async function peak(stack: Stack, slowOne: boolean) {
     ROWS * 1000,
     'the batch',
   );
-  const healthy = slowOne ? 9 : 10;
+  const healthy = slowOne ? SUBSCRIPTIONS - 1 : SUBSCRIPTIONS;
   await waitUntil(() => fast.got.length >= ROWS * healthy, 120_000, 'every healthy delivery');
   const times = await eventTimes(stack, businessId);
   const latencies = fast.got.map((g) => g.at - times.get(g.eventId)!);
@@ -116,7 +118,7 @@ async function peak(stack: Stack, slowOne: boolean) {
   const batchSeconds = (completedAt - startedAt) / 1000;
   const unique = new Set(fast.got.map((g) => `${g.path} ${g.eventId}`)).size;
   figures.push({
-    scenario: slowOne ? `slow: ${ROWS} rows at 10/s, 9 healthy subscriptions + 1 timing out` : `peak: ${ROWS} rows at 10/s × 10 subscriptions`,
+    scenario: slowOne ? `slow: ${ROWS} rows at 10/s, ${healthy} healthy subscriptions + 1 timing out` : `peak: ${ROWS} rows at 10/s × ${SUBSCRIPTIONS} subscriptions`,
     'batch records/s': (ROWS / batchSeconds).toFixed(2),
     'of cap': `${((ROWS / batchSeconds / 10) * 100).toFixed(1)} %`,
     'upload → completed (s)': ((completedAt - started) / 1000).toFixed(1),
