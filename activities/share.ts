@@ -13,7 +13,7 @@ import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
-import { completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord, type ShareRef } from '../store/share-records.ts';
+import { completeRecord, countImportAttempt, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord, type ShareRef } from '../store/share-records.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../workflows/definitions.ts';
 import { once, toActivityFailure } from './provider.ts';
 
@@ -73,6 +73,7 @@ export function createShareActivities(deps: ShareDeps) {
       if (!rec.entityId) await setRecordEntity(db, ref, entityId);
       if (rec.applicantId) return onboard(ref, null); // imported by an earlier attempt
       let applicant: ProviderApplicant;
+      await countImportAttempt(db, ref);
       try {
         applicant = await provider.importApplicant({ shareToken: rec.shareToken, levelName: rec.applicantLevel ?? deps.defaultLevel, externalUserId: shareRefKey(ref) });
       } catch (err) {
@@ -89,9 +90,10 @@ export function createShareActivities(deps: ShareDeps) {
     /**
      * Provider queue: after "token already used". If an earlier attempt of ours used the token and
      * its answer was lost (worker killed, timeout), the applicant exists under our externalUserId:
-     * then the record succeeds. The provider may not list a just-imported applicant at once, so a
-     * miss is retried (RECOVER_LOOKUP_MAX_ATTEMPTS lookups with backoff, about 30 s) before we
-     * conclude that someone else used the token.
+     * then the record succeeds. The provider may not list a just-imported applicant at once, so
+     * when an earlier import request of ours exists, a miss is retried (RECOVER_LOOKUP_MAX_ATTEMPTS
+     * look-ups with backoff, about 30 s) before we conclude that someone else used the token; when
+     * the request that heard "already used" was our first, one look-up decides.
      */
     async recoverShare(ref: ShareRef): Promise<ShareOutcome> {
       const rec = await loadShareRecord(db, ref);
@@ -99,7 +101,7 @@ export function createShareActivities(deps: ShareDeps) {
       if (rec.applicantId) return onboard(ref, null);
       const applicant = await once(() => provider.findApplicantByExternalUserId(shareRefKey(ref)));
       if (applicant) return onboard(ref, applicant);
-      if (Context.current().info.attempt < RECOVER_LOOKUP_MAX_ATTEMPTS) {
+      if (rec.importAttempts > 1 && Context.current().info.attempt < RECOVER_LOOKUP_MAX_ATTEMPTS) {
         throw ApplicationFailure.create({ type: LOOKUP_PENDING_FAILURE, message: 'the applicant imported with this token is not listed yet; looking again' });
       }
       return fail(ref, 'TOKEN_ALREADY_USED');

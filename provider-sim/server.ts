@@ -94,7 +94,8 @@ export function createProviderSim(state = new SimState()) {
 
   on(api, 'GET', /^\/resources\/applicants\/-;externalUserId=([^/]+)\/one$/, ({ client, match }) => {
     const a = state.findByExternalUserId(client!.clientId, decodeURIComponent(match[1]!));
-    return a ? { status: 200, body: applicantJson(a) } : err(404, 'Applicant not found');
+    const listed = a && state.now() - a.createdAt >= state.faults.lookupLagMs;
+    return listed ? { status: 200, body: applicantJson(a) } : err(404, 'Applicant not found');
   });
 
   on(api, 'GET', /^\/resources\/applicants\/([^/;]+)\/one$/, ({ client, match }) => {

@@ -42,10 +42,12 @@ export type Faults = {
   timeoutNext: number;
   /** Only requests whose path matches this regular expression are affected (all when empty). */
   pathPattern: string;
+  /** A look-up by externalUserId misses applicants created less than this long ago (an index that lags). */
+  lookupLagMs: number;
 };
 
 export const DEFAULT_LIMITS: Limits = { postPer5s: 50, getPer5s: 300 };
-export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, timeoutRate: 0, failNext: 0, timeoutNext: 0, pathPattern: '' };
+export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, timeoutRate: 0, failNext: 0, timeoutNext: 0, pathPattern: '', lookupLagMs: 0 };
 
 export type ImportStats = { attempts: number; succeeded: number; applicantId: string | null };
 

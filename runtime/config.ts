@@ -21,6 +21,10 @@ const envSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_API_KEY: z.string().optional(),
   TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: z.string().optional(),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_CLI: z.string().optional(),
@@ -67,6 +71,13 @@ export type Config = {
     namespace: string;
     apiKey: string | undefined;
     tls: boolean;
+    /** mTLS: PEM files of our client certificate and its key (both or neither). */
+    tlsClientCertPath: string | undefined;
+    tlsClientKeyPath: string | undefined;
+    /** PEM file of the CA that signed the server's certificate (a private CA). */
+    tlsServerCaCertPath: string | undefined;
+    /** The name the server's certificate is checked against, when it is not the address's host. */
+    tlsServerName: string | undefined;
     uiPort: number;
     /** Set when TEMPORAL_ADDRESS was given: `npm start` then uses that server instead of its own. */
     addressGiven: boolean;
@@ -125,6 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (Boolean(e.TEMPORAL_TLS_CLIENT_CERT_PATH) !== Boolean(e.TEMPORAL_TLS_CLIENT_KEY_PATH)) {
+    throw new ConfigError('invalid configuration:\n  TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH go together: set both for mTLS, or neither');
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     environment: e.VOUCH_ENVIRONMENT,
@@ -142,7 +156,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       apiKey: e.TEMPORAL_API_KEY,
-      tls: e.TEMPORAL_TLS,
+      tls: e.TEMPORAL_TLS || Boolean(e.TEMPORAL_TLS_CLIENT_CERT_PATH || e.TEMPORAL_TLS_SERVER_CA_CERT_PATH || e.TEMPORAL_TLS_SERVER_NAME),
+      tlsClientCertPath: e.TEMPORAL_TLS_CLIENT_CERT_PATH && path.resolve(e.TEMPORAL_TLS_CLIENT_CERT_PATH),
+      tlsClientKeyPath: e.TEMPORAL_TLS_CLIENT_KEY_PATH && path.resolve(e.TEMPORAL_TLS_CLIENT_KEY_PATH),
+      tlsServerCaCertPath: e.TEMPORAL_TLS_SERVER_CA_CERT_PATH && path.resolve(e.TEMPORAL_TLS_SERVER_CA_CERT_PATH),
+      tlsServerName: e.TEMPORAL_TLS_SERVER_NAME,
       uiPort: e.TEMPORAL_UI_PORT,
       addressGiven: Boolean(env.TEMPORAL_ADDRESS),
       devPort: e.TEMPORAL_DEV_PORT,

@@ -1,14 +1,25 @@
 // Connections to Temporal: one client per API process, one native connection per worker process.
-import { Client, Connection } from '@temporalio/client';
+import { readFileSync } from 'node:fs';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 
-const connectionOptions = (t: Config['temporal']) => ({
-  address: t.address,
-  tls: t.tls || t.apiKey ? {} : undefined,
-  apiKey: t.apiKey,
-});
+/**
+ * TLS to the Temporal frontend: off for the dev server; on with TEMPORAL_TLS, an API key (Temporal
+ * Cloud), or any of the mTLS settings — our client certificate and key, the CA of a private
+ * cluster, the name its certificate carries. Files are read at connection time.
+ */
+export function temporalTls(t: Config['temporal']): TLSConfig | undefined {
+  if (!t.tls && !t.apiKey) return undefined;
+  return {
+    ...(t.tlsClientCertPath && t.tlsClientKeyPath ? { clientCertPair: { crt: readFileSync(t.tlsClientCertPath), key: readFileSync(t.tlsClientKeyPath) } } : {}),
+    ...(t.tlsServerCaCertPath ? { serverRootCACertificate: readFileSync(t.tlsServerCaCertPath) } : {}),
+    ...(t.tlsServerName ? { serverNameOverride: t.tlsServerName } : {}),
+  };
+}
+
+const connectionOptions = (t: Config['temporal']) => ({ address: t.address, tls: temporalTls(t), apiKey: t.apiKey });
 
 export async function connectClient(config: Config): Promise<Client> {
   const connection = await Connection.connect(connectionOptions(config.temporal));

@@ -21,6 +21,8 @@ export type ShareRecord = {
   entityId: string | null;
   applicantId: string | null;
   decision: Decision | null;
+  /** Import requests sent to the provider for this record so far. */
+  importAttempts: number;
   /** The failure's category, once failed. */
   errorCategory: ImportErrorCategory | null;
   /** A batch row's batch status (a canceled batch starts no more rows); null for a sync request. */
@@ -60,6 +62,7 @@ export async function loadShareRecord(q: Queryable, ref: ShareRef, lock = false)
     entityId: (r.entity_id as string | null) ?? null,
     applicantId: (r.applicant_id as string | null) ?? null,
     decision: (r.decision as Decision | null) ?? null,
+    importAttempts: Number(r.import_attempts ?? 0),
     errorCategory: (r.error_category as ImportErrorCategory | null) ?? null,
     batchStatus: (r.batch_status as string | undefined) ?? null,
   };
@@ -76,6 +79,9 @@ async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[
 }
 
 export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) => update(q, ref, 'entity_id = $1', [entityId]);
+
+/** Counts an import request about to be sent (before it is, so a lost answer is still counted). */
+export const countImportAttempt = (q: Queryable, ref: ShareRef) => update(q, ref, 'import_attempts = import_attempts + 1', []);
 
 export const setRecordImported = (q: Queryable, ref: ShareRef, applicantId: string, decision: Decision) =>
   update(q, ref, 'applicant_id = $1, decision = $2', [applicantId, JSON.stringify(decision)]);

@@ -32,5 +32,10 @@ ALTER TABLE sync_imports ADD COLUMN idempotency_key text;
 ALTER TABLE sync_imports ADD COLUMN request_sha256 text;
 CREATE UNIQUE INDEX sync_imports_idempotency_key ON sync_imports (business_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 
+-- Import requests sent to the provider for a record (counted before each is sent): after "token
+-- already used", only a record with an earlier attempt of ours can have used it itself.
+ALTER TABLE import_records ADD COLUMN import_attempts integer NOT NULL DEFAULT 0;
+ALTER TABLE sync_imports ADD COLUMN import_attempts integer NOT NULL DEFAULT 0;
+
 -- Batches the reconciler looks at: unfinished ones.
 CREATE INDEX import_batches_unfinished_idx ON import_batches (updated_at) WHERE status IN ('pending', 'in_progress');

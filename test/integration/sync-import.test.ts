@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createEntities, csvOf, donorAt, upload, type Donor } from '../helpers/imports.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { PROVIDER_PRIORITY } from '../../workflows/definitions.ts';
 
 describe('POST /entity/kyc/import/sync', () => {
   let stack: Stack;
@@ -126,6 +127,86 @@ describe('POST /entity/kyc/import/sync', () => {
     } finally {
       us.secretKey = secret;
     }
+  });
+
+  describe('Idempotency-Key', () => {
+    const keyed = (json: unknown, idempotencyKey: string) =>
+      stack.request('POST', '/entity/kyc/import/sync', { key, json, headers: { 'Idempotency-Key': idempotencyKey } });
+
+    it('answers the same request with the same key the same, with one provider call', async () => {
+      const externalId = ext('idem');
+      await createEntities(stack, key, [externalId]);
+      const shareToken = await donor.token();
+      const first = await keyed({ externalId, shareToken }, `k-${externalId}`);
+      assert.equal(first.status, 200, first.text);
+      await breathe();
+      const again = await keyed({ externalId, shareToken }, `k-${externalId}`);
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(again.body, first.body, 'the same answer, the same requestId');
+      assert.equal(stack.sim!.state.stats.imports[shareToken]!.attempts, 1, 'the token was shared once');
+      const rows = await stack.db.query('SELECT 1 FROM sync_imports WHERE idempotency_key = $1', [`k-${externalId}`]);
+      assert.equal(rows.length, 1);
+    });
+
+    it('joins a request with the same key that is still running', async () => {
+      const externalId = ext('idem-race');
+      await createEntities(stack, key, [externalId]);
+      const shareToken = await donor.token();
+      await faults({ latencyMs: 800, pathPattern: 'reusableIdentity' });
+      await new Promise((r) => setTimeout(r, 1100)); // a fresh rate-limit window for the two at once
+      const [a, b] = await Promise.all([keyed({ externalId, shareToken }, `k-${externalId}`), keyed({ externalId, shareToken }, `k-${externalId}`)]);
+      assert.deepEqual([a.status, b.status], [200, 200], a.text + b.text);
+      assert.equal(a.body.requestId, b.body.requestId);
+      assert.equal(stack.sim!.state.stats.imports[shareToken]!.attempts, 1);
+    });
+
+    it('gives a failed request its same error again, without a second provider call', async () => {
+      const externalId = ext('idem-fail');
+      await createEntities(stack, key, [externalId]);
+      const shareToken = await donor.token('donor-rejected');
+      const first = await keyed({ externalId, shareToken }, `k-${externalId}`);
+      assert.equal(first.status, 422, first.text);
+      await breathe();
+      const again = await keyed({ externalId, shareToken }, `k-${externalId}`);
+      assert.deepEqual([again.status, again.body], [first.status, first.body]);
+      assert.equal(stack.sim!.state.stats.imports[shareToken]!.attempts, 1);
+    });
+
+    it('refuses the same key with another body (422, parameter Idempotency-Key) and changes nothing', async () => {
+      const externalId = ext('idem-other');
+      await createEntities(stack, key, [externalId]);
+      const first = await keyed({ externalId, shareToken: await donor.token() }, `k-${externalId}`);
+      assert.equal(first.status, 200, first.text);
+      await breathe();
+      const before = await syncCount();
+      const otherToken = await donor.token();
+      const res = await keyed({ externalId, shareToken: otherToken }, `k-${externalId}`);
+      assert.equal(res.status, 422, res.text);
+      assert.equal(res.body.code, '0704000700');
+      assert.equal(res.body.parameter, 'Idempotency-Key');
+      assert.equal(res.body.requestId, first.body.requestId, 'names the request the key belongs to');
+      assert.equal(await syncCount(), before);
+      assert.equal(stack.sim!.state.stats.imports[otherToken], undefined);
+    });
+
+    it('refuses an over-long key with 400 (an empty one is no key)', async () => {
+      const res = await keyed({ externalId: 'x', shareToken: 't' }, 'k'.repeat(256));
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.parameter, 'Idempotency-Key');
+    });
+  });
+
+  it('calls the provider on the rate-limited provider queue shared with batches, ahead of them', async () => {
+    const externalId = ext('queue');
+    await createEntities(stack, key, [externalId]);
+    const res = await sync({ externalId, shareToken: await donor.token() });
+    assert.equal(res.status, 200, res.text);
+    const { events } = await stack.temporal.workflow.getHandle(`sync-import-${res.body.requestId}`).fetchHistory();
+    const scheduled = events!.map((e) => e.activityTaskScheduledEventAttributes).filter((a) => a?.activityType?.name === 'processShare');
+    assert.equal(scheduled.length, 1);
+    assert.equal(scheduled[0]!.taskQueue!.name, stack.config.temporal.providerTaskQueue);
+    assert.equal(scheduled[0]!.priority?.priorityKey, PROVIDER_PRIORITY.sync);
+    assert.ok(PROVIDER_PRIORITY.sync < PROVIDER_PRIORITY.batch, 'a lower key runs sooner');
   });
 
   it('requires cardProcessorPublicToken for a BIN-sponsored program', async () => {

@@ -115,4 +115,46 @@ describe('a receiver down for two days', () => {
     const statuses = await db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = ANY($1::uuid[])', [deliveries]);
     assert.deepEqual(statuses.map((s) => s.status), Array(EVENTS).fill('delivered'));
   });
+
+  it('keeps a waiting delivery through any number of failures of our own infrastructure (database down)', async () => {
+    const { business } = await createBusiness(db, { name: 'Infra', binSponsored: false, environment: 'sandbox' });
+    await createSubscription(db, business.id, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
+    receiver.answer({ status: 503 }, { status: 200 });
+    await recordEvent(db, {
+      businessId: business.id,
+      entityId: null,
+      eventName: 'card_issuance_api_access_updated',
+      eventType: 'account_status_change',
+      payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
+      sourceKey: `infra-${randomUUID()}`,
+    });
+    const log = createLogger('silent');
+    const send = createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: true });
+    const handedOff: { deliveryId: string; run: number }[] = [];
+    await createWebhookDispatcher({ db, log, send, settings: { maxInFlight: 10, perSubscription: 10, leaseMs: 30_000, pollMs: 20 }, handOff: async (ds) => void handedOff.push(...ds) }).run({
+      signal: new AbortController().signal,
+      runForMs: 500,
+      heartbeat() {},
+    });
+    assert.equal(handedOff.length, 1);
+    const real = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
+    let failures = 12; // well past the 5 the earlier design allowed
+    const activities = {
+      ...real,
+      async attemptDelivery(deliveryId: string) {
+        if (failures-- > 0) throw new Error('connection to the database refused');
+        return real.attemptDelivery(deliveryId);
+      },
+    };
+    const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'infra', workflowBundle: await workflowBundle(config), activities });
+    const d = handedOff[0]!;
+    const result = await worker.runUntil(
+      env.client.workflow.execute(webhookRetryWorkflow, { taskQueue: 'infra', workflowId: webhookRetryWorkflowId(d.deliveryId, d.run), args: [{ deliveryId: d.deliveryId }] }),
+    );
+    assert.equal(result, 'delivered');
+    assert.equal(failures, -1, 'every failure was retried');
+    const [row] = await db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1', [d.deliveryId]);
+    assert.equal(row!.status, 'delivered');
+  });
 });

@@ -1,0 +1,105 @@
+// `npm run histories:record`: runs every workflow type on a real stack (Temporal dev server, a fresh
+// PostgreSQL database, the simulator, a local receiver) and saves their event histories under
+// test/fixtures/histories/. test/unit/replay.test.ts replays them against the current workflow code
+// on every `npm test`, so a change that would break runs already in flight fails the build.
+// Record again only when a workflow changes in a way that is meant to be replay-compatible (a
+// patch); keep the old fixtures beside the new ones until no run that could have them is left.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { execFileSync } from 'node:child_process';
+import { requireTemporalCli } from '../runtime/temporal-cli.ts';
+import { createStarters } from '../runtime/starters.ts';
+import { recordEvent } from '../store/events.ts';
+import { createSubscription } from '../store/webhooks.ts';
+import { batchWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../workflows/definitions.ts';
+import { housekeepingWorkflow } from '../workflows/index.ts';
+import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
+import { csvOf, upload, waitForBatch } from '../test/helpers/imports.ts';
+import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
+import { startReceiver } from '../test/helpers/receiver.ts';
+import { startStack } from '../test/helpers/stack.ts';
+
+const dir = path.resolve(import.meta.dirname, '..', 'test', 'fixtures', 'histories');
+const say = (s: string) => process.stdout.write(`[histories] ${s}\n`);
+
+const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? DEFAULT_POSTGRES_URL, 'vouch_histories');
+const temporal = await startTemporal();
+process.env.TEST_DATABASE_URL = database.url;
+process.env.TEMPORAL_ADDRESS = temporal.address;
+const stack = await startStack({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', BATCH_PAGE_SIZE: '3', BATCH_CONCURRENCY: '2' } });
+const receiver = await startReceiver();
+const saved: string[] = [];
+
+/** Saves a run's history in the Temporal CLI's JSON form (what `temporal workflow show --output json` prints). */
+async function save(name: string, handle: WorkflowHandle, runId?: string) {
+  const args = ['workflow', 'show', '--address', temporal.address, '--workflow-id', handle.workflowId, '--output', 'json'];
+  if (runId) args.push('--run-id', runId);
+  const json = execFileSync(requireTemporalCli(), args, { maxBuffer: 64 * 1024 * 1024 }).toString();
+  await writeFile(path.join(dir, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1) + '\n');
+  saved.push(name);
+}
+
+try {
+  await mkdir(dir, { recursive: true });
+  const start = createStarters(stack.temporal, stack.config);
+  const { apiKey, businessId } = await stack.newBusiness({ name: 'histories' });
+  await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
+
+  // a batch of mixed outcomes over two pages (continue-as-new), one token used by someone else
+  const externalIds = ['h-1', 'h-2', 'h-3', 'h-4', 'h-5'];
+  await bulkEntities(stack.db, businessId, externalIds);
+  const tokens = bulkTokens(stack.sim!, 'histories-donor', stack.recipient!.clientId, ['complete', 'missing-address', 'donor-rejected', 'complete', 'complete']);
+  stack.sim!.state.shareTokens.get(tokens[3]!)!.usedAt = Date.now();
+  const rows = externalIds.map((e, i) => [e, tokens[i]!]);
+  rows.push(['no-such-entity', 'x-token']);
+  const res = await upload(stack, apiKey, csvOf('externalId,shareToken', rows));
+  if (res.status !== 201) throw new Error(res.text);
+  await waitForBatch(stack, apiKey, res.body.batchId);
+  const runs = [];
+  for await (const w of stack.temporal.workflow.list({ query: `WorkflowId = '${batchWorkflowId(res.body.batchId)}'` })) runs.push(w);
+  runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  const batch = stack.temporal.workflow.getHandle(batchWorkflowId(res.body.batchId));
+  await save('batch-import-first-page', batch, runs[0]!.runId);
+  await save('batch-import-last-page', batch, runs.at(-1)!.runId);
+
+  // sync imports: onboarded, and refused
+  await bulkEntities(stack.db, businessId, ['s-1', 's-2']);
+  const [ok, refused] = bulkTokens(stack.sim!, 'histories-donor', stack.recipient!.clientId, ['complete', 'donor-rejected']);
+  for (const [name, externalId, shareToken] of [['sync-import-onboarded', 's-1', ok], ['sync-import-refused', 's-2', refused]] as const) {
+    const r = await stack.request('POST', '/entity/kyc/import/sync', { key: apiKey, json: { externalId, shareToken } });
+    const requestId = r.body.requestId as string;
+    await save(name, stack.temporal.workflow.getHandle(`sync-import-${requestId}`));
+  }
+
+  // a delivery refused once, then delivered by its retry workflow (about 5 s)
+  receiver.answer({ status: 503 }, { status: 200 });
+  const before = receiver.received.length;
+  const eventId = await recordEvent(stack.db, {
+    businessId,
+    entityId: null,
+    eventName: 'card_issuance_api_access_updated',
+    eventType: 'account_status_change',
+    payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
+    sourceKey: `histories-${Date.now()}`,
+  });
+  await receiver.waitFor(before + 2, 30_000);
+  const [delivery] = await stack.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
+  const retry = stack.temporal.workflow.getHandle(webhookRetryWorkflowId(delivery!.id, 1));
+  await retry.result();
+  await save('webhook-retry-delivered', retry);
+
+  // the dispatcher, as it runs (its history so far)
+  await start.webhookDispatcher();
+  await save('webhook-dispatcher-running', stack.temporal.workflow.getHandle(webhookDispatcherWorkflowId(stack.config.webhooks.taskQueue)));
+
+  const housekeeping = await stack.temporal.workflow.start(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `histories-housekeeping-${Date.now()}` });
+  await housekeeping.result();
+  await save('housekeeping', housekeeping);
+  say(`saved ${saved.length} histories in ${path.relative(process.cwd(), dir)}: ${saved.join(', ')}`);
+} finally {
+  await receiver.close();
+  await stack.close();
+  await temporal.stop();
+  await database.drop();
+}

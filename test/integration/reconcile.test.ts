@@ -1,0 +1,199 @@
+// The reconciler (run by the housekeeping workflow every minute): whatever lost its workflow — a
+// batch whose workflow never started or was terminated, a delivery whose retry workflow was never
+// started or is gone, the webhook dispatcher itself — gets one again, and the work completes once.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createBatch } from '../../store/batches.ts';
+import { recordEvent } from '../../store/events.ts';
+import { createSubscription } from '../../store/webhooks.ts';
+import { batchWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../../workflows/definitions.ts';
+import { housekeepingWorkflow } from '../../workflows/index.ts';
+import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
+import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
+
+describe('the reconciler', () => {
+  let stack: Stack;
+  let receiver: Receiver;
+  before(async () => {
+    stack = await startStack({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', PROVIDER_RATE_LIMIT_PER_SECOND: '50' } });
+    stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1e9, getPer5s: 1e9 } });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver.close();
+    await stack.close();
+  });
+
+  const housekeeping = () => stack.temporal.workflow.execute(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `housekeeping-test-${randomUUID()}` });
+  /** As if the last change were minutes ago: what the reconciler waits for before it looks. */
+  const age = (table: 'import_batches' | 'webhook_deliveries', id: string) =>
+    stack.db.query(
+      table === 'import_batches'
+        ? "UPDATE import_batches SET updated_at = now() - interval '5 minutes' WHERE id = $1"
+        : "UPDATE webhook_deliveries SET next_attempt_at = now() - interval '5 minutes' WHERE id = $1",
+      [id],
+    );
+
+  async function fixture(label: string, rows: number) {
+    const { apiKey, businessId } = await stack.newBusiness({ name: label });
+    const externalIds = Array.from({ length: rows }, (_, i) => `${label}-${i}`);
+    await bulkEntities(stack.db, businessId, externalIds);
+    const tokens = bulkTokens(stack.sim!, `${label}-donor`, stack.recipient!.clientId, externalIds.map(() => 'complete'));
+    return { apiKey, businessId, externalIds, tokens };
+  }
+
+  it('starts the workflow of a batch that was stored but never started', async () => {
+    const f = await fixture('never-started', 5);
+    const batch = await createBatch(stack.db, {
+      businessId: f.businessId,
+      provider: 'sumsub',
+      idempotencyKey: randomUUID(),
+      contentSha256: randomUUID(),
+      fileName: null,
+      rows: f.externalIds.map((externalId, i) => ({ rowNumber: i + 2, externalId, shareToken: f.tokens[i]!, applicantLevel: null, cardProcessorPublicToken: null })),
+    });
+    await age('import_batches', batch.id);
+    const result = await housekeeping();
+    assert.equal(result.batchesRestarted, 1, JSON.stringify(result));
+    const status = await waitForBatch(stack, f.apiKey, batch.id);
+    assert.equal(status.status, 'completed');
+    assert.equal(status.summary.successfulRecords, 5);
+  });
+
+  it('restarts a batch whose workflow an operator terminated, and imports each record once', async () => {
+    const f = await fixture('terminated', 40);
+    stack.sim!.state.faults = { ...stack.sim!.state.faults, latencyMs: 300, pathPattern: 'reusableIdentity' };
+    try {
+      const res = await upload(stack, f.apiKey, csvOf('externalId,shareToken', f.externalIds.map((e, i) => [e, f.tokens[i]!])));
+      assert.equal(res.status, 201, res.text);
+      const batchId: string = res.body.batchId;
+      for (;;) {
+        const s = (await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key: f.apiKey })).body;
+        if (s.processedRecords >= 5) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await stack.temporal.workflow.getHandle(batchWorkflowId(batchId)).terminate('test: an operator terminates the run');
+      await new Promise((r) => setTimeout(r, 1000)); // its records already with the provider finish
+      await age('import_batches', batchId);
+      const result = await housekeeping();
+      assert.equal(result.batchesRestarted, 1, JSON.stringify(result));
+      const status = await waitForBatch(stack, f.apiKey, batchId, 60_000);
+      assert.equal(status.status, 'completed');
+      assert.equal(status.summary.successfulRecords, 40, JSON.stringify(status.summary.errors.slice(0, 2)));
+      for (const t of f.tokens) assert.equal(stack.sim!.state.stats.imports[t]?.succeeded, 1, 'each token imported once');
+    } finally {
+      stack.sim!.state.faults = { ...stack.sim!.state.faults, latencyMs: 0, pathPattern: '' };
+    }
+  });
+
+  it('leaves an unfinished batch whose workflow is alive alone', async () => {
+    const f = await fixture('alive', 1);
+    stack.sim!.state.faults = { ...stack.sim!.state.faults, latencyMs: 3000, pathPattern: 'reusableIdentity' };
+    try {
+      const res = await upload(stack, f.apiKey, csvOf('externalId,shareToken', [[f.externalIds[0]!, f.tokens[0]!]]));
+      assert.equal(res.status, 201, res.text);
+      await new Promise((r) => setTimeout(r, 500));
+      await age('import_batches', res.body.batchId);
+      assert.equal((await housekeeping()).batchesRestarted, 0);
+      assert.equal((await waitForBatch(stack, f.apiKey, res.body.batchId)).status, 'completed');
+      assert.equal(stack.sim!.state.stats.imports[f.tokens[0]!]?.attempts, 1);
+    } finally {
+      stack.sim!.state.faults = { ...stack.sim!.state.faults, latencyMs: 0, pathPattern: '' };
+    }
+  });
+
+  async function failedDelivery(label: string) {
+    const { businessId } = await stack.newBusiness({ name: label });
+    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
+    receiver.answer({ status: 503 }, { status: 200 });
+    const before = receiver.received.length;
+    const eventId = await recordEvent(stack.db, {
+      businessId,
+      entityId: null,
+      eventName: 'card_issuance_api_access_updated',
+      eventType: 'account_status_change',
+      payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
+      sourceKey: `${label}-${randomUUID()}`,
+    });
+    await receiver.waitFor(before + 1); // the dispatcher's first attempt, refused
+    const [d] = await stack.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
+    const handle = stack.temporal.workflow.getHandle(webhookRetryWorkflowId(d!.id, 1));
+    for (let i = 0; ; i++) {
+      try {
+        await handle.describe();
+        break;
+      } catch (err) {
+        if (i > 100) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    return { deliveryId: d!.id, eventId, handle, before };
+  }
+
+  const statusOf = async (deliveryId: string) => (await stack.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1', [deliveryId]))[0]!.status;
+
+  it('restarts the retry workflow of a waiting delivery whose workflow is gone, and it is delivered', async () => {
+    const d = await failedDelivery('lost-retry');
+    await d.handle.terminate('test: the retry workflow is lost');
+    await age('webhook_deliveries', d.deliveryId);
+    const result = await housekeeping();
+    assert.ok(result.deliveriesRestarted >= 1, JSON.stringify(result));
+    for (let i = 0; (await statusOf(d.deliveryId)) !== 'delivered'; i++) {
+      assert.ok(i < 200, 'delivered after the restart');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const got = receiver.received.slice(d.before).map((r) => JSON.parse(r.body.toString()).data.eventId);
+    assert.deepEqual(got, [d.eventId, d.eventId], 'the refused attempt, then the delivery');
+  });
+
+  it('starts the retry workflow of a delivery whose hand-off never reached Temporal', async () => {
+    const { businessId } = await stack.newBusiness({ name: 'no-hand-off' });
+    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
+    receiver.answer({ status: 200 });
+    const before = receiver.received.length;
+    // recorded in a transaction that leaves the delivery waiting for a workflow that was never started
+    const eventId = await stack.db.tx(async (q) => {
+      const id = await recordEvent(q, {
+        businessId,
+        entityId: null,
+        eventName: 'card_issuance_api_access_updated',
+        eventType: 'account_status_change',
+        payload: (eid) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: eid } }),
+        sourceKey: `no-hand-off-${randomUUID()}`,
+      });
+      await q.query("UPDATE webhook_deliveries SET mode = 'workflow', run_attempts = 1, attempts = 1, next_attempt_at = now() - interval '5 minutes' WHERE event_id = $1", [id]);
+      return id;
+    });
+    const result = await housekeeping();
+    assert.ok(result.deliveriesRestarted >= 1, JSON.stringify(result));
+    await receiver.waitFor(before + 1);
+    assert.equal(JSON.parse(receiver.received.at(-1)!.body.toString()).data.eventId, eventId);
+  });
+
+  it('starts the webhook dispatcher again when it is gone', async () => {
+    const dispatcher = stack.temporal.workflow.getHandle(webhookDispatcherWorkflowId(stack.config.webhooks.taskQueue));
+    await dispatcher.terminate('test: the dispatcher is gone');
+    const { businessId } = await stack.newBusiness({ name: 'no-dispatcher' });
+    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
+    receiver.answer({ status: 200 });
+    const before = receiver.received.length;
+    const eventId = await recordEvent(stack.db, {
+      businessId,
+      entityId: null,
+      eventName: 'card_issuance_api_access_updated',
+      eventType: 'account_status_change',
+      payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
+      sourceKey: `no-dispatcher-${randomUUID()}`,
+    });
+    // (a terminated workflow's activity learns of it at its next heartbeat, so the old dispatcher
+    // may still send this one: what matters is that a dispatcher runs again)
+    const result = await housekeeping();
+    assert.deepEqual(result.failedSteps, []);
+    assert.equal((await dispatcher.describe()).status.name, 'RUNNING');
+    await receiver.waitFor(before + 1);
+    assert.equal(JSON.parse(receiver.received.at(-1)!.body.toString()).data.eventId, eventId);
+  });
+});
