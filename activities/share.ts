@@ -13,7 +13,7 @@ import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
-import { completeRecord, countImportAttempt, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord, type ShareRef } from '../store/share-records.ts';
+import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord, type ShareRef } from '../store/share-records.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../workflows/definitions.ts';
 import { once, toActivityFailure } from './provider.ts';
 
@@ -70,10 +70,12 @@ export function createShareActivities(deps: ShareDeps) {
         // checked before the share token is spent; completeRecord checks again under a unique index
         if (holder && holder !== entityId) return fail(ref, 'CARD_PROCESSOR_TOKEN_INVALID');
       }
-      if (!rec.entityId) await setRecordEntity(db, ref, entityId);
-      if (rec.applicantId) return onboard(ref, null); // imported by an earlier attempt
+      if (rec.applicantId) {
+        if (!rec.entityId) await setRecordEntity(db, ref, entityId);
+        return onboard(ref, null); // imported by an earlier attempt
+      }
+      await beforeImport(db, ref, entityId); // one statement: the entity, and the import request about to be sent
       let applicant: ProviderApplicant;
-      await countImportAttempt(db, ref);
       try {
         applicant = await provider.importApplicant({ shareToken: rec.shareToken, levelName: rec.applicantLevel ?? deps.defaultLevel, externalUserId: shareRefKey(ref) });
       } catch (err) {

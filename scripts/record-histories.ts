@@ -10,7 +10,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { requireTemporalCli } from '../runtime/temporal-cli.ts';
 import { createStarters } from '../runtime/starters.ts';
-import { recordEvent } from '../store/events.ts';
+import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/webhooks.ts';
 import { batchWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../workflows/definitions.ts';
 import { housekeepingWorkflow } from '../workflows/index.ts';
@@ -75,14 +75,7 @@ try {
   // a delivery refused once, then delivered by its retry workflow (about 5 s)
   receiver.answer({ status: 503 }, { status: 200 });
   const before = receiver.received.length;
-  const eventId = await recordEvent(stack.db, {
-    businessId,
-    entityId: null,
-    eventName: 'card_issuance_api_access_updated',
-    eventType: 'account_status_change',
-    payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
-    sourceKey: `histories-${Date.now()}`,
-  });
+  const eventId = await recordTestEvent(stack.db, businessId, 'histories');
   await receiver.waitFor(before + 2, 30_000);
   const [delivery] = await stack.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
   const retry = stack.temporal.workflow.getHandle(webhookRetryWorkflowId(delivery!.id, 1));

@@ -80,8 +80,9 @@ async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[
 
 export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) => update(q, ref, 'entity_id = $1', [entityId]);
 
-/** Counts an import request about to be sent (before it is, so a lost answer is still counted). */
-export const countImportAttempt = (q: Queryable, ref: ShareRef) => update(q, ref, 'import_attempts = import_attempts + 1', []);
+/** Records the entity and counts the import request about to be sent (before it is, so a lost answer is still counted). */
+export const beforeImport = (q: Queryable, ref: ShareRef, entityId: string) =>
+  update(q, ref, 'entity_id = $1, import_attempts = import_attempts + 1', [entityId]);
 
 export const setRecordImported = (q: Queryable, ref: ShareRef, applicantId: string, decision: Decision) =>
   update(q, ref, 'applicant_id = $1, decision = $2', [applicantId, JSON.stringify(decision)]);

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createBatch } from '../../store/batches.ts';
-import { recordEvent } from '../../store/events.ts';
 import { createSubscription } from '../../store/webhooks.ts';
-import { batchWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../../workflows/definitions.ts';
+import { batchWorkflowId, webhookDispatcherWorkflowId } from '../../workflows/definitions.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
+import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
@@ -110,26 +110,10 @@ describe('the reconciler', () => {
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
     receiver.answer({ status: 503 }, { status: 200 });
     const before = receiver.received.length;
-    const eventId = await recordEvent(stack.db, {
-      businessId,
-      entityId: null,
-      eventName: 'card_issuance_api_access_updated',
-      eventType: 'account_status_change',
-      payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
-      sourceKey: `${label}-${randomUUID()}`,
-    });
+    const eventId = await recordTestEvent(stack.db, businessId, label);
     await receiver.waitFor(before + 1); // the dispatcher's first attempt, refused
     const [d] = await stack.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
-    const handle = stack.temporal.workflow.getHandle(webhookRetryWorkflowId(d!.id, 1));
-    for (let i = 0; ; i++) {
-      try {
-        await handle.describe();
-        break;
-      } catch (err) {
-        if (i > 100) throw err;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
+    const handle = await retryWorkflowOf(stack.temporal, d!.id);
     return { deliveryId: d!.id, eventId, handle, before };
   }
 
@@ -156,14 +140,7 @@ describe('the reconciler', () => {
     const before = receiver.received.length;
     // recorded in a transaction that leaves the delivery waiting for a workflow that was never started
     const eventId = await stack.db.tx(async (q) => {
-      const id = await recordEvent(q, {
-        businessId,
-        entityId: null,
-        eventName: 'card_issuance_api_access_updated',
-        eventType: 'account_status_change',
-        payload: (eid) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: eid } }),
-        sourceKey: `no-hand-off-${randomUUID()}`,
-      });
+      const id = await recordTestEvent(q, businessId, 'no-hand-off');
       await q.query("UPDATE webhook_deliveries SET mode = 'workflow', run_attempts = 1, attempts = 1, next_attempt_at = now() - interval '5 minutes' WHERE event_id = $1", [id]);
       return id;
     });
@@ -180,14 +157,7 @@ describe('the reconciler', () => {
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
     receiver.answer({ status: 200 });
     const before = receiver.received.length;
-    const eventId = await recordEvent(stack.db, {
-      businessId,
-      entityId: null,
-      eventName: 'card_issuance_api_access_updated',
-      eventType: 'account_status_change',
-      payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
-      sourceKey: `no-dispatcher-${randomUUID()}`,
-    });
+    const eventId = await recordTestEvent(stack.db, businessId, 'no-dispatcher');
     // (a terminated workflow's activity learns of it at its next heartbeat, so the old dispatcher
     // may still send this one: what matters is that a dispatcher runs again)
     const result = await housekeeping();

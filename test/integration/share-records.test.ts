@@ -11,7 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createShareActivities } from '../../activities/share.ts';
 import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { createBatch } from '../../store/batches.ts';
-import { completeRecord, countImportAttempt, setRecordEntity, setRecordImported, shareRefKey, type ShareRef } from '../../store/share-records.ts';
+import { beforeImport, completeRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRef } from '../../store/share-records.ts';
 import { createSyncImport } from '../../store/sync-imports.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../../workflows/definitions.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
@@ -101,11 +101,10 @@ describe('share record steps', () => {
       const { batchId, businessId, tokens } = await batchOf(1, label);
       const ref: ShareRef = { kind: 'batch', batchId, rowNumber: 2 };
       const [entity] = await stack.db.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1', [businessId]);
-      await setRecordEntity(stack.db, ref, entity!.id);
       const provider = createSumsubClient({ baseUrl: stack.sim!.url, appToken: stack.recipient!.appToken, secretKey: stack.recipient!.secretKey });
-      await countImportAttempt(stack.db, ref);
+      await beforeImport(stack.db, ref, entity!.id);
       await provider.importApplicant({ shareToken: tokens[0]!, levelName: stack.config.provider.defaultLevel, externalUserId: shareRefKey(ref) });
-      await countImportAttempt(stack.db, ref); // the retry that heard "already used"
+      await beforeImport(stack.db, ref, entity!.id); // the retry that heard "already used"
       return ref;
     }
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { publicKeyOf, signingKeyAt } from '../../domain/webhook-signature.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
-import { webhookRetryWorkflowId } from '../../workflows/definitions.ts';
+import { retryWorkflowOf } from '../helpers/events.ts';
 import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
@@ -60,20 +60,6 @@ describe('webhook deliveries', () => {
     const res = await stack.request('POST', '/entity/kyc/import/sync', { key: k, json: { externalId, shareToken: await donor.token(scenario) } });
     assert.equal(res.status, 200, res.text);
     return entityId!;
-  }
-
-  /** The retry workflow of a delivery whose first attempt failed, once the dispatcher has handed it over. */
-  async function retryWorkflow(deliveryId: string) {
-    const handle = stack.temporal.workflow.getHandle(webhookRetryWorkflowId(deliveryId, 1));
-    for (let i = 0; ; i++) {
-      try {
-        await handle.describe();
-        return handle;
-      } catch (err) {
-        if (i > 100) throw err;
-        await new Promise((res) => setTimeout(res, 50));
-      }
-    }
   }
 
   const deliveriesOf = async (subscriptionId: string, k = key) => (await stack.request('GET', `/notification/${subscriptionId}/deliveries`, { key: k })).body.items;
@@ -188,7 +174,7 @@ describe('webhook deliveries', () => {
     await onboard();
     await r.waitFor(1);
     const [before] = await deliveriesOf(sub);
-    const retry = await retryWorkflow(before.deliveryId);
+    const retry = await retryWorkflowOf(stack.temporal, before.deliveryId);
     assert.equal((await stack.request('DELETE', `/notification/${sub}`, { key })).status, 204);
     await new Promise((res) => setTimeout(res, 7000)); // past the first retry (5 s ± 20 %)
     assert.equal(r.received.length, 1, 'no attempt after the delete');
@@ -224,7 +210,7 @@ describe('webhook deliveries', () => {
     await r.waitFor(1);
     // make the delivery give up now instead of in three days
     const [d] = await deliveriesOf(sub);
-    await (await retryWorkflow(d.deliveryId)).terminate('test: give up early');
+    await (await retryWorkflowOf(stack.temporal, d.deliveryId)).terminate('test: give up early');
     await stack.db.query("UPDATE webhook_deliveries SET status = 'failed' WHERE id = $1", [d.deliveryId]);
     r.answer({ status: 200 });
     const res = await stack.request('POST', `/notification/${sub}/redeliver`, { key, json: { since } });

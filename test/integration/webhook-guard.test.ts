@@ -8,7 +8,7 @@ import { createWebhookSender, publicOnlyLookup } from '../../activities/webhook-
 import { createLogger } from '../../runtime/logger.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
-import { recordEvent } from '../../store/events.ts';
+import { recordTestEvent } from '../helpers/events.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { isolatedDatabaseUrl, testKeyRing } from '../helpers/stack.ts';
 
@@ -39,14 +39,7 @@ describe('delivery-time address guard', () => {
         business.id,
         `https://${host}:${receiver.port}/hook`,
       ]);
-      const eventId = await recordEvent(db, {
-        businessId: business.id,
-        entityId: null,
-        eventName: 'card_issuance_api_access_updated',
-        eventType: 'account_status_change',
-        payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
-        sourceKey: `guard-${randomUUID()}`,
-      });
+      const eventId = await recordTestEvent(db, business.id, 'guard');
       const handedOff: string[] = [];
       const dispatcher = createWebhookDispatcher({
         db,

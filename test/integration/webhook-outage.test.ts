@@ -15,7 +15,7 @@ import { createLogger } from '../../runtime/logger.ts';
 import { findTemporalTestServer } from '../../runtime/temporal-cli.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
-import { recordEvent } from '../../store/events.ts';
+import { recordTestEvent } from '../helpers/events.ts';
 import { createSubscription } from '../../store/webhooks.ts';
 import { workflowBundle } from '../../worker.ts';
 import { webhookRetryWorkflowId } from '../../workflows/definitions.ts';
@@ -52,14 +52,7 @@ describe('a receiver down for two days', () => {
     await createSubscription(db, business.id, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
     receiver.answer(...Array.from({ length: EVENTS * FAILURES }, () => ({ status: 503 })), { status: 200 });
     for (let i = 0; i < EVENTS; i++) {
-      await recordEvent(db, {
-        businessId: business.id,
-        entityId: null,
-        eventName: 'card_issuance_api_access_updated',
-        eventType: 'account_status_change',
-        payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id, n: i } }),
-        sourceKey: `outage-${randomUUID()}`,
-      });
+      await recordTestEvent(db, business.id, 'outage', { n: i });
     }
     const log = createLogger('silent');
     const send = createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: true });
@@ -120,14 +113,7 @@ describe('a receiver down for two days', () => {
     const { business } = await createBusiness(db, { name: 'Infra', binSponsored: false, environment: 'sandbox' });
     await createSubscription(db, business.id, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
     receiver.answer({ status: 503 }, { status: 200 });
-    await recordEvent(db, {
-      businessId: business.id,
-      entityId: null,
-      eventName: 'card_issuance_api_access_updated',
-      eventType: 'account_status_change',
-      payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id } }),
-      sourceKey: `infra-${randomUUID()}`,
-    });
+    await recordTestEvent(db, business.id, 'infra');
     const log = createLogger('silent');
     const send = createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: true });
     const handedOff: { deliveryId: string; run: number }[] = [];
