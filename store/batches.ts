@@ -92,10 +92,16 @@ export async function createBatch(
   });
 }
 
-/** Row numbers still to do after `afterRow`, in order. */
+/**
+ * Row numbers still to do after `afterRow`, in order; none once the batch has stopped (canceled or
+ * failed), so a run whose workflow never heard of a cancel ends at the next page instead of
+ * scheduling a step for every remaining row.
+ */
 export async function pendingRowNumbers(q: Queryable, batchId: string, afterRow: number, limit: number): Promise<number[]> {
   const rows = await q.query<{ row_number: number }>(
-    "SELECT row_number FROM import_records WHERE batch_id = $1 AND status = 'pending' AND row_number > $2 ORDER BY row_number LIMIT $3",
+    `SELECT r.row_number FROM import_records r JOIN import_batches b ON b.id = r.batch_id
+      WHERE r.batch_id = $1 AND r.status = 'pending' AND r.row_number > $2 AND b.status IN ('pending', 'in_progress')
+      ORDER BY r.row_number LIMIT $3`,
     [batchId, afterRow, limit],
   );
   return rows.map((r) => Number(r.row_number));

@@ -10,7 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createShareActivities } from '../../activities/share.ts';
 import { createSumsubClient } from '../../provider/sumsub/client.ts';
-import { createBatch } from '../../store/batches.ts';
+import { createBatch, pendingRowNumbers } from '../../store/batches.ts';
 import { beforeImport, completeRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRef } from '../../store/share-records.ts';
 import { createSyncImport } from '../../store/sync-imports.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../../workflows/definitions.ts';
@@ -93,6 +93,7 @@ describe('share record steps', () => {
     assert.equal(stack.sim!.state.stats.imports[tokens[1]!], undefined, 'the canceled row never reached the provider');
     const [row] = await stack.db.query<{ status: string }>('SELECT status FROM import_records WHERE batch_id = $1 AND row_number = 3', [batchId]);
     assert.equal(row!.status, 'pending', 'left unprocessed');
+    assert.deepEqual(await pendingRowNumbers(stack.db, batchId, 0, 10), [], 'its run finds no next page');
   });
 
   describe('after "token already used"', () => {
