@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
 import { createStarters } from './runtime/starters.ts';
-import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_SCHEDULE_ID } from './workflows/definitions.ts';
+import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_SCHEDULE_ID } from './contract/workflows.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -46,9 +46,14 @@ export async function workflowBundle(config: Config): Promise<{ codePath: string
  * - webhook queue: the dispatcher and the retry workflows of deliveries, apart from imports.
  * The webhook dispatcher workflow is started (if it is not running) before they poll.
  */
-export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'config' | 'start'>): Promise<Workers> {
+export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'settings' | 'start'>): Promise<Workers> {
   const start = createStarters(base.temporal, config);
-  const deps: ActivityDeps = { ...base, config, start };
+  const w = config.webhooks;
+  const settings = {
+    defaultLevel: config.provider.defaultLevel,
+    webhooks: { allowInsecureUrls: w.allowInsecureUrls, maxInFlight: w.maxInFlight, maxInFlightPerSubscription: w.maxInFlightPerSubscription, pollMs: w.pollMs },
+  };
+  const deps: ActivityDeps = { ...base, settings, start };
   const t = config.temporal;
   const bundle = await workflowBundle(config);
   const common = { connection, namespace: t.namespace };

@@ -4,7 +4,6 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { IdentityProvider } from '../provider/types.ts';
-import type { Config } from '../runtime/config.ts';
 import type { Db } from '../store/db.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
@@ -13,11 +12,18 @@ import { createShareActivities } from './share.ts';
 import { createWebhookActivities } from './webhooks.ts';
 import { createWebhookSender } from './webhook-send.ts';
 
+/** What activities need to know of the configuration (the worker fills it in from runtime/config.ts). */
+export type ActivitySettings = {
+  /** The provider level used when a record names none. */
+  defaultLevel: string;
+  webhooks: { allowInsecureUrls: boolean; maxInFlight: number; maxInFlightPerSubscription: number; pollMs: number };
+};
+
 export type ActivityDeps = {
   db: Db;
   log: Logger;
   provider: IdentityProvider;
-  config: Config;
+  settings: ActivitySettings;
   /** The reconciler describes workflows. */
   temporal: Client;
   /** Idempotent workflow starts (runtime/starters.ts): activities never name workflow code themselves. */
@@ -31,7 +37,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHousekeepingActivities(deps),
     ...createReconcileActivities(deps),
     ...createBatchActivities(deps),
-    failShare: createShareActivities({ ...deps, defaultLevel: deps.config.provider.defaultLevel }).failShare,
+    failShare: createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }).failShare,
   };
 }
 
@@ -40,13 +46,13 @@ export function createActivities(deps: ActivityDeps) {
  * fleet-wide rate limit (batches and sync imports alike); one attempt makes at most one provider request.
  */
 export function createProviderActivities(deps: ActivityDeps) {
-  const s = createShareActivities({ ...deps, defaultLevel: deps.config.provider.defaultLevel });
+  const s = createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel });
   return { processShare: s.processShare, recoverShare: s.recoverShare };
 }
 
 /** Activities of the webhook task queue: the dispatcher, and the attempts of retry workflows. */
 export function createWebhookQueueActivities(deps: ActivityDeps) {
-  const w = deps.config.webhooks;
+  const w = deps.settings.webhooks;
   return createWebhookActivities({
     db: deps.db,
     log: deps.log,

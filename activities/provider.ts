@@ -1,14 +1,18 @@
-// How an activity's provider request fails: a ProviderError becomes an ApplicationFailure whose
-// type names its kind (`Provider.token_used`, ...), retryable or not as provider/errors.ts says;
-// a 429 retries after the provider's Retry-After.
+// How an activity's provider request fails, classified once: a ProviderError becomes an
+// ApplicationFailure whose type carries the record-level category (`RecordFailure.TOKEN_ALREADY_USED`,
+// contract/workflows.ts) — or `RunLevel` when our own credentials are refused — retryable or not as
+// provider/errors.ts says, a 429 retried after the provider's Retry-After. The provider's kind,
+// status and correlation id ride along in the details, for operators.
 import { ApplicationFailure } from '@temporalio/common';
+import { recordFailureType, RUN_LEVEL_FAILURE } from '../contract/workflows.ts';
+import { categoryOfProviderKind } from '../domain/import-errors.ts';
 import { ProviderError } from '../provider/errors.ts';
-import { PROVIDER_FAILURE_PREFIX } from '../workflows/definitions.ts';
 
 export function toActivityFailure(err: unknown): unknown {
   if (!(err instanceof ProviderError)) return err;
+  const category = categoryOfProviderKind(err.kind);
   return ApplicationFailure.create({
-    type: `${PROVIDER_FAILURE_PREFIX}${err.kind}`,
+    type: category === 'RUN_LEVEL' ? RUN_LEVEL_FAILURE : recordFailureType(category),
     message: err.message,
     nonRetryable: !err.retryable,
     nextRetryDelay: err.kind === 'rate_limited' && err.retryAfterMs !== null ? err.retryAfterMs : undefined,

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { staleUnfinishedBatches } from '../store/batches.ts';
 import type { Db } from '../store/db.ts';
 import { overdueWaitingDeliveries } from '../store/webhooks.ts';
-import { batchWorkflowId } from '../workflows/definitions.ts';
+import { batchWorkflowId } from '../contract/workflows.ts';
 
 /** A waiting delivery this late has lost its retry workflow (a live one attempts within seconds of the due time). */
 export const OVERDUE_DELIVERY_GRACE_MS = 2 * 60_000;

@@ -14,7 +14,7 @@ import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
 import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord, type ShareRef } from '../store/share-records.ts';
-import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../workflows/definitions.ts';
+import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/workflows.ts';
 import { once, toActivityFailure } from './provider.ts';
 
 export type ShareDeps = {

@@ -10,7 +10,7 @@ import {
   webhookDispatcherWorkflowId,
   webhookRetryWorkflowId,
   type BatchImportInput,
-} from '../workflows/definitions.ts';
+} from '../contract/workflows.ts';
 import type { Config } from './config.ts';
 
 const once = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;

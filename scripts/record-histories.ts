@@ -12,7 +12,7 @@ import { requireTemporalCli } from '../runtime/temporal-cli.ts';
 import { createStarters } from '../runtime/starters.ts';
 import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/webhooks.ts';
-import { batchWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../workflows/definitions.ts';
+import { batchWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
 import { housekeepingWorkflow } from '../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../test/helpers/imports.ts';

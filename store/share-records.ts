@@ -1,15 +1,15 @@
 // One shared applicant's way through onboarding, for a batch row or a sync request alike:
 // pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
+export type { ShareRef };
 import { randomUUID } from 'node:crypto';
 import { CARD_ISSUANCE_EVENT, cardIssuanceEvent } from '../domain/events.ts';
 import { features } from '../domain/feature-catalog.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
 import type { Decision } from '../domain/reliance.ts';
+import type { ShareRef } from '../contract/workflows.ts';
 import { isUniqueViolation, type Db, type Queryable } from './db.ts';
 import { recordEvent } from './events.ts';
-
-export type ShareRef = { kind: 'batch'; batchId: string; rowNumber: number } | { kind: 'sync'; requestId: string };
 
 export type ShareRecord = {
   businessId: string;

@@ -4,7 +4,7 @@
 // where the status endpoint reads them during and after the run.
 import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE, type BatchImportInput } from './definitions.ts';
+import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE, type BatchImportInput } from '../contract/workflows.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 
 // Database steps take milliseconds; a short timeout lets a crashed worker's tasks move on quickly.

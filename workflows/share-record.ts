@@ -3,17 +3,9 @@
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import type { ShareOutcome } from '../activities/share.ts';
-import { categoryOfProviderKind } from '../domain/import-errors.ts';
-import type { ShareRef } from '../store/share-records.ts';
-import { PROVIDER_FAILURE_PREFIX, RUN_LEVEL_FAILURE } from './definitions.ts';
+import { categoryOfFailureType, RUN_LEVEL_FAILURE, type ShareRef } from '../contract/workflows.ts';
 
 export type ShareSteps = Pick<GeneralActivities, 'failShare'> & Pick<ProviderActivities, 'processShare' | 'recoverShare'>;
-
-/** The provider failure kind behind an activity failure (`unavailable` for timeouts and the rest). */
-function providerKind(err: ActivityFailure): string {
-  const cause = err.cause;
-  return cause instanceof ApplicationFailure && cause.type?.startsWith(PROVIDER_FAILURE_PREFIX) ? cause.type.slice(PROVIDER_FAILURE_PREFIX.length) : 'unavailable';
-}
 
 export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exclude<ShareOutcome, { outcome: 'token_used' }>> {
   try {
@@ -24,10 +16,11 @@ export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exc
   } catch (err) {
     if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
     // The retries ran out (a provider that stayed down) or the failure stops the whole run.
-    const category = categoryOfProviderKind(providerKind(err));
-    if (category === 'RUN_LEVEL') {
+    const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+    if (type === RUN_LEVEL_FAILURE) {
       throw ApplicationFailure.create({ type: RUN_LEVEL_FAILURE, message: 'The identity provider refused our credentials; check PROVIDER_APP_TOKEN and PROVIDER_SECRET_KEY.', nonRetryable: true });
     }
+    const category = categoryOfFailureType(type ?? undefined);
     await steps.failShare(ref, category);
     return { outcome: 'failed', category };
   }

@@ -4,7 +4,7 @@
 // fleet-wide provider limit, but ahead of them (PROVIDER_PRIORITY.sync).
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, type SyncImportInput, type SyncImportResult } from './definitions.ts';
+import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, type SyncImportInput, type SyncImportResult } from '../contract/workflows.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 
 const general = proxyActivities<GeneralActivities>({

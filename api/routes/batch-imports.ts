@@ -23,7 +23,7 @@ import {
   type Batch,
 } from '../../store/batches.ts';
 import { isUniqueViolation, type Db } from '../../store/db.ts';
-import { batchWorkflowId } from '../../workflows/definitions.ts';
+import { batchWorkflowId } from '../../contract/workflows.ts';
 import { MultipartError, readFileField } from '../multipart.ts';
 import { route } from '../route.ts';
 

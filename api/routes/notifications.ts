@@ -20,7 +20,7 @@ import {
   requeueDeliveries,
   SubscriptionLimitReached,
 } from '../../store/webhooks.ts';
-import { webhookRetryWorkflowId } from '../../workflows/definitions.ts';
+import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
 import { route } from '../route.ts';
 import { assertDeliverableUrl } from '../webhook-url-check.ts';
 

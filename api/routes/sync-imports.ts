@@ -12,7 +12,7 @@ import { createStarters } from '../../runtime/starters.ts';
 import { isUniqueViolation, type Db } from '../../store/db.ts';
 import { resolveEntityRef } from '../../store/entities.ts';
 import { createSyncImport, findSyncImport, findSyncImportByKey, type SyncImport } from '../../store/sync-imports.ts';
-import type { SyncImportResult } from '../../workflows/definitions.ts';
+import type { SyncImportResult } from '../../contract/workflows.ts';
 import { route } from '../route.ts';
 
 const ERROR_OF_CATEGORY: Record<ImportErrorCategory, ErrorName> = {

@@ -38,7 +38,7 @@ describe('npm start (all-in-one development mode)', () => {
   const api = () => `http://127.0.0.1:${env.PORT}`;
 
   it('starts everything, prints the URLs and a working sandbox API key, and stops on Ctrl-C', async () => {
-    dev = start('runtime/start-dev.ts', [], env);
+    dev = start('dev/start.ts', [], env);
     const [, key] = await dev.waitFor(/API key\s+(vk_sandbox_[\w-]+)/, 120_000);
     assert.match(dev.output(), new RegExp(`Temporal UI\\s+http://127.0.0.1:${env.TEMPORAL_UI_PORT}`));
     assert.match(dev.output(), /\(created now\)/);
@@ -65,7 +65,7 @@ describe('npm start (all-in-one development mode)', () => {
   });
 
   it('keeps the sandbox business and its data across a restart', async () => {
-    dev = start('runtime/start-dev.ts', [], env);
+    dev = start('dev/start.ts', [], env);
     const [, key] = await dev.waitFor(/API key\s+(vk_sandbox_[\w-]+)/, 120_000);
     assert.doesNotMatch(dev.output(), /\(created now\)/);
     const list = (await (await fetch(`${api()}/entity`, { headers: { 'x-vouch-api-key': key!, 'Accept-Version': 'v1.0' } })).json()) as any;

@@ -274,13 +274,14 @@ describe('Sumsub client against the simulator', () => {
       assert.equal(a.review.answer, 'GREEN');
     });
 
-    it('fails a used token with a non-retryable Provider.token_used', async () => {
+    it('fails a used token with a non-retryable RecordFailure.TOKEN_ALREADY_USED, the provider kind in its details', async () => {
       const { token } = await w.shareToken();
       await env().run(activities().importApplicant, { shareToken: token });
       const err = await env().run(activities().importApplicant, { shareToken: token }).then(() => null, (e) => e);
       assert.ok(err instanceof ApplicationFailure);
-      assert.equal(err.type, 'Provider.token_used');
+      assert.equal(err.type, 'RecordFailure.TOKEN_ALREADY_USED');
       assert.equal(err.nonRetryable, true);
+      assert.equal((err.details?.[0] as { kind: string }).kind, 'token_used');
     });
 
     it('fails a 429 with a retryable failure whose next retry waits for Retry-After', async () => {
@@ -289,7 +290,8 @@ describe('Sumsub client against the simulator', () => {
       await acts.importApplicant({ shareToken: 'x' }).catch(() => {});
       const err = await env().run(acts.importApplicant, { shareToken: 'y' }).then(() => null, (e) => e);
       assert.ok(err instanceof ApplicationFailure);
-      assert.equal(err.type, 'Provider.rate_limited');
+      assert.equal(err.type, 'RecordFailure.PROVIDER_UNAVAILABLE');
+      assert.equal((err.details?.[0] as { kind: string }).kind, 'rate_limited');
       assert.equal(err.nonRetryable, false);
       assert.ok(Number(err.nextRetryDelay) >= 1000);
     });

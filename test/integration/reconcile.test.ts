@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createBatch } from '../../store/batches.ts';
 import { createSubscription } from '../../store/webhooks.ts';
-import { batchWorkflowId, webhookDispatcherWorkflowId } from '../../workflows/definitions.ts';
+import { batchWorkflowId, webhookDispatcherWorkflowId } from '../../contract/workflows.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';

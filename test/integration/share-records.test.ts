@@ -13,7 +13,7 @@ import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { createBatch, pendingRowNumbers } from '../../store/batches.ts';
 import { beforeImport, completeRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRef } from '../../store/share-records.ts';
 import { createSyncImport } from '../../store/sync-imports.ts';
-import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../../workflows/definitions.ts';
+import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../../contract/workflows.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 

@@ -2,7 +2,7 @@
 // workflow do their job against the real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HOUSEKEEPING_SCHEDULE_ID } from '../../workflows/definitions.ts';
+import { HOUSEKEEPING_SCHEDULE_ID } from '../../contract/workflows.ts';
 import { ensureHousekeepingSchedule } from '../../worker.ts';
 import { takeRateToken } from '../../store/rate-limit.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

@@ -18,7 +18,7 @@ import { connectDb, type Db } from '../../store/db.ts';
 import { recordTestEvent } from '../helpers/events.ts';
 import { createSubscription } from '../../store/webhooks.ts';
 import { workflowBundle } from '../../worker.ts';
-import { webhookRetryWorkflowId } from '../../workflows/definitions.ts';
+import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
 import { webhookRetryWorkflow } from '../../workflows/index.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { isolatedDatabaseUrl, testKeyRing } from '../helpers/stack.ts';

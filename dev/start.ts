@@ -9,13 +9,13 @@ import { createBusiness, findBusiness } from '../store/businesses.ts';
 import type { Db } from '../store/db.ts';
 import { startDevProviderSim, type DevSimCredentials } from '../provider-sim/dev.ts';
 import { createWorkers, ensureHousekeepingSchedule } from '../worker.ts';
-import type { Config } from './config.ts';
-import { openDatabase } from './database.ts';
-import { createProvider } from './provider.ts';
-import { loadWebhookKeyRing } from './webhook-keys.ts';
-import { runProcess } from './process.ts';
-import { connectClient, connectWorker } from './temporal.ts';
-import { startTemporalDevServer } from './temporal-dev-server.ts';
+import type { Config } from '../runtime/config.ts';
+import { openDatabase } from '../runtime/database.ts';
+import { createProvider } from '../runtime/provider.ts';
+import { loadWebhookKeyRing } from '../runtime/webhook-keys.ts';
+import { runProcess } from '../runtime/process.ts';
+import { connectClient, connectWorker } from '../runtime/temporal.ts';
+import { startTemporalDevServer } from '../runtime/temporal-dev-server.ts';
 
 type Sandbox = { businessId: string; apiKey: string };
 

@@ -1,6 +1,9 @@
-// Names and message types shared by the API, the worker and the workflows. Node-free: workflows
-// import it too.
+// Names and message types shared by the API, the worker and the workflows: workflow ids, inputs,
+// results, failure types. Node-free and zod-free (workflows import it; it imports only types).
 import type { ImportErrorCategory } from '../domain/import-errors.ts';
+
+/** One shared record: a batch row or a sync request. Workflows pass only this, never its data. */
+export type ShareRef = { kind: 'batch'; batchId: string; rowNumber: number } | { kind: 'sync'; requestId: string };
 
 /** The Temporal Schedule that runs housekeeping; created or updated when a worker starts. */
 export const HOUSEKEEPING_SCHEDULE_ID = 'vouch-housekeeping';
@@ -32,8 +35,18 @@ export type SyncImportInput = {
 
 export type SyncImportResult = { outcome: 'succeeded' } | { outcome: 'failed'; category: ImportErrorCategory };
 
-/** ApplicationFailure types of provider failures are this prefix and the kind (provider/errors.ts). */
-export const PROVIDER_FAILURE_PREFIX = 'Provider.';
+/**
+ * How a record's provider failure travels from activity to workflow, classified once (by the
+ * activity, domain/import-errors.ts): an ApplicationFailure whose type is this prefix and the
+ * record-level category, e.g. `RecordFailure.TOKEN_EXPIRED_OR_INVALID`. The provider's own kind is
+ * in the failure's details, for operators.
+ */
+export const RECORD_FAILURE_PREFIX = 'RecordFailure.';
+export const recordFailureType = (category: ImportErrorCategory) => `${RECORD_FAILURE_PREFIX}${category}`;
+/** The category a failure type carries; anything else (a timeout, a crash) is PROVIDER_UNAVAILABLE. */
+export function categoryOfFailureType(type: string | undefined): ImportErrorCategory {
+  return type?.startsWith(RECORD_FAILURE_PREFIX) ? (type.slice(RECORD_FAILURE_PREFIX.length) as ImportErrorCategory) : 'PROVIDER_UNAVAILABLE';
+}
 
 /** ApplicationFailure type of a failure that stops a whole run (our provider credentials refused). */
 export const RUN_LEVEL_FAILURE = 'RunLevel';

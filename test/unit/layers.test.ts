@@ -1,0 +1,30 @@
+// The import rules between layers (dependency-cruiser.config.cjs) hold for every file, with no
+// exception, and the README's layer table is the one printed from those rules.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { it } from 'node:test';
+import { promisify } from 'node:util';
+import { layerTableMarkdown } from '../../scripts/layers.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+
+it('finds no import that breaks the layer rules', async () => {
+  const bin = path.join(root, 'node_modules', '.bin', 'depcruise');
+  const { stdout } = await promisify(execFile)(bin, ['--config', 'dependency-cruiser.config.cjs', '--output-type', 'json', ...LINTED], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch(
+    (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
+  );
+  const result = JSON.parse(stdout) as { summary: { violations: { rule: { name: string }; from: string; to: string }[]; totalCruised: number } };
+  assert.deepEqual(result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`), []);
+  assert.ok(result.summary.totalCruised > 100, 'the rules saw the code');
+});
+
+it("keeps the README's layer table equal to the rules", async () => {
+  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+  const table = readme.split('<!-- layer-table:start')[1]?.split('<!-- layer-table:end -->')[0]?.split('\n').slice(1).join('\n').trim();
+  assert.equal(table, layerTableMarkdown(), 'run npm run docs:layers and paste its output into the README');
+});
+
+/** What `npm run lint:deps` checks: the service's code (tooling may import anything). */
+const LINTED = ['api', 'activities', 'contract', 'domain', 'provider', 'provider-sim', 'receiver', 'runtime', 'store', 'workflows', 'cli', 'dev', 'worker.ts'];
