@@ -33,7 +33,7 @@ function parameters(r: Route) {
     }
   }
   if (r.versioned) out.push({ name: 'Accept-Version', in: 'header', required: true, schema: { type: 'string', enum: ['v1.0'] } });
-  for (const h of r.docHeaders ?? []) out.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string' } });
+  for (const h of r.docHeaders ?? []) out.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: h.schema ?? { type: 'string' } });
   return out;
 }
 
@@ -44,7 +44,9 @@ function responses(r: Route) {
       ? { description: res.description, content: { [res.contentType ?? 'application/json']: { schema: toSchema(res.schema, 'output') } } }
       : { description: res.description };
   }
-  const errors = [...(r.errors ?? []), ...(r.auth === false ? [] : AUTH_ERRORS)];
+  // every JSON body can be malformed, too large or of another type (one place: app.ts reads them all)
+  const bodyErrors: ErrorName[] = r.body ? ['malformedJson', 'unsupportedMediaType', 'bodyTooLarge'] : [];
+  const errors = [...new Set([...(r.errors ?? []), ...bodyErrors, ...(r.auth === false ? [] : AUTH_ERRORS)])];
   const byStatus = new Map<number, string[]>();
   for (const name of errors) {
     const spec = errorCatalogue[name];

@@ -26,7 +26,7 @@ export type Route<P = any, Q = any, B = any> = {
   /** A per-business limit of this route's own, on top of the general one (counted across API processes). */
   rateLimit?: { bucket: string; perSecond: number };
   /** Headers the handler reads itself (documented only; the handler validates them). */
-  docHeaders?: { name: string; required: boolean; description: string }[];
+  docHeaders?: { name: string; required: boolean; description: string; schema?: Record<string, unknown> }[];
   /** A non-JSON request body the handler reads itself (documented only). */
   docBody?: { contentType: string; schema: Record<string, unknown> };
   params?: z.ZodType<P>;

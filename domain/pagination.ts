@@ -10,12 +10,17 @@ const intParam = (name: string) =>
     .regex(/^\d{1,9}$/, `${name} must be a positive whole number`)
     .transform(Number);
 
+// Validated as digit strings (a query string has no numbers); documented as the integers they are.
 export const paginationQuery = z
   .object({
-    page: intParam('page').pipe(z.number().min(1, 'page starts at 1')).default(1),
+    page: intParam('page')
+      .pipe(z.number().min(1, 'page starts at 1'))
+      .default(1)
+      .meta({ type: 'integer', minimum: 1, maximum: 999_999_999, default: 1 }),
     limit: intParam('limit')
       .pipe(z.number().min(1, 'limit must be at least 1').max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`))
-      .default(DEFAULT_LIMIT),
+      .default(DEFAULT_LIMIT)
+      .meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }),
   })
   .strict();
 

@@ -9,6 +9,13 @@ export const IMPORT_PROVIDERS = ['sumsub'] as const;
 export const CANONICAL_PROVIDERS = ['sumsub', 'onfido', 'veriff'] as const;
 
 export const MAX_IDEMPOTENCY_KEY = 255;
+/** How an Idempotency-Key header is documented: 1-255 characters, not only blanks. */
+export const IDEMPOTENCY_KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY, pattern: '\\S' } as const;
+/** How X-Provider is documented: a supported provider, compared case-insensitively (surrounding blanks ignored). */
+export const PROVIDER_HEADER_SCHEMA = {
+  type: 'string',
+  pattern: `^\\s*(${IMPORT_PROVIDERS.map((p) => [...p].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join('')).join('|')})\\s*$`,
+} as const;
 
 export const syncImportBody = z
   .object({

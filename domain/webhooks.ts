@@ -50,8 +50,17 @@ export const subscriptionBody = z
       .array(z.enum(EVENT_TYPES, { message: `each notification type must be one of ${EVENT_TYPES.join(', ')}` }))
       .min(1, 'notificationTypes needs at least one event type')
       .max(EVENT_TYPES.length)
-      .refine((types) => new Set(types).size === types.length, 'notificationTypes lists a type twice'),
-    webhookUrl: z.string().min(1, 'webhookUrl must not be empty').max(MAX_WEBHOOK_URL, `webhookUrl is at most ${MAX_WEBHOOK_URL} characters`),
+      .refine((types) => new Set(types).size === types.length, 'notificationTypes lists a type twice')
+      .meta({ uniqueItems: true }),
+    webhookUrl: z
+      .string()
+      .min(1, 'webhookUrl must not be empty')
+      .max(MAX_WEBHOOK_URL, `webhookUrl is at most ${MAX_WEBHOOK_URL} characters`)
+      .meta({
+        format: 'uri',
+        pattern: '^https?://',
+        description: 'https:// to a host that resolves to public addresses only (http:// and private addresses only where the service allows them for development)',
+      }),
   })
   .strict();
 

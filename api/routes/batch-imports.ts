@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { MAX_FILE_BYTES, parseBatchCsv, UploadRejected } from '../../domain/batch-csv.ts';
 import { csvLine } from '../../domain/csv.ts';
 import { ApiError } from '../../domain/errors.ts';
-import { batchIdParams, batchStatusSchema, batchUploadResponse, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY } from '../../domain/token-sharing.ts';
+import { batchIdParams, batchStatusSchema, batchUploadResponse, IDEMPOTENCY_KEY_SCHEMA, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY, PROVIDER_HEADER_SCHEMA } from '../../domain/token-sharing.ts';
 import type { Config } from '../../runtime/config.ts';
 import { createStarters } from '../../runtime/starters.ts';
 import {
@@ -81,8 +81,13 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
         'Validates and stores the file at once, then processes it in the background. Columns: externalId, shareToken (required), applicantLevel, cardProcessorPublicToken (required for BIN-sponsored programs, 9 digits, unique in the file). UTF-8, header row, at most 5,000 records and 10 MB.',
       tag: 'Token sharing',
       docHeaders: [
-        { name: 'X-Provider', required: true, description: `Identity provider of the share tokens: ${IMPORT_PROVIDERS.join(', ')}` },
-        { name: 'Idempotency-Key', required: true, description: `Unique per upload (at most ${MAX_IDEMPOTENCY_KEY} characters); retrying with the same key never creates a second batch` },
+        { name: 'X-Provider', required: true, description: `Identity provider of the share tokens: ${IMPORT_PROVIDERS.join(', ')} (any case)`, schema: PROVIDER_HEADER_SCHEMA },
+        {
+          name: 'Idempotency-Key',
+          required: true,
+          description: `Unique per upload (at most ${MAX_IDEMPOTENCY_KEY} characters); retrying with the same key never creates a second batch`,
+          schema: IDEMPOTENCY_KEY_SCHEMA,
+        },
       ],
       docBody: { contentType: 'multipart/form-data', schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'the CSV' } } } },
       responses: { 201: { description: 'Accepted; processing starts at once', schema: batchUploadResponse } },

@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { TimeoutFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApiError, type ErrorName } from '../../domain/errors.ts';
 import { IMPORT_ERROR_CATEGORIES, type ImportErrorCategory } from '../../domain/import-errors.ts';
-import { MAX_IDEMPOTENCY_KEY, syncImportBody, syncImportResponse } from '../../domain/token-sharing.ts';
+import { IDEMPOTENCY_KEY_SCHEMA, MAX_IDEMPOTENCY_KEY, syncImportBody, syncImportResponse } from '../../domain/token-sharing.ts';
 import type { Config } from '../../runtime/config.ts';
 import { createStarters } from '../../runtime/starters.ts';
 import { isUniqueViolation, type Db } from '../../store/db.ts';
@@ -88,6 +88,7 @@ export function syncImportRoutes(deps: { db: Db; temporal: Client; config: Confi
           name: 'Idempotency-Key',
           required: false,
           description: `Optional, unique per request (1-${MAX_IDEMPOTENCY_KEY} characters): the same key and body answer the same; the same key with another body is refused (422)`,
+          schema: IDEMPOTENCY_KEY_SCHEMA,
         },
       ],
       rateLimit: { bucket: 'sync-import', perSecond: config.http.syncImportRateLimitPerSecond },

@@ -42,6 +42,27 @@ describe('GET /openapi.json and /docs', () => {
     assert.deepEqual(doc.paths['/health'].get.security, []);
   });
 
+  it('documents the bounds and forms the API enforces (found missing by Schemathesis)', () => {
+    for (const [path, method] of [['/entity', 'get'], ['/features', 'get'], ['/notification', 'get'], ['/notification/{notificationId}/deliveries', 'get'], ['/events/{eventId}/deliveries', 'get']] as const) {
+      const params = Object.fromEntries(doc.paths[path][method].parameters.map((p: any) => [p.name, p.schema]));
+      assert.deepEqual([params.page.type, params.page.minimum], ['integer', 1], `${path} page`);
+      assert.deepEqual([params.limit.type, params.limit.minimum, params.limit.maximum], ['integer', 1, 100], `${path} limit`);
+    }
+    // every operation with a JSON body says it answers 415 (another Content-Type) and 413
+    for (const [path, methods] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(methods)) {
+        if (!op.requestBody?.content?.['application/json']) continue;
+        assert.ok(op.responses['415'] && op.responses['413'], `${method.toUpperCase()} ${path} documents 415 and 413`);
+      }
+    }
+    const subscription = doc.paths['/notification'].post.requestBody.content['application/json'].schema;
+    assert.equal(subscription.properties.notificationTypes.uniqueItems, true);
+    assert.equal(subscription.properties.webhookUrl.format, 'uri');
+    const upload = Object.fromEntries(doc.paths['/entity/kyc/import/batch'].post.parameters.map((p: any) => [p.name, p.schema]));
+    assert.ok(new RegExp(upload['X-Provider'].pattern).test('SumSub') && !new RegExp(upload['X-Provider'].pattern).test(''), 'X-Provider: a supported provider, any case');
+    assert.deepEqual([upload['Idempotency-Key'].minLength, upload['Idempotency-Key'].maxLength], [1, 255]);
+  });
+
   it('serves a readable HTML page of the same document', async () => {
     const res = await stack.request('GET', '/docs');
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
