@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { BatchRow } from '../domain/batch-csv.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
-export type BatchStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'canceled';
-export const TERMINAL: readonly BatchStatus[] = ['completed', 'failed', 'canceled'];
+import type { BatchStatus } from '../domain/batch-status.ts';
+export { TERMINAL, type BatchStatus } from '../domain/batch-status.ts';
 
 export type Batch = {
   id: string;
@@ -188,32 +188,4 @@ export async function failedRows(q: Queryable, batchId: string): Promise<FailedR
     message: String(r.error_message),
     retryable: Boolean(r.retryable),
   }));
-}
-
-/** The status record of interface 2.3. */
-export async function batchStatusRecord(q: Queryable, batch: Batch) {
-  const errors = (await failedRows(q, batch.id)).map((f) => ({
-    rowNumber: f.rowNumber,
-    error: f.message,
-    errorDetail: { category: f.category, message: f.message, retryable: f.retryable },
-    entityData: {
-      externalId: f.externalId,
-      shareToken: f.shareToken,
-      ...(f.cardProcessorPublicToken ? { cardProcessorPublicToken: f.cardProcessorPublicToken } : {}),
-    },
-  }));
-  return {
-    batchId: batch.id,
-    status: batch.status,
-    totalRecords: batch.totalRecords,
-    processedRecords: batch.successfulRecords + batch.failedRecords,
-    failedRecords: batch.failedRecords,
-    createdAt: batch.createdAt,
-    updatedAt: batch.updatedAt,
-    startedAt: batch.startedAt,
-    ...(batch.status === 'completed' && batch.completedAt ? { completedAt: batch.completedAt } : {}),
-    ...(batch.canceledAt && batch.status === 'canceled' ? { canceledAt: batch.canceledAt } : {}),
-    ...(batch.failureReason && batch.status === 'failed' ? { failureReason: batch.failureReason } : {}),
-    summary: { successfulRecords: batch.successfulRecords, errors },
-  };
 }

@@ -25,6 +25,11 @@ export function connectDb(url: string, poolSize = 10): Db {
     query: (sql, params) => run(pool, sql, params),
     async tx(fn) {
       const client = await pool.connect();
+      // A checked-out client has no 'error' listener of the pool's: if the server goes away between
+      // two statements (a restart), its 'error' event would kill the process. The failed statement
+      // (or COMMIT) rejects anyway, so noting it is enough.
+      const onError = () => {};
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn({ query: (sql, params) => run(client, sql, params) });
@@ -34,6 +39,7 @@ export function connectDb(url: string, poolSize = 10): Db {
         await client.query('ROLLBACK').catch(() => {});
         throw err;
       } finally {
+        client.off('error', onError);
         client.release();
       }
     },

@@ -3,8 +3,7 @@
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
 export type { ShareRef };
 import { randomUUID } from 'node:crypto';
-import { CARD_ISSUANCE_EVENT, cardIssuanceEvent } from '../domain/events.ts';
-import { features } from '../domain/feature-catalog.ts';
+import { onboardingChanges } from '../domain/onboarding.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
 import type { Decision } from '../domain/reliance.ts';
 import type { ShareRef } from '../contract/workflows.ts';
@@ -28,8 +27,6 @@ export type ShareRecord = {
   /** A batch row's batch status (a canceled batch starts no more rows); null for a sync request. */
   batchStatus: string | null;
 };
-
-export const CARD_ISSUANCE_FEATURE_ID = features.find((f) => f.slug === 'card-issuance-api-access')!.id;
 
 /** A stable name for the record: the provider-side externalUserId and the event's source key. */
 export function shareRefKey(ref: ShareRef): string {
@@ -129,19 +126,13 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
       );
       const cpt = rec.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
       await q.query(`UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`, rec.cardProcessorPublicToken ? [rec.entityId, provider, rec.cardProcessorPublicToken] : [rec.entityId, provider]);
-      if (d.status === 'APPROVED') {
-        await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [rec.entityId, CARD_ISSUANCE_FEATURE_ID]);
+      const changes = onboardingChanges(d, rec.entityId, now);
+      if (changes.feature.enabled) {
+        await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [rec.entityId, changes.feature.id]);
       } else {
-        await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [rec.entityId, CARD_ISSUANCE_FEATURE_ID]);
+        await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [rec.entityId, changes.feature.id]);
       }
-      const entityId = rec.entityId;
-      const eventId = await recordEvent(q, {
-        businessId: rec.businessId,
-        entityId,
-        ...CARD_ISSUANCE_EVENT,
-        payload: (id) => cardIssuanceEvent({ eventId: id, entityId, timestamp: now.toISOString(), decision: d }),
-        sourceKey,
-      });
+      const eventId = await recordEvent(q, { businessId: rec.businessId, entityId: rec.entityId, ...changes.event, sourceKey });
       if ((await update(q, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(q, ref, 'succeeded');
       return { outcome: 'succeeded', eventId };
     });

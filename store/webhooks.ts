@@ -4,13 +4,14 @@ import { MAX_SUBSCRIPTIONS, type AfterAttempt, type SubscriptionInput } from '..
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
-export type Subscription = { id: string; channel: 'WEBHOOK'; types: string[]; config: { webhook: { url: string } }; createdAt: string; updatedAt: string };
+/** A stored subscription (the API presents it in the shape of interface 2.6). */
+export type Subscription = { id: string; channel: string; types: string[]; url: string; createdAt: string; updatedAt: string };
 
 const toSubscription = (r: Row): Subscription => ({
   id: String(r.id),
-  channel: 'WEBHOOK',
+  channel: String(r.channel),
   types: r.types as string[],
-  config: { webhook: { url: String(r.url) } },
+  url: String(r.url),
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at),
 });

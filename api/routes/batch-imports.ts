@@ -10,8 +10,8 @@ import { ApiError } from '../../domain/errors.ts';
 import { batchIdParams, batchStatusSchema, batchUploadResponse, IDEMPOTENCY_KEY_SCHEMA, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY, PROVIDER_HEADER_SCHEMA } from '../../domain/token-sharing.ts';
 import type { Config } from '../../runtime/config.ts';
 import { createStarters } from '../../runtime/starters.ts';
+import { batchStatusRecord } from '../../domain/batch-status.ts';
 import {
-  batchStatusRecord,
   createBatch,
   failedRows,
   findBatch,
@@ -155,7 +155,7 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
       async handler({ params, business }) {
         const batch = await findBatch(db, business.id, params.batchId);
         if (!batch) throw notFound(params.batchId);
-        return { status: 200, body: await batchStatusRecord(db, batch) };
+        return { status: 200, body: batchStatusRecord(batch, await failedRows(db, batch.id)) };
       },
     }),
     route({
@@ -181,7 +181,7 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
         } catch (err) {
           if (!(err instanceof WorkflowNotFoundError)) log.warn({ err, batchId: batch.id }, 'batch canceled; its workflow could not be told (records not yet started will not start)');
         }
-        return { status: 200, body: await batchStatusRecord(db, (await findBatch(db, business.id, batch.id))!) };
+        return { status: 200, body: batchStatusRecord((await findBatch(db, business.id, batch.id))!, await failedRows(db, batch.id)) };
       },
     }),
     route({

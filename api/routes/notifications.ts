@@ -19,10 +19,14 @@ import {
   replaceSubscription,
   requeueDeliveries,
   SubscriptionLimitReached,
+  type Subscription,
 } from '../../store/webhooks.ts';
 import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
 import { route } from '../route.ts';
 import { assertDeliverableUrl } from '../webhook-url-check.ts';
+
+/** A subscription as interface 2.6 shows it. */
+const present = (s: Subscription) => ({ id: s.id, channel: s.channel, types: s.types, config: { webhook: { url: s.url } }, createdAt: s.createdAt, updatedAt: s.updatedAt });
 
 const notFound = (id: string) => new ApiError('subscriptionNotFound', `Webhook subscription ${id} not found.`, { parameter: 'notificationId' });
 
@@ -67,7 +71,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
       async handler({ body, business }) {
         await assertDeliverableUrl(body.webhookUrl, allowInsecure);
         try {
-          return { status: 201, body: await createSubscription(db, business.id, body) };
+          return { status: 201, body: present(await createSubscription(db, business.id, body)) };
         } catch (err) {
           if (err instanceof SubscriptionLimitReached) {
             throw new ApiError('subscriptionLimit', `Your business already has ${MAX_SUBSCRIPTIONS} webhook subscriptions; delete one before registering another.`);
@@ -88,7 +92,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
       async handler({ query, business }) {
         const { items, totalItems } = await listSubscriptions(db, business.id, query);
-        return { status: 200, body: { items, meta: pageMeta(query, totalItems) } };
+        return { status: 200, body: { items: items.map(present), meta: pageMeta(query, totalItems) } };
       },
     }),
     route({
@@ -103,7 +107,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
       async handler({ params, business }) {
         const s = await getSubscription(db, business.id, params.notificationId);
         if (!s) throw notFound(params.notificationId);
-        return { status: 200, body: s };
+        return { status: 200, body: present(s) };
       },
     }),
     route({
@@ -122,7 +126,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
         await assertDeliverableUrl(body.webhookUrl, allowInsecure);
         const s = await replaceSubscription(db, business.id, params.notificationId, body);
         if (!s) throw notFound(params.notificationId);
-        return { status: 200, body: s };
+        return { status: 200, body: present(s) };
       },
     }),
     route({

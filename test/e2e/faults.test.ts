@@ -111,10 +111,14 @@ describe('the pipeline under faults', () => {
         return { n: -1, status: 'unknown' }; // PostgreSQL is restarting
       }
     };
+    const alive = () => assert.ok(worker!.child.exitCode === null && worker!.child.signalCode === null, `the worker died:\n${worker!.output().slice(-3000)}`);
     const at = async (n: number) => {
+      const deadline = Date.now() + 120_000;
       for (;;) {
         const p = await processed();
         if (p.n >= n || p.status === 'completed') return;
+        alive();
+        assert.ok(Date.now() < deadline, `stuck at ${JSON.stringify(p)} waiting for ${n}; worker output:\n${worker!.output().slice(-3000)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     };
@@ -154,6 +158,7 @@ describe('the pipeline under faults', () => {
     // the batch completes (the reconciler and Temporal's retries carry it through)
     const deadline = Date.now() + 240_000;
     while ((await processed()).status !== 'completed') {
+      alive();
       assert.ok(Date.now() < deadline, `batch not completed: ${JSON.stringify(await processed())}`);
       await new Promise((r) => setTimeout(r, 200));
     }
