@@ -2,7 +2,6 @@
 import type { Decision } from './reliance.ts';
 
 export const EVENT_TYPES = ['account_status_change', 'kyb_status_change', 'verification_status_change', 'feature_access_change', 'new_feature', 'reminder'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 export const CARD_ISSUANCE_EVENT = { eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change' } as const;
 

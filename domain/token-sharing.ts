@@ -5,8 +5,6 @@ import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, MAX_SHARE_TOKEN } from
 
 /** Values accepted in `X-Provider` for imports (compared case-insensitively). */
 export const IMPORT_PROVIDERS = ['sumsub'] as const;
-/** Identity providers a canonical KYC payload may name in `provider.name`. */
-export const CANONICAL_PROVIDERS = ['sumsub', 'onfido', 'veriff'] as const;
 
 export const MAX_IDEMPOTENCY_KEY = 255;
 /** How an Idempotency-Key header is documented: 1-255 characters, not only blanks. */
