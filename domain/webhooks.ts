@@ -58,7 +58,7 @@ export const subscriptionBody = z
       .max(MAX_WEBHOOK_URL, `webhookUrl is at most ${MAX_WEBHOOK_URL} characters`)
       .meta({
         format: 'uri',
-        pattern: '^https?://',
+        pattern: '^https?://[\\x21-\\x7e]+$',
         description: 'https:// to a host that resolves to public addresses only (http:// and private addresses only where the service allows them for development)',
       }),
   })

@@ -103,6 +103,8 @@ describe('webhook subscriptions', () => {
     'https://user:secret@93.184.216.34/hook',
     'not a url',
     'ftp://93.184.216.34/hook',
+    'https://exämple.com/hook', // an IRI: the host must be written in punycode
+    'https://93.184.216.34/a hook',
   ]) {
     it(`refuses the webhook URL ${url}`, async () => {
       const before = await count();
