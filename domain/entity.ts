@@ -1,6 +1,6 @@
 // Entity rules (interface 2.1): what a client may send to create one, and the shapes it reads back.
 import { z } from 'zod';
-import { findRequirement, type Requirement } from './feature-catalog.ts';
+import { findRequirement, requirements, type Requirement } from './feature-catalog.ts';
 import { pageMetaSchema } from './pagination.ts';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
@@ -15,7 +15,8 @@ const externalId = z
   .min(1, 'externalId must not be empty')
   .max(MAX_EXTERNAL_ID, `externalId is at most ${MAX_EXTERNAL_ID} characters`)
   .refine((s) => s.trim().length > 0, 'externalId must not be blank')
-  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'externalId must not contain control characters');
+  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'externalId must not contain control characters')
+  .meta({ pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$' });
 
 /** Checks one requirement value against its catalog entry; returns a message or null. */
 export function requirementValueProblem(requirement: Requirement, value: unknown): string | null {
@@ -44,6 +45,46 @@ const requirementInput = z
   })
   .strict();
 
+/** The JSON Schema of a value of this requirement, as requirementValueProblem checks it (for the document). */
+function valueSchema(r: Requirement): Record<string, unknown> {
+  switch (r.valueType) {
+    case 'BOOLEAN':
+      return { type: 'boolean' };
+    case 'NUMERIC':
+      return { type: 'number' };
+    case 'STRING':
+      return { type: 'string', minLength: 1, maxLength: MAX_STRING_VALUE, pattern: r.pattern ? r.pattern.regex.source : '\\S' };
+    default:
+      return { type: ['object', 'array'], description: `at most ${MAX_JSON_VALUE_BYTES} bytes of JSON` };
+  }
+}
+
+/**
+ * What the document says of `requirements`, per entity type: the slugs submitted at creation that
+ * apply to that type, each at most once, each with its value's form (the superRefine below checks
+ * the same, from the same catalog).
+ */
+const requirementsByType = ENTITY_TYPES.map((type) => {
+  const creatable = requirements.filter((r) => r.associatedEntity === type && r.submittedVia === 'entity-create');
+  return {
+    properties: {
+      type: { const: type },
+      requirements: {
+        maxItems: creatable.length,
+        items: {
+          oneOf: creatable.map((r) => ({
+            type: 'object',
+            required: ['requirementSlug', 'value'],
+            additionalProperties: false,
+            properties: { requirementSlug: { const: r.slug }, value: valueSchema(r) },
+          })),
+        },
+        allOf: creatable.map((r) => ({ contains: { properties: { requirementSlug: { const: r.slug } } }, minContains: 0, maxContains: 1 })),
+      },
+    },
+  };
+});
+
 export const createEntityBody = z
   .object({
     externalId,
@@ -51,6 +92,7 @@ export const createEntityBody = z
     requirements: z.array(requirementInput).max(MAX_REQUIREMENTS_AT_CREATE).optional(),
   })
   .strict()
+  .meta({ oneOf: requirementsByType })
   .superRefine((body, ctx) => {
     const seen = new Set<string>();
     body.requirements?.forEach((item, i) => {

