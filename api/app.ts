@@ -24,7 +24,7 @@ import { batchImportRoutes } from './routes/batch-imports.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { featureRoutes } from './routes/features.ts';
 import { healthRoutes } from './routes/health.ts';
-import { notificationRoutes } from './routes/notifications.ts';
+import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { syncImportRoutes } from './routes/sync-imports.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keyRing: readonly SigningKey[] };
@@ -63,7 +63,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...featureRoutes(),
     ...batchImportRoutes(deps),
     ...syncImportRoutes(deps),
-    ...notificationRoutes(deps),
+    ...subscriptionRoutes(deps),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
   const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all, { version })))];

@@ -53,7 +53,7 @@ const deliveryPage = z.object({ items: z.array(deliverySchema), meta: pageMetaSc
 const eventIdParams = z.object({ eventId: z.uuid({ message: 'eventId must be a UUID' }) }).strict();
 const redeliverySchema = z.object({ redeliveries: z.number().int() });
 
-export function notificationRoutes(deps: { db: Db; temporal: Client; config: Config; log: Logger; keyRing: readonly SigningKey[] }) {
+export function subscriptionRoutes(deps: { db: Db; temporal: Client; config: Config; log: Logger; keyRing: readonly SigningKey[] }) {
   const { db, temporal, config, log } = deps;
   const allowInsecure = config.webhooks.allowInsecureUrls;
 
@@ -61,7 +61,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'post',
       path: '/notification',
-      operationId: 'createNotification',
+      operationId: 'createSubscription',
       summary: 'Register a webhook endpoint',
       description: `HTTPS to a public address. At most ${MAX_SUBSCRIPTIONS} per business.`,
       tag: 'Webhooks',
@@ -83,7 +83,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'get',
       path: '/notification',
-      operationId: 'listNotifications',
+      operationId: 'listSubscriptions',
       summary: 'List webhook subscriptions',
       tag: 'Webhooks',
       versioned: true,
@@ -98,7 +98,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'get',
       path: '/notification/:notificationId',
-      operationId: 'getNotification',
+      operationId: 'getSubscription',
       summary: 'Read one webhook subscription',
       tag: 'Webhooks',
       params: notificationIdParams,
@@ -113,7 +113,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'put',
       path: '/notification/:notificationId',
-      operationId: 'replaceNotification',
+      operationId: 'replaceSubscription',
       summary: 'Replace a webhook subscription (channel, types, URL)',
       description: 'Pending retries go to the new URL from their next attempt.',
       tag: 'Webhooks',
@@ -132,7 +132,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'delete',
       path: '/notification/:notificationId',
-      operationId: 'deleteNotification',
+      operationId: 'deleteSubscription',
       summary: 'Delete a webhook subscription',
       description: 'Delivery stops at once, pending retries included.',
       tag: 'Webhooks',
@@ -160,7 +160,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'get',
       path: '/notification/:notificationId/deliveries',
-      operationId: 'notificationDeliveries',
+      operationId: 'listSubscriptionDeliveries',
       summary: "A subscription's deliveries and every attempt (newest first)",
       tag: 'Webhooks',
       params: notificationIdParams,
@@ -176,7 +176,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'post',
       path: '/notification/:notificationId/redeliver',
-      operationId: 'redeliverFailed',
+      operationId: 'redeliverSubscriptionFailures',
       summary: 'Redeliver every failed event of a subscription since a time',
       tag: 'Webhooks',
       params: notificationIdParams,
@@ -192,7 +192,7 @@ export function notificationRoutes(deps: { db: Db; temporal: Client; config: Con
     route({
       method: 'get',
       path: '/events/:eventId/deliveries',
-      operationId: 'eventDeliveries',
+      operationId: 'listEventDeliveries',
       summary: "An event's deliveries and every attempt",
       tag: 'Webhooks',
       params: eventIdParams,
