@@ -26,7 +26,8 @@ const LAYERS = {
   api: { path: '^api/', holds: 'the Koa app: routes, middleware, OpenAPI', may: ['contract', 'domain', 'store', 'runtime'] },
   worker: { path: '^worker\\.ts$', holds: 'the worker process: the workers of every task queue', may: ['activities', 'contract', 'domain', 'runtime', 'store', 'provider'] },
   'provider-sim': { path: '^provider-sim/', holds: 'the identity-provider simulator (development and tests)', may: ['provider', 'runtime'] },
-  receiver: { path: '^receiver/', holds: 'for webhook receivers: signature verification and an example receiver (standalone)', may: [] },
+  client: { path: '^client/', holds: 'the typed API client, generated from the OpenAPI document (npm run api:client)', may: [] },
+  receiver: { path: '^receiver/', holds: 'for webhook receivers: signature verification and an example receiver', may: ['client'] },
   cli: { path: '^cli/', holds: 'command-line tools: the admin CLI, kyc-share-token', may: ['contract', 'domain', 'store', 'runtime', 'provider'] },
   dev: { path: '^dev/', holds: 'the all-in-one development launcher (npm start); nothing imports it', may: ['api', 'worker', 'runtime', 'store', 'provider', 'provider-sim', 'domain', 'contract'] },
 };

@@ -4,8 +4,10 @@
 //
 //   VOUCH_API_URL=http://127.0.0.1:3000 VOUCH_API_KEY=vk_… PORT=4000 node receiver/example-receiver.ts
 //
-// Keep the dedup set in a database in production; memory is lost on restart.
+// Keep the dedup set in a database in production; memory is lost on restart. It reads the public
+// keys with the typed API client (client/), generated from the API's OpenAPI document.
 import { createServer, type Server } from 'node:http';
+import { createVouchClient } from '../client/index.ts';
 import { verifyWebhook } from './verify-webhook.ts';
 
 export type VouchEvent = { eventName: string; eventType: string; data: { eventId: string; entityId: string; status: string; [k: string]: unknown } };
@@ -44,9 +46,10 @@ export function createWebhookReceiver(options: { publicKeys: string[]; onEvent(e
 
 if (import.meta.main) {
   const api = process.env.VOUCH_API_URL ?? 'http://127.0.0.1:3000';
-  const res = await fetch(`${api}/webhook-keys`, { headers: { 'x-vouch-api-key': process.env.VOUCH_API_KEY ?? '' } });
-  if (!res.ok) throw new Error(`cannot read the public keys from ${api}/webhook-keys (${res.status}); set VOUCH_API_KEY`);
-  const { keys } = (await res.json()) as { keys: { publicKeyPem: string }[] };
+  const vouch = createVouchClient({ baseUrl: api, apiKey: process.env.VOUCH_API_KEY ?? '' });
+  const { data, response } = await vouch.GET('/webhook-keys');
+  if (!data) throw new Error(`cannot read the public keys from ${api}/webhook-keys (${response.status}); set VOUCH_API_KEY`);
+  const { keys } = data;
   const port = Number(process.env.PORT ?? 4000);
   createWebhookReceiver({
     publicKeys: keys.map((k) => k.publicKeyPem),

