@@ -13,7 +13,8 @@ import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
-import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord, type ShareRef } from '../store/share-records.ts';
+import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord } from '../store/share-records.ts';
+import type { ShareRef } from '../contract/workflows.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/workflows.ts';
 import { once, toActivityFailure } from './provider.ts';
 

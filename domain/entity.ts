@@ -18,24 +18,36 @@ const externalId = z
   .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'externalId must not contain control characters')
   .meta({ pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$' });
 
-/** Checks one requirement value against its catalog entry; returns a message or null. */
-export function requirementValueProblem(requirement: Requirement, value: unknown): string | null {
+/**
+ * The rule for one requirement's value, from its catalog entry: validation parses with it and the
+ * OpenAPI document shows it (z.toJSONSchema), so the two cannot say different things.
+ */
+export function requirementValueSchema(requirement: Requirement): z.ZodType {
   switch (requirement.valueType) {
     case 'BOOLEAN':
-      return typeof value === 'boolean' ? null : 'must be a boolean';
+      return z.boolean({ message: 'must be a boolean' });
     case 'NUMERIC':
-      return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a finite number';
-    case 'STRING':
-      if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
-      if (value.length > MAX_STRING_VALUE) return `must be at most ${MAX_STRING_VALUE} characters`;
-      if (requirement.pattern && !requirement.pattern.regex.test(value)) return `must be ${requirement.pattern.description}`;
-      return null;
+      return z.number({ message: 'must be a finite number' });
+    case 'STRING': {
+      const text = z.string({ message: 'must be a non-empty string' }).max(MAX_STRING_VALUE, `must be at most ${MAX_STRING_VALUE} characters`);
+      return requirement.pattern
+        ? text.regex(requirement.pattern.regex, `must be ${requirement.pattern.description}`)
+        : text.regex(/\S/, 'must be a non-empty string');
+    }
     case 'JSON':
-      if (value === null || typeof value !== 'object') return 'must be a JSON object or array';
-      return JSON.stringify(value).length > MAX_JSON_VALUE_BYTES ? `must be at most ${MAX_JSON_VALUE_BYTES} bytes of JSON` : null;
+      return z
+        .union([z.record(z.string(), z.unknown()), z.array(z.unknown())], { message: 'must be a JSON object or array' })
+        .refine((v) => JSON.stringify(v).length <= MAX_JSON_VALUE_BYTES, `must be at most ${MAX_JSON_VALUE_BYTES} bytes of JSON`)
+        .meta({ description: `at most ${MAX_JSON_VALUE_BYTES} bytes of JSON` });
     case 'FILE':
-      return 'is a file; upload it with POST /entity/{entityId}/requirement-slug/{requirementSlug}/upload';
+      return z.never({ message: 'is a file; upload it with POST /entity/{entityId}/requirement-slug/{requirementSlug}/upload' });
   }
+}
+
+/** Checks one requirement value against its catalog entry; returns a message or null. */
+export function requirementValueProblem(requirement: Requirement, value: unknown): string | null {
+  const result = requirementValueSchema(requirement).safeParse(value);
+  return result.success ? null : result.error.issues[0]!.message;
 }
 
 const requirementInput = z
@@ -45,25 +57,16 @@ const requirementInput = z
   })
   .strict();
 
-/** The JSON Schema of a value of this requirement, as requirementValueProblem checks it (for the document). */
-function valueSchema(r: Requirement): Record<string, unknown> {
-  switch (r.valueType) {
-    case 'BOOLEAN':
-      return { type: 'boolean' };
-    case 'NUMERIC':
-      return { type: 'number' };
-    case 'STRING':
-      return { type: 'string', minLength: 1, maxLength: MAX_STRING_VALUE, pattern: r.pattern ? r.pattern.regex.source : '\\S' };
-    default:
-      return { type: ['object', 'array'], description: `at most ${MAX_JSON_VALUE_BYTES} bytes of JSON` };
-  }
-}
-
 /**
  * What the document says of `requirements`, per entity type: the slugs submitted at creation that
  * apply to that type, each at most once, each with its value's form (the superRefine below checks
  * the same, from the same catalog).
  */
+const documented = (schema: z.ZodType) => {
+  const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return json;
+};
+
 const requirementsByType = ENTITY_TYPES.map((type) => {
   const creatable = requirements.filter((r) => r.associatedEntity === type && r.submittedVia === 'entity-create');
   return {
@@ -76,7 +79,7 @@ const requirementsByType = ENTITY_TYPES.map((type) => {
             type: 'object',
             required: ['requirementSlug', 'value'],
             additionalProperties: false,
-            properties: { requirementSlug: { const: r.slug }, value: valueSchema(r) },
+            properties: { requirementSlug: { const: r.slug }, value: documented(requirementValueSchema(r)) },
           })),
         },
         allOf: creatable.map((r) => ({ contains: { properties: { requirementSlug: { const: r.slug } } }, minContains: 0, maxContains: 1 })),

@@ -7,8 +7,19 @@ import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, MAX_SHARE_TOKEN } from
 export const IMPORT_PROVIDERS = ['sumsub'] as const;
 
 export const MAX_IDEMPOTENCY_KEY = 255;
-/** How an Idempotency-Key header is documented: 1-255 characters, not only blanks. */
-export const IDEMPOTENCY_KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY, pattern: '\\S' } as const;
+/** An Idempotency-Key (batch upload, sync import): 1-255 characters, not only blanks. */
+export const idempotencyKey = z
+  .string()
+  .min(1, 'must not be empty')
+  .regex(/\S/, 'must not be blank')
+  .max(MAX_IDEMPOTENCY_KEY, `must be at most ${MAX_IDEMPOTENCY_KEY} characters`);
+/** What is wrong with a key (the first problem), or null. */
+export const idempotencyKeyProblem = (key: string): string | null => {
+  const result = idempotencyKey.safeParse(key);
+  return result.success ? null : result.error.issues[0]!.message;
+};
+/** How the header is documented: the same schema. */
+export const IDEMPOTENCY_KEY_SCHEMA = (({ $schema: _drop, ...json }) => json)(z.toJSONSchema(idempotencyKey) as Record<string, unknown>);
 /** How X-Provider is documented: a supported provider, compared case-insensitively (surrounding blanks ignored). */
 export const PROVIDER_HEADER_SCHEMA = {
   type: 'string',

@@ -65,9 +65,13 @@ export function isNonPublicAddress(address: string): boolean {
 export type UrlVerdict = { ok: true; url: URL } | { ok: false; reason: string };
 
 /** Checks the URL's form and, when its host is an address literal, the address. */
+/** The characters of a URI (RFC 3986: printable ASCII, no space), as a regular-expression class. */
+export const URI_CHARACTER = '[\\x21-\\x7e]';
+const URI = new RegExp(`^${URI_CHARACTER}+$`);
+
 export function checkWebhookUrl(raw: string, options: { allowInsecure: boolean }): UrlVerdict {
-  // a URI (RFC 3986), as documented: a URL parser would also take an IRI or spaces and rewrite them
-  if (!/^[\x21-\x7e]+$/.test(raw)) return { ok: false, reason: 'webhookUrl must be an ASCII URI: no spaces, internationalized host names in punycode (xn--…)' };
+  // a URI, as documented: a URL parser would also take an IRI or spaces and rewrite them
+  if (!URI.test(raw)) return { ok: false, reason: 'webhookUrl must be an ASCII URI: no spaces, internationalized host names in punycode (xn--…)' };
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,6 +1,7 @@
 // Webhook subscription rules (interface 2.6, 4.2, 6) and the delivery schedule, in one place.
 import { z } from 'zod';
 import { EVENT_TYPES } from './events.ts';
+import { URI_CHARACTER } from './webhook-url.ts';
 
 export const MAX_SUBSCRIPTIONS = 10;
 export const MAX_WEBHOOK_URL = 2048;
@@ -58,7 +59,7 @@ export const subscriptionBody = z
       .max(MAX_WEBHOOK_URL, `webhookUrl is at most ${MAX_WEBHOOK_URL} characters`)
       .meta({
         format: 'uri',
-        pattern: '^https?://[\\x21-\\x7e]+$',
+        pattern: `^https?://${URI_CHARACTER}+$`,
         description: 'https:// to a host that resolves to public addresses only (http:// and private addresses only where the service allows them for development)',
       }),
   })

@@ -1,6 +1,6 @@
 // Finds the Temporal CLI (dev server and Web UI) and the time-skipping test server: TEMPORAL_CLI /
 // TEMPORAL_TEST_SERVER first, then PATH, then the project-local virtual environment that
-// `npm install` fills from PyPI (scripts/install-temporal.ts).
+// `npm install` fills from PyPI (scripts/install-tools.ts).
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 

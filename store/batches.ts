@@ -5,7 +5,6 @@ import type { BatchRow } from '../domain/batch-csv.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
 import type { BatchStatus } from '../domain/batch-status.ts';
-export { TERMINAL, type BatchStatus } from '../domain/batch-status.ts';
 
 export type Batch = {
   id: string;

@@ -1,7 +1,6 @@
 // One shared applicant's way through onboarding, for a batch row or a sync request alike:
 // pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
-export type { ShareRef };
 import { randomUUID } from 'node:crypto';
 import { onboardingChanges } from '../domain/onboarding.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';

@@ -7,10 +7,10 @@ import { z } from 'zod';
 import { MAX_FILE_BYTES, parseBatchCsv, UploadRejected } from '../../domain/batch-csv.ts';
 import { csvLine } from '../../domain/csv.ts';
 import { ApiError } from '../../domain/errors.ts';
-import { batchIdParams, batchStatusSchema, batchUploadResponse, IDEMPOTENCY_KEY_SCHEMA, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY, PROVIDER_HEADER_SCHEMA } from '../../domain/token-sharing.ts';
+import { batchIdParams, batchStatusSchema, batchUploadResponse, IDEMPOTENCY_KEY_SCHEMA, idempotencyKeyProblem, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY, PROVIDER_HEADER_SCHEMA } from '../../domain/token-sharing.ts';
 import type { Config } from '../../runtime/config.ts';
 import { createStarters } from '../../runtime/starters.ts';
-import { batchStatusRecord } from '../../domain/batch-status.ts';
+import { batchStatusRecord, TERMINAL } from '../../domain/batch-status.ts';
 import {
   createBatch,
   failedRows,
@@ -19,7 +19,6 @@ import {
   findBatchByKey,
   markBatchCanceled,
   requeueRetryableRows,
-  TERMINAL,
   type Batch,
 } from '../../store/batches.ts';
 import { isUniqueViolation, type Db } from '../../store/db.ts';
@@ -99,8 +98,9 @@ export function batchImportRoutes(deps: { db: Db; temporal: Client; config: Conf
           throw uploadError('batchInvalidData', `X-Provider "${ctx.get('x-provider').slice(0, 40)}" is not supported; supported: ${IMPORT_PROVIDERS.join(', ')}.`, 'X-Provider');
         }
         const key = ctx.get('idempotency-key');
-        if (!key.trim()) throw uploadError('batchInvalidData', 'The Idempotency-Key header is required: a unique value per upload.', 'Idempotency-Key');
-        if (key.length > MAX_IDEMPOTENCY_KEY) throw uploadError('batchInvalidData', `The Idempotency-Key is longer than ${MAX_IDEMPOTENCY_KEY} characters.`, 'Idempotency-Key');
+        if (!key) throw uploadError('batchInvalidData', 'The Idempotency-Key header is required: a unique value per upload.', 'Idempotency-Key');
+        const keyProblem = idempotencyKeyProblem(key);
+        if (keyProblem) throw uploadError('batchInvalidData', `The Idempotency-Key ${keyProblem}.`, 'Idempotency-Key');
 
         let file;
         try {

