@@ -23,7 +23,12 @@ const LAYERS = {
     holds: 'process wiring: configuration, logger, database and Temporal connections, typed workflow starters, Temporal CLI and dev server runner',
     may: ['contract', 'domain', 'store', 'provider', 'workflows'],
   },
-  api: { path: '^api/', holds: 'the Koa app: routes, middleware, OpenAPI', may: ['contract', 'domain', 'store', 'runtime'] },
+  usecases: {
+    path: '^usecases/',
+    holds: 'one function per API operation: checks, reads and writes through store, starts workflows; returns an outcome (a value or a refusal), never HTTP',
+    may: ['contract', 'domain', 'store', 'runtime'],
+  },
+  api: { path: '^api/', holds: 'the Koa app: routes (each calls one use case), middleware, the outcome-to-HTTP mapping, OpenAPI', may: ['contract', 'domain', 'store', 'runtime', 'usecases'] },
   worker: { path: '^worker\\.ts$', holds: 'the worker process: the workers of every task queue', may: ['activities', 'contract', 'domain', 'runtime', 'store', 'provider'] },
   'provider-sim': { path: '^provider-sim/', holds: 'the identity-provider simulator (development and tests)', may: ['provider', 'runtime'] },
   client: { path: '^client/', holds: 'the typed API client, generated from the OpenAPI document (npm run api:client)', may: [] },
@@ -80,6 +85,13 @@ forbidden.push(
     severity: 'error',
     from: { path: LAYERS.contract.path },
     to: { dependencyTypes: ['npm', 'npm-dev', 'core'], dependencyTypesNot: ['type-only'] },
+  },
+  {
+    name: 'routes-call-use-cases',
+    comment: 'a route reaches the database, Temporal and the configuration only through its use case',
+    severity: 'error',
+    from: { path: '^api/routes/' },
+    to: { path: `^(${[LAYERS.store, LAYERS.runtime].map((l) => l.path.slice(1)).join('|')})` },
   },
   {
     name: 'no-circular',

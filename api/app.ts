@@ -11,6 +11,9 @@ import { ApiError } from '../domain/errors.ts';
 import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Db } from '../store/db.ts';
+import { createStarters } from '../runtime/starters.ts';
+import type { UseCaseContext } from '../usecases/context.ts';
+import { done } from '../domain/outcome.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
@@ -19,6 +22,7 @@ import { requestContext } from './middleware/request-context.ts';
 import { parseOrThrow, readJsonBody } from './middleware/validate.ts';
 import { requireAcceptVersion } from './middleware/versioning.ts';
 import { buildOpenApi } from './openapi.ts';
+import { respond } from './outcome.ts';
 import { route, type Route } from './route.ts';
 import { batchImportRoutes } from './routes/batch-imports.ts';
 import { entityRoutes } from './routes/entities.ts';
@@ -41,7 +45,7 @@ function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
       tag: 'Operations',
       auth: false,
       responses: { 200: { description: 'OpenAPI 3.1 document', schema: z.object({ openapi: z.string() }).loose() } },
-      handler: () => ({ status: 200, body: getDoc() }),
+      handler: () => done(getDoc()),
     }),
     route({
       method: 'get',
@@ -51,19 +55,20 @@ function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
       tag: 'Operations',
       auth: false,
       responses: { 200: { description: 'HTML reference', contentType: 'text/html', schema: z.string() } },
-      handler: () => ({ status: 200, type: 'text/html; charset=utf-8', body: renderDocsPage(getDoc()) }),
+      handler: () => done(renderDocsPage(getDoc())),
     }),
   ];
 }
 
 export function allRoutes(deps: AppDeps): Route[] {
+  const uc: UseCaseContext = { ...deps, start: createStarters(deps.temporal, deps.config) };
   const routes: Route[] = [
-    ...healthRoutes(deps.db, deps.temporal),
-    ...entityRoutes(deps.db),
+    ...healthRoutes(uc),
+    ...entityRoutes(uc),
     ...featureRoutes(),
-    ...batchImportRoutes(deps),
-    ...syncImportRoutes(deps),
-    ...subscriptionRoutes(deps),
+    ...batchImportRoutes(uc),
+    ...syncImportRoutes(uc),
+    ...subscriptionRoutes(uc),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
   const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all, { version })))];
@@ -75,11 +80,7 @@ function handle(r: Route, deps: AppDeps): Middleware {
     const params = r.params ? parseOrThrow(r.params, { ...ctx.params }, 'path') : undefined;
     const query = r.query ? parseOrThrow(r.query, { ...ctx.query }, 'query') : undefined;
     const body = r.body ? parseOrThrow(r.body, await readJsonBody(ctx, deps.config.http.jsonBodyLimitBytes), 'body') : undefined;
-    const reply = await r.handler({ params, query, body, business: ctx.state.business, ctx });
-    ctx.status = reply.status;
-    if (reply.headers) ctx.set(reply.headers);
-    if (reply.type) ctx.type = reply.type;
-    if (reply.body !== undefined) ctx.body = reply.body;
+    respond(ctx, r, await r.handler({ params, query, body, business: ctx.state.business, ctx }));
   };
 }
 

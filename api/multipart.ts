@@ -3,12 +3,11 @@
 import { createHash } from 'node:crypto';
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { Context } from 'koa';
+import type { FileRead, UploadedFile } from '../usecases/batch-imports.ts';
 
-export type UploadedFile = { bytes: Buffer; fileName: string | null; sha256: string };
+type MultipartProblem = Extract<FileRead, { ok: false }>['problem'];
 
-export type MultipartProblem = 'not-multipart' | 'no-file' | 'too-large' | 'malformed';
-
-export class MultipartError extends Error {
+class MultipartError extends Error {
   readonly problem: MultipartProblem;
   constructor(problem: MultipartProblem, message: string) {
     super(message);
@@ -16,7 +15,18 @@ export class MultipartError extends Error {
   }
 }
 
-export function readFileField(ctx: Context, field: string, maxBytes: number): Promise<UploadedFile> {
+/** The file of form field `field`, or what is wrong with the request (never rejects for the client's mistakes). */
+export function readFileField(ctx: Context, field: string, maxBytes: number): Promise<FileRead> {
+  return readFile(ctx, field, maxBytes).then(
+    (file): FileRead => ({ ok: true, file }),
+    (err: unknown): FileRead => {
+      if (err instanceof MultipartError) return { ok: false, problem: err.problem, message: err.message };
+      throw err;
+    },
+  );
+}
+
+function readFile(ctx: Context, field: string, maxBytes: number): Promise<UploadedFile> {
   const contentType = ctx.get('content-type');
   if (!/^multipart\/form-data\b/i.test(contentType)) {
     return Promise.reject(new MultipartError('not-multipart', 'Send the file as multipart/form-data.'));

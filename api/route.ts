@@ -1,17 +1,21 @@
 // A route is declared once, with the schemas that validate its input and describe its output.
 // app.ts registers it (validation included) and openapi.ts documents it from the same object.
+// Its handler calls one use case and returns that use case's outcome; api/outcome.ts turns the
+// outcome into the response.
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { ErrorName } from '../domain/errors.ts';
+import type { Outcome } from '../domain/outcome.ts';
 import type { Business } from '../store/businesses.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-export type Reply = { status: number; body?: unknown; headers?: Record<string, string>; type?: string };
-
 export type RouteInput<P, Q, B> = { params: P; query: Q; body: B; business: Business; ctx: Context };
 
-export type Route<P = any, Q = any, B = any> = {
+/** How a successful value is sent when not as the body of the route's one 2xx response. */
+export type Presented = { status?: number; body?: unknown; headers?: Record<string, string> };
+
+export type Route<P = any, Q = any, B = any, T = any> = {
   method: Method;
   /** Koa-style path, e.g. /entity/:entityId */
   path: string;
@@ -35,10 +39,12 @@ export type Route<P = any, Q = any, B = any> = {
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
   /** Errors this route can answer beyond those every authenticated route can. */
   errors?: ErrorName[];
-  handler(input: RouteInput<P, Q, B>): Promise<Reply> | Reply;
+  handler(input: RouteInput<P, Q, B>): Promise<Outcome<T>> | Outcome<T>;
+  /** Status, body and headers of a success, where they are not the 2xx response and the value. */
+  present?(value: T): Presented;
 };
 
 /** Keeps the generic parameters inferred from the schemas while typing the handler. */
-export function route<P = undefined, Q = undefined, B = undefined>(r: Route<P, Q, B>): Route<P, Q, B> {
+export function route<P = undefined, Q = undefined, B = undefined, T = unknown>(r: Route<P, Q, B, T>): Route<P, Q, B, T> {
   return r;
 }

@@ -33,6 +33,7 @@ export const syncImportBody = z
     cardProcessorPublicToken: z.string().regex(CARD_PROCESSOR_TOKEN, `cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}`).optional(),
   })
   .strict();
+export type SyncImportBody = z.infer<typeof syncImportBody>;
 
 export const syncImportResponse = z.object({
   externalId: z.string(),
@@ -40,6 +41,7 @@ export const syncImportResponse = z.object({
   requestId: z.uuid(),
   entityId: z.uuid(),
 });
+export type SyncImportAnswer = z.infer<typeof syncImportResponse>;
 
 export const batchUploadResponse = z.object({
   batchId: z.uuid(),

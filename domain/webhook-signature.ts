@@ -10,6 +10,9 @@ export type SigningKey = {
   validUntil: string;
 };
 
+/** How signatures are made, as GET /webhook-keys states it. */
+export const SIGNATURE_SCHEME = 'RSA-SHA512 (PKCS#1 v1.5), Base64' as const;
+
 export type PublicKey = { keyId: string; algorithm: 'RSA-SHA512'; publicKeyPem: string; validFrom: string; validUntil: string };
 
 /** `privateKey`: PEM, or a parsed key (parsing the PEM costs more than the signature itself). */

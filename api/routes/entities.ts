@@ -1,15 +1,12 @@
 // Entities (interface 2.1 and 4.3), scoped to the business behind the API key.
 import { z } from 'zod';
 import { createEntityBody, entityIdParams, entityListSchema, entitySchema } from '../../domain/entity.ts';
-import { ApiError } from '../../domain/errors.ts';
-import { pageMeta, paginationQuery } from '../../domain/pagination.ts';
-import type { Db } from '../../store/db.ts';
-import { createEntity, deleteEntity, ExternalIdTaken, getEntity, listEntities } from '../../store/entities.ts';
+import { paginationQuery } from '../../domain/pagination.ts';
+import type { UseCaseContext } from '../../usecases/context.ts';
+import { createEntity, deleteEntity, getEntity, listEntities } from '../../usecases/entities.ts';
 import { route } from '../route.ts';
 
-const notFound = (id: string) => new ApiError('entityNotFound', `Entity ${id} not found.`, { parameter: 'entityId' });
-
-export function entityRoutes(db: Db) {
+export function entityRoutes(uc: UseCaseContext) {
   return [
     route({
       method: 'post',
@@ -21,16 +18,7 @@ export function entityRoutes(db: Db) {
       body: createEntityBody,
       responses: { 201: { description: 'Created', schema: z.object({ id: z.uuid() }) } },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge', 'entityExternalIdTaken'],
-      async handler({ body, business }) {
-        try {
-          return { status: 201, body: { id: await createEntity(db, business.id, body) } };
-        } catch (err) {
-          if (err instanceof ExternalIdTaken) {
-            throw new ApiError('entityExternalIdTaken', `An entity with externalId "${body.externalId}" already exists.`, { parameter: 'externalId' });
-          }
-          throw err;
-        }
-      },
+      handler: ({ body, business }) => createEntity(uc, business, body),
     }),
     route({
       method: 'get',
@@ -42,10 +30,7 @@ export function entityRoutes(db: Db) {
       query: paginationQuery,
       responses: { 200: { description: 'A page of entities, oldest first', schema: entityListSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      async handler({ query, business }) {
-        const { items, totalItems } = await listEntities(db, business.id, query);
-        return { status: 200, body: { items, meta: pageMeta(query, totalItems) } };
-      },
+      handler: ({ query, business }) => listEntities(uc, business, query),
     }),
     route({
       method: 'get',
@@ -56,11 +41,7 @@ export function entityRoutes(db: Db) {
       params: entityIdParams,
       responses: { 200: { description: 'The entity', schema: entitySchema } },
       errors: ['invalidRequest', 'entityNotFound'],
-      async handler({ params, business }) {
-        const entity = await getEntity(db, business.id, params.entityId);
-        if (!entity) throw notFound(params.entityId);
-        return { status: 200, body: entity };
-      },
+      handler: ({ params, business }) => getEntity(uc, business, params.entityId),
     }),
     route({
       method: 'delete',
@@ -72,10 +53,7 @@ export function entityRoutes(db: Db) {
       params: entityIdParams,
       responses: { 204: { description: 'Deleted' } },
       errors: ['invalidRequest', 'entityNotFound'],
-      async handler({ params, business }) {
-        if (!(await deleteEntity(db, business.id, params.entityId))) throw notFound(params.entityId);
-        return { status: 204 };
-      },
+      handler: ({ params, business }) => deleteEntity(uc, business, params.entityId),
     }),
   ];
 }

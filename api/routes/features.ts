@@ -1,8 +1,7 @@
 // The feature catalog (interface 2.2 and 4.6).
 import { z } from 'zod';
-import { ApiError } from '../../domain/errors.ts';
-import { featureRequirements, features, findFeature } from '../../domain/feature-catalog.ts';
-import { offsetOf, pageMeta, pageMetaSchema, paginationQuery } from '../../domain/pagination.ts';
+import { pageMetaSchema, paginationQuery } from '../../domain/pagination.ts';
+import { listFeatureRequirements, listFeatures } from '../../usecases/features.ts';
 import { route } from '../route.ts';
 
 const featureSchema = z.object({ id: z.uuid(), name: z.string(), slug: z.string(), description: z.string() });
@@ -26,11 +25,7 @@ export function featureRoutes() {
       query: paginationQuery,
       responses: { 200: { description: 'A page of features', schema: z.object({ items: z.array(featureSchema), meta: pageMetaSchema() }) } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      handler({ query }) {
-        const start = offsetOf(query);
-        const items = features.slice(start, start + query.limit).map(({ id, name, slug, description }) => ({ id, name, slug, description }));
-        return { status: 200, body: { items, meta: pageMeta(query, features.length) } };
-      },
+      handler: ({ query }) => listFeatures(query),
     }),
     route({
       method: 'get',
@@ -41,11 +36,7 @@ export function featureRoutes() {
       params: z.object({ featureId: z.uuid({ message: 'featureId must be a UUID' }) }).strict(),
       responses: { 200: { description: 'Every requirement of the feature', schema: z.object({ items: z.array(requirementSchema) }) } },
       errors: ['invalidRequest', 'featureNotFound'],
-      handler({ params }) {
-        const feature = findFeature(params.featureId);
-        if (!feature) throw new ApiError('featureNotFound', `Feature ${params.featureId} not found.`, { parameter: 'featureId' });
-        return { status: 200, body: { items: featureRequirements(feature) } };
-      },
+      handler: ({ params }) => listFeatureRequirements(params.featureId),
     }),
   ];
 }

@@ -2,20 +2,22 @@
 // Delivery checks again against the addresses actually dialled (activities/webhooks.ts).
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { ApiError } from '../domain/errors.ts';
+import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
 
-export async function assertDeliverableUrl(raw: string, allowInsecure: boolean): Promise<void> {
+export async function checkDeliverableUrl(raw: string, allowInsecure: boolean): Promise<Outcome<undefined>> {
+  const refused = (message: string) => refuse('webhookUrlRefused', message, { parameter: 'webhookUrl' });
   const verdict = checkWebhookUrl(raw, { allowInsecure });
-  if (!verdict.ok) throw new ApiError('webhookUrlRefused', `${verdict.reason}.`, { parameter: 'webhookUrl' });
+  if (!verdict.ok) return refused(`${verdict.reason}.`);
   const host = verdict.url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) || allowInsecure) return;
+  if (isIP(host) || allowInsecure) return done(undefined);
   let addresses: { address: string }[];
   try {
     addresses = await lookup(host, { all: true });
   } catch {
-    throw new ApiError('webhookUrlRefused', `The host ${host} of webhookUrl does not resolve.`, { parameter: 'webhookUrl' });
+    return refused(`The host ${host} of webhookUrl does not resolve.`);
   }
   const bad = addresses.find((a) => isNonPublicAddress(a.address));
-  if (bad) throw new ApiError('webhookUrlRefused', `webhookUrl points at a non-public address (${host} resolves to ${bad.address}).`, { parameter: 'webhookUrl' });
+  if (bad) return refused(`webhookUrl points at a non-public address (${host} resolves to ${bad.address}).`);
+  return done(undefined);
 }

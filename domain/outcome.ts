@@ -1,0 +1,25 @@
+// What a use case answers: its value, or a refusal named after the error catalogue. Use cases
+// return refusals instead of throwing; the API maps both to HTTP in one place (api/outcome.ts).
+import type { ErrorName } from './errors.ts';
+
+export type Refusal = {
+  readonly ok: false;
+  readonly error: ErrorName;
+  readonly message: string;
+  /** The header, field or parameter at fault; empty when none. */
+  readonly parameter: string;
+  /** Fields added to the error body (e.g. requestId, batchId, details). */
+  readonly extra: Readonly<Record<string, unknown>>;
+};
+
+export type Outcome<T> = { readonly ok: true; readonly value: T } | Refusal;
+
+export const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
+
+export const refuse = (error: ErrorName, message: string, options: { parameter?: string; extra?: Record<string, unknown> } = {}): Refusal => ({
+  ok: false,
+  error,
+  message,
+  parameter: options.parameter ?? '',
+  extra: options.extra ?? {},
+});

@@ -1,0 +1,14 @@
+// What every use case may use: the database, the workflow starters (and the client, to cancel a
+// running workflow), the configuration, the logger and the webhook signing keys. Built once per API process.
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { SigningKey } from '../domain/webhook-signature.ts';
+import type { Config } from '../runtime/config.ts';
+import type { Starters } from '../runtime/starters.ts';
+import type { Business } from '../store/businesses.ts';
+import type { Db } from '../store/db.ts';
+
+export type UseCaseContext = { db: Db; temporal: Client; start: Starters; config: Config; log: Logger; keyRing: readonly SigningKey[] };
+
+/** The caller of a use case: the business behind the API key. */
+export type Caller = Business;

@@ -1,0 +1,16 @@
+// The feature catalog (interface 2.2 and 4.6): the same for every business.
+import { featureRequirements, features, findFeature } from '../domain/feature-catalog.ts';
+import { done, refuse } from '../domain/outcome.ts';
+import { offsetOf, pageMeta, type Page } from '../domain/pagination.ts';
+
+export function listFeatures(page: Page) {
+  const start = offsetOf(page);
+  const items = features.slice(start, start + page.limit).map(({ id, name, slug, description }) => ({ id, name, slug, description }));
+  return done({ items, meta: pageMeta(page, features.length) });
+}
+
+export function listFeatureRequirements(featureId: string) {
+  const feature = findFeature(featureId);
+  if (!feature) return refuse('featureNotFound', `Feature ${featureId} not found.`, { parameter: 'featureId' });
+  return done({ items: featureRequirements(feature) });
+}

@@ -1,0 +1,71 @@
+// Webhook subscriptions (interface 2.6 and 4.2), scoped to the calling business.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { pageMeta, type Page } from '../domain/pagination.ts';
+import { MAX_SUBSCRIPTIONS, type SubscriptionInput } from '../domain/webhooks.ts';
+import { webhookRetryWorkflowId } from '../contract/workflows.ts';
+import {
+  createSubscription as insertSubscription,
+  deleteSubscription as removeSubscription,
+  getSubscription as findSubscription,
+  listSubscriptions as pageOfSubscriptions,
+  replaceSubscription as updateSubscription,
+  SubscriptionLimitReached,
+  type Subscription,
+} from '../store/webhooks.ts';
+import type { Caller, UseCaseContext } from './context.ts';
+import { checkDeliverableUrl } from './deliverable-url.ts';
+
+/** A subscription as interface 2.6 shows it. */
+const present = (s: Subscription) => ({ id: s.id, channel: s.channel, types: s.types, config: { webhook: { url: s.url } }, createdAt: s.createdAt, updatedAt: s.updatedAt });
+
+export const subscriptionNotFound = (id: string) => refuse('subscriptionNotFound', `Webhook subscription ${id} not found.`, { parameter: 'notificationId' });
+
+export async function createSubscription({ db, config }: UseCaseContext, caller: Caller, input: SubscriptionInput) {
+  const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);
+  if (!url.ok) return url;
+  try {
+    return done(present(await insertSubscription(db, caller.id, input)));
+  } catch (err) {
+    if (!(err instanceof SubscriptionLimitReached)) throw err;
+    return refuse('subscriptionLimit', `Your business already has ${MAX_SUBSCRIPTIONS} webhook subscriptions; delete one before registering another.`);
+  }
+}
+
+export async function listSubscriptions({ db }: UseCaseContext, caller: Caller, page: Page) {
+  const { items, totalItems } = await pageOfSubscriptions(db, caller.id, page);
+  return done({ items: items.map(present), meta: pageMeta(page, totalItems) });
+}
+
+export async function getSubscription({ db }: UseCaseContext, caller: Caller, id: string) {
+  const s = await findSubscription(db, caller.id, id);
+  return s ? done(present(s)) : subscriptionNotFound(id);
+}
+
+/** Replaces channel, types and URL; pending retries go to the new URL from their next attempt. */
+export async function replaceSubscription({ db, config }: UseCaseContext, caller: Caller, id: string, input: SubscriptionInput) {
+  if (!(await findSubscription(db, caller.id, id))) return subscriptionNotFound(id);
+  const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);
+  if (!url.ok) return url;
+  const s = await updateSubscription(db, caller.id, id, input);
+  return s ? done(present(s)) : subscriptionNotFound(id);
+}
+
+/** Deletes the subscription; delivery stops at once, pending retries included. */
+export async function deleteSubscription({ db, temporal, log }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<undefined>> {
+  const waiting = await removeSubscription(db, caller.id, id);
+  if (!waiting) return subscriptionNotFound(id);
+  // The deliveries are canceled in PostgreSQL, which every attempt checks first; canceling their
+  // retry workflows too just ends them now instead of at their next attempt.
+  await Promise.all(
+    waiting.map(({ deliveryId, run }) =>
+      temporal.workflow
+        .getHandle(webhookRetryWorkflowId(deliveryId, run))
+        .cancel()
+        .catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) log.warn({ err, deliveryId }, 'delivery canceled; its retry workflow ends at its next attempt instead');
+        }),
+    ),
+  );
+  return done(undefined);
+}

@@ -1,0 +1,40 @@
+// The delivery log, redelivery, and the public keys that verify our signatures.
+import { done, refuse } from '../domain/outcome.ts';
+import { pageMeta, type Page } from '../domain/pagination.ts';
+import { publicKeyOf, SIGNATURE_SCHEME } from '../domain/webhook-signature.ts';
+import { deliveryLog, eventOfBusiness, getSubscription, requeueDeliveries } from '../store/webhooks.ts';
+import type { Caller, UseCaseContext } from './context.ts';
+import { subscriptionNotFound } from './subscriptions.ts';
+
+const eventNotFound = (id: string) => refuse('eventNotFound', `Event ${id} not found.`, { parameter: 'eventId' });
+
+export async function subscriptionDeliveries({ db }: UseCaseContext, caller: Caller, subscriptionId: string, page: Page) {
+  if (!(await getSubscription(db, caller.id, subscriptionId))) return subscriptionNotFound(subscriptionId);
+  const { items, totalItems } = await deliveryLog(db, caller.id, { subscriptionId }, page);
+  return done({ items, meta: pageMeta(page, totalItems) });
+}
+
+/** Every failed delivery of the subscription since the time goes back to the dispatcher. */
+export async function redeliverSubscriptionFailures({ db }: UseCaseContext, caller: Caller, subscriptionId: string, since: Date) {
+  if (!(await getSubscription(db, caller.id, subscriptionId))) return subscriptionNotFound(subscriptionId);
+  const runs = await requeueDeliveries(db, caller.id, { subscriptionId, since });
+  return done({ redeliveries: runs.length });
+}
+
+export async function eventDeliveries({ db }: UseCaseContext, caller: Caller, eventId: string, page: Page) {
+  if (!(await eventOfBusiness(db, caller.id, eventId))) return eventNotFound(eventId);
+  const { items, totalItems } = await deliveryLog(db, caller.id, { eventId }, page);
+  return done({ items, meta: pageMeta(page, totalItems) });
+}
+
+/** The event again, same body and eventId, to each of its subscriptions that still exists. */
+export async function redeliverEvent({ db }: UseCaseContext, caller: Caller, eventId: string) {
+  if (!(await eventOfBusiness(db, caller.id, eventId))) return eventNotFound(eventId);
+  const runs = await requeueDeliveries(db, caller.id, { eventId });
+  return done({ redeliveries: runs.length });
+}
+
+/** The public keys of this environment's signing key ring, with their validity windows. */
+export function webhookKeys({ config, keyRing }: UseCaseContext) {
+  return done({ environment: config.environment, algorithm: SIGNATURE_SCHEME, keys: keyRing.map(publicKeyOf) });
+}
