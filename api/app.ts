@@ -14,7 +14,7 @@ import type { Db } from '../store/db.ts';
 import { createStarters } from '../runtime/starters.ts';
 import type { UseCaseContext } from '../usecases/context.ts';
 import { done } from '../domain/outcome.ts';
-import { renderDocsPage } from './docs-page.ts';
+import { DOCS_ASSETS, DOCS_CSP, docsInit, docsPage, SCALAR_VERSION, scalarBundle } from './docs-page.ts';
 import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
@@ -51,11 +51,34 @@ function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
       method: 'get',
       path: '/docs',
       operationId: 'docs',
-      summary: 'This API as a readable HTML page',
+      summary: 'This API as a readable reference (Scalar, served from this process)',
       tag: 'Operations',
       auth: false,
-      responses: { 200: { description: 'HTML reference', contentType: 'text/html', schema: z.string() } },
-      handler: () => done(renderDocsPage(getDoc())),
+      responses: { 200: { description: 'HTML page that renders /openapi.json', contentType: 'text/html', schema: z.string() } },
+      handler: () => done(docsPage('Vouch API reference')),
+      present: (html) => ({ body: html, headers: { 'Content-Security-Policy': DOCS_CSP, 'Cache-Control': 'no-cache' } }),
+    }),
+    route({
+      method: 'get',
+      path: DOCS_ASSETS.bundle,
+      operationId: 'docsRenderer',
+      summary: `The reference renderer's browser bundle (@scalar/api-reference ${SCALAR_VERSION})`,
+      tag: 'Operations',
+      auth: false,
+      responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
+      handler: async () => done(await scalarBundle()),
+      present: (js) => ({ body: js, headers: { 'Cache-Control': 'public, max-age=86400' } }),
+    }),
+    route({
+      method: 'get',
+      path: DOCS_ASSETS.init,
+      operationId: 'docsRendererStart',
+      summary: 'Starts the reference renderer on /openapi.json',
+      tag: 'Operations',
+      auth: false,
+      responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
+      handler: () => done(docsInit),
+      present: (js) => ({ body: js, headers: { 'Cache-Control': 'no-cache' } }),
     }),
   ];
 }

@@ -1,8 +1,9 @@
 // OpenAPI 3.1 document built from the same route objects (and zod schemas) that validate requests.
 import { z } from 'zod';
+import { errorTableMarkdown } from '../domain/error-table.ts';
 import { errorCatalogue, type ErrorName } from '../domain/errors.ts';
 import { API_KEY_HEADER } from './middleware/auth.ts';
-import type { Route } from './route.ts';
+import { TAGS, type Route } from './route.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -80,9 +81,16 @@ export function buildOpenApi(routes: Route[], info: { version: string; serverUrl
     info: {
       title: 'Vouch compliance onboarding API',
       version: info.version,
-      description: 'KYC and KYB onboarding for card-issuing programs. Every error body is `{ code, message, parameter }`.',
+      description: [
+        'KYC and KYB onboarding for card-issuing programs.',
+        `Authenticate with your API key in the \`${API_KEY_HEADER}\` header.`,
+        '## Errors',
+        'Every error body is `{ code, message, parameter }`: a stable 10-digit code, a message for people, and the header, field or parameter at fault (empty when none). Some errors add fields (`requestId`, `batchId`, `errorKey`, `details`).',
+        errorTableMarkdown(),
+      ].join('\n\n'),
     },
     servers: info.serverUrl ? [{ url: info.serverUrl }] : [],
+    tags: TAGS.filter((t) => routes.some((r) => r.tag === t.name)),
     security: [{ apiKey: [] }],
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },

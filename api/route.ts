@@ -8,6 +8,15 @@ import type { ErrorName } from '../domain/errors.ts';
 import type { Outcome } from '../domain/outcome.ts';
 import type { Business } from '../store/businesses.ts';
 
+/** The groups of operations, in the order a reader meets them. */
+export const TAGS = [
+  { name: 'Entities', description: 'Your cardholders (INDIVIDUAL) and business customers (BUSINESS), with their requirement values.' },
+  { name: 'Features', description: 'What an entity can be enabled for, and what each feature requires.' },
+  { name: 'Token sharing', description: 'Onboard applicants already verified at the identity provider: a CSV of share tokens (batch) or one now (sync).' },
+  { name: 'Webhooks', description: 'Where decisions are sent, every delivery attempt, redelivery, and the keys that verify signatures.' },
+  { name: 'Operations', description: 'Health, this document and its reference page. No API key needed.' },
+] as const;
+
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export type RouteInput<P, Q, B> = { params: P; query: Q; body: B; business: Business; ctx: Context };
@@ -22,7 +31,7 @@ export type Route<P = any, Q = any, B = any, T = any> = {
   operationId: string;
   summary: string;
   description?: string;
-  tag: string;
+  tag: (typeof TAGS)[number]['name'];
   /** false for the operational endpoints (health, docs) that carry no client data. */
   auth?: boolean;
   /** Requires `Accept-Version: v1.0` (the interface's list endpoints). */

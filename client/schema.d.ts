@@ -379,8 +379,42 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This API as a readable HTML page */
+        /** This API as a readable reference (Scalar, served from this process) */
         get: operations["docs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/scalar.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The reference renderer's browser bundle (@scalar/api-reference 1.72.1) */
+        get: operations["docsRenderer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/init.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Starts the reference renderer on /openapi.json */
+        get: operations["docsRendererStart"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2582,13 +2616,53 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description HTML reference */
+            /** @description HTML page that renders /openapi.json */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+        };
+    };
+    docsRenderer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+        };
+    };
+    docsRendererStart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
                 };
             };
         };

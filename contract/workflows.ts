@@ -7,7 +7,7 @@ export type ShareRef = { kind: 'batch'; batchId: string; rowNumber: number } | {
 
 /** The Temporal Schedule that runs housekeeping; created or updated when a worker starts. */
 export const HOUSEKEEPING_SCHEDULE_ID = 'vouch-housekeeping';
-export const HOUSEKEEPING_INTERVAL = '1 minute';
+export const HOUSEKEEPING_INTERVAL = '1 minute' as const;
 
 /** One workflow per run of a batch: the upload's, then one per retry of its failed rows. */
 export const batchWorkflowId = (batchId: string, run = 1) => (run === 1 ? `batch-import-${batchId}` : `batch-import-${batchId}-retry-${run - 1}`);

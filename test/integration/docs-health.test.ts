@@ -1,6 +1,7 @@
 // The OpenAPI document and docs page are built from the routes that validate requests; /health
 // reports the database and Temporal.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { listen } from '../../api/server.ts';
@@ -63,12 +64,30 @@ describe('GET /openapi.json and /docs', () => {
     assert.deepEqual([upload['Idempotency-Key'].minLength, upload['Idempotency-Key'].maxLength], [1, 255]);
   });
 
-  it('serves a readable HTML page of the same document', async () => {
+  it('serves the reference page, which loads only our own scripts, under a policy that allows nothing else', async () => {
     const res = await stack.request('GET', '/docs');
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
-    assert.match(res.text, /<code>\/entity\/\{entityId\}<\/code>/);
-    assert.match(res.text, /0702000200/);
-    assert.ok(!res.text.includes('<script'));
+    const scripts = [...res.text.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
+    assert.deepEqual(scripts.map((a) => a.match(/src="([^"?]+)/)?.[1]), ['/docs/scalar.js', '/docs/init.js'], 'no inline script, nothing from another origin');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.match(csp, /connect-src 'self'/);
+  });
+
+  it("serves Scalar's own browser bundle, byte for byte, and a start script that reads /openapi.json", async () => {
+    const bundle = await fetch(`${stack.url}/docs/scalar.js`);
+    assert.match(bundle.headers.get('content-type') ?? '', /javascript/);
+    const served = Buffer.from(await bundle.arrayBuffer());
+    const shipped = await readFile(new URL('../../node_modules/@scalar/api-reference/dist/browser/standalone.js', import.meta.url));
+    assert.ok(served.equals(shipped), 'the file of the installed @scalar/api-reference');
+    const init = await (await fetch(`${stack.url}/docs/init.js`)).text();
+    assert.match(init, /Scalar\.createApiReference\('#app', \{"url":"\/openapi\.json","withDefaultFonts":false,"telemetry":false/);
+  });
+
+  it('puts the error table in the document, where the reference shows it', () => {
+    assert.match(doc.info.description, /\| `0702000200` \| 409 \|/);
+    assert.match(doc.info.description, /\| `0000000999` \| 500 \|/);
   });
 });
 
