@@ -4,7 +4,9 @@ import type { UseCaseContext } from './context.ts';
 
 export type Check = { ok: boolean; latencyMs?: number; error?: string };
 
-async function probe(fn: () => Promise<unknown>, timeoutMs = 2000): Promise<Check> {
+const PROBE_TIMEOUT_MS = 2000;
+
+async function probe(fn: () => Promise<unknown>, timeoutMs = PROBE_TIMEOUT_MS): Promise<Check> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -23,7 +25,11 @@ async function probe(fn: () => Promise<unknown>, timeoutMs = 2000): Promise<Chec
 }
 
 export async function checkHealth({ db, temporal }: Pick<UseCaseContext, 'db' | 'temporal'>) {
-  const [database, temporalCheck] = await Promise.all([probe(() => db.ping()), probe(() => temporal.connection.workflowService.getSystemInfo({}))]);
+  const [database, temporalCheck] = await Promise.all([probe(() => db.ping()), probe(() =>
+      // a deadline, so the client's own retries of an unanswered call stop with the probe (they
+      // would otherwise go on in the background after the answer, even past the connection's close)
+      temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})),
+    )]);
   const ok = database.ok && temporalCheck.ok;
   return done({ status: ok ? ('ok' as const) : ('degraded' as const), database, temporal: temporalCheck });
 }
