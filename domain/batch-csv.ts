@@ -2,7 +2,7 @@
 // every per-row rule. Rows are numbered as a spreadsheet shows them: the header is row 1.
 import { parse } from 'csv-parse/sync';
 import { MAX_EXTERNAL_ID } from './entity.ts';
-import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, MAX_SHARE_TOKEN } from './share-fields.ts';
+import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN } from './share-fields.ts';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_ROWS = 5000;
@@ -86,6 +86,9 @@ export function parseBatchCsv(bytes: Uint8Array, options: { binSponsored: boolea
     if (applicantLevel && !LEVEL_NAME.test(applicantLevel)) issue('applicantLevel', 'must be 1 to 100 letters, digits, spaces, dots, dashes or underscores');
     if (!cpt && options.binSponsored) issue('cardProcessorPublicToken', 'is required for BIN-sponsored programs');
     else if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) issue('cardProcessorPublicToken', CARD_PROCESSOR_TOKEN_RULE);
+    for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken]] as const) {
+      if (v && CONTROL_CHARACTER.test(v)) issue(field, CONTROL_CHARACTER_RULE);
+    }
     for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken], ['cardProcessorPublicToken', cpt]] as const) {
       if (!v) continue;
       const first = seen[field].get(v);

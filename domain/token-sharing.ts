@@ -1,7 +1,7 @@
 // Token-sharing request rules (interface 2.5 and 4.1) shared by validation and documentation.
 import { z } from 'zod';
 import { MAX_EXTERNAL_ID } from './entity.ts';
-import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, MAX_SHARE_TOKEN } from './share-fields.ts';
+import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTER_PATTERN } from './share-fields.ts';
 
 /** Values accepted in `X-Provider` for imports (compared case-insensitively). */
 export const IMPORT_PROVIDERS = ['sumsub'] as const;
@@ -26,10 +26,19 @@ export const PROVIDER_HEADER_SCHEMA = {
   pattern: `^\\s*(${IMPORT_PROVIDERS.map((p) => [...p].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join('')).join('|')})\\s*$`,
 } as const;
 
+/** A text field of a share: not empty, bounded, no control characters. */
+const plainText = (name: string, max: number) =>
+  z
+    .string()
+    .min(1, `${name} must not be empty`)
+    .max(max, `${name} is at most ${max} characters`)
+    .refine((v) => !CONTROL_CHARACTER.test(v), `${name} ${CONTROL_CHARACTER_RULE}`)
+    .meta({ pattern: NO_CONTROL_CHARACTER_PATTERN });
+
 export const syncImportBody = z
   .object({
-    externalId: z.string().min(1, 'externalId must not be empty').max(MAX_EXTERNAL_ID, `externalId is at most ${MAX_EXTERNAL_ID} characters`),
-    shareToken: z.string().min(1, 'shareToken must not be empty').max(MAX_SHARE_TOKEN, `shareToken is at most ${MAX_SHARE_TOKEN} characters`),
+    externalId: plainText('externalId', MAX_EXTERNAL_ID),
+    shareToken: plainText('shareToken', MAX_SHARE_TOKEN),
     cardProcessorPublicToken: z.string().regex(CARD_PROCESSOR_TOKEN, `cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}`).optional(),
   })
   .strict();

@@ -25,8 +25,18 @@ describe('requirement values', () => {
     assert.equal(requirementValueProblem(findRequirement('kyb-regulated-entity')!, true), null);
     assert.match(requirementValueProblem(findRequirement('kyb-regulated-entity')!, 'true')!, /boolean/);
     assert.match(requirementValueProblem(findRequirement('kyb-annual-turnover')!, Number.NaN)!, /finite/);
-    assert.match(requirementValueProblem(findRequirement('kyb-ubo-declaration')!, 'text')!, /object or array/);
-    assert.match(requirementValueProblem(findRequirement('kyb-ubo-declaration')!, { big: 'x'.repeat(70_000) })!, /at most/);
+    assert.match(requirementValueProblem(findRequirement('ukyc-canonical-kyc-data')!, 'text')!, /object or array/);
+    assert.match(requirementValueProblem(findRequirement('ukyc-canonical-kyc-data')!, { big: 'x'.repeat(70_000) })!, /at most/);
+  });
+  it('checks a member declaration: people by entity id, each once, with a known role', () => {
+    const declaration = findRequirement('kyb-ubo-declaration')!;
+    const id = '3f1d7c2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f';
+    assert.equal(requirementValueProblem(declaration, { members: [{ entityId: id, role: 'UBO', ownershipPercent: 60 }] }), null);
+    assert.match(requirementValueProblem(declaration, { members: [] })!, /at least one/);
+    assert.match(requirementValueProblem(declaration, { members: [{ entityId: 'jane', role: 'UBO' }] })!, /UUID/);
+    assert.match(requirementValueProblem(declaration, { members: [{ entityId: id, role: 'OWNER' }] })!, /role must be one of UBO, DIRECTOR, REPRESENTATIVE/);
+    assert.match(requirementValueProblem(declaration, { members: [{ entityId: id, role: 'UBO' }, { entityId: id, role: 'DIRECTOR' }] })!, /twice/);
+    assert.match(requirementValueProblem(declaration, { members: [{ entityId: id, role: 'UBO', ownershipPercent: 101 }] })!, /0 to 100/);
   });
 });
 
@@ -55,5 +65,28 @@ describe('parameter names', () => {
     assert.equal(parameterName(['requirements', 0, 'value']), 'requirements[0].value');
     assert.equal(parameterName(['externalId']), 'externalId');
     assert.equal(parameterName([]), '');
+  });
+});
+
+describe('control characters in share fields (PostgreSQL text cannot hold NUL)', () => {
+  it('refuses them in a sync import body, naming the field, and accepts the same text without them', async () => {
+    const { syncImportBody } = await import('../../domain/token-sharing.ts');
+    assert.ok(syncImportBody.safeParse({ externalId: 'cardholder-1', shareToken: '_act-jwt-abc' }).success);
+    for (const field of ['externalId', 'shareToken'] as const) {
+      const body = { externalId: 'cardholder-1', shareToken: '_act-jwt-abc', [field]: 'a\u0000b' };
+      const result = syncImportBody.safeParse(body);
+      assert.ok(!result.success);
+      assert.deepEqual(result.error.issues[0]!.path, [field]);
+      assert.match(result.error.issues[0]!.message, /control characters/);
+    }
+  });
+
+  it('refuses them in a batch CSV row, naming the row and the field', async () => {
+    const { parseBatchCsv, UploadRejected } = await import('../../domain/batch-csv.ts');
+    assert.equal(parseBatchCsv(Buffer.from('externalId,shareToken\nok-1,tok-1\n'), { binSponsored: false }).length, 1);
+    assert.throws(
+      () => parseBatchCsv(Buffer.from('externalId,shareToken\nok-1,tok\u0000-1\n'), { binSponsored: false }),
+      (e: unknown) => e instanceof UploadRejected && /shareToken/.test(e.message) && /control characters/.test(e.message),
+    );
   });
 });
