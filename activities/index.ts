@@ -8,6 +8,7 @@ import type { Db } from '../store/db.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createReconcileActivities, type ReconcileDeps } from './reconcile.ts';
+import { createPersonVerificationActivities } from './person-verification.ts';
 import { createShareActivities } from './share.ts';
 import { createWebhookActivities } from './webhooks.ts';
 import { createWebhookSender } from './webhook-send.ts';
@@ -47,7 +48,8 @@ export function createActivities(deps: ActivityDeps) {
  */
 export function createProviderActivities(deps: ActivityDeps) {
   const s = createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel });
-  return { processShare: s.processShare, recoverShare: s.recoverShare };
+  const p = createPersonVerificationActivities({ ...deps, defaultLevel: deps.settings.defaultLevel });
+  return { processShare: s.processShare, recoverShare: s.recoverShare, createSdkToken: p.createSdkToken, decidePersonReview: p.decidePersonReview };
 }
 
 /** Activities of the webhook task queue: the dispatcher, and the attempts of retry workflows. */

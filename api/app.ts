@@ -11,6 +11,7 @@ import { ApiError } from '../domain/errors.ts';
 import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Db } from '../store/db.ts';
+import { providerWebhookVerifier } from '../runtime/provider.ts';
 import { createStarters } from '../runtime/starters.ts';
 import type { UseCaseContext } from '../usecases/context.ts';
 import { done } from '../domain/outcome.ts';
@@ -29,6 +30,7 @@ import { entityRoutes } from './routes/entities.ts';
 import { featureRoutes } from './routes/features.ts';
 import { healthRoutes } from './routes/health.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
+import { personVerificationRoutes } from './routes/person-verification.ts';
 import { syncImportRoutes } from './routes/sync-imports.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keyRing: readonly SigningKey[] };
@@ -84,13 +86,14 @@ function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
 }
 
 export function allRoutes(deps: AppDeps): Route[] {
-  const uc: UseCaseContext = { ...deps, start: createStarters(deps.temporal, deps.config) };
+  const uc: UseCaseContext = { ...deps, start: createStarters(deps.temporal, deps.config), verifyProviderCallback: providerWebhookVerifier(deps.config) };
   const routes: Route[] = [
     ...healthRoutes(uc),
     ...entityRoutes(uc),
     ...featureRoutes(),
     ...batchImportRoutes(uc),
     ...syncImportRoutes(uc),
+    ...personVerificationRoutes(uc),
     ...subscriptionRoutes(uc),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;

@@ -77,3 +77,35 @@ export const PROVIDER_PRIORITY = { sync: 1, batch: 4 } as const;
 export const LOOKUP_PENDING_FAILURE = 'LookupPending';
 /** Lookups of an applicant after "token already used" (1 + 2 + 4 + 8 + 16 s of backoff: about 30 s). */
 export const RECOVER_LOOKUP_MAX_ATTEMPTS = 6;
+
+/**
+ * One verification workflow per person (an INDIVIDUAL entity) verified through the provider's
+ * hosted SDK: it mints SDK tokens (update `sdkToken`) and decides each review the provider calls
+ * back about (signal `applicantReviewed`), for as long as the person is being verified.
+ */
+export const personVerificationWorkflowId = (entityId: string) => `person-verification-${entityId}`;
+export const SDK_TOKEN_UPDATE = 'sdkToken';
+export const APPLICANT_REVIEWED_SIGNAL = 'applicantReviewed';
+/** The applicant's externalUserId at the provider for a person verified through the SDK. */
+export const sdkUserId = (entityId: string) => `person:${entityId}`;
+/** The person an SDK applicant's externalUserId names, or null when it is not one of ours. */
+export const entityOfSdkUserId = (externalUserId: string): string | null =>
+  /^person:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(externalUserId) ? externalUserId.slice('person:'.length).toLowerCase() : null;
+
+export type PersonVerificationInput = {
+  entityId: string;
+  providerTaskQueue: string;
+  /** The workflow ends after this long without a token request or a review (a later one starts it again). */
+  idleMs: number;
+  /** Reviews already decided by earlier runs of this chain (continue-as-new). */
+  decided?: number;
+};
+export type SdkToken = { provider: string; sdkToken: string };
+/** A review callback: which applicant (the workflow reads the applicant itself; no personal data here). */
+export type ApplicantReviewed = { applicantId: string };
+/** What deciding one review did (no personal data). */
+export type ReviewOutcome =
+  | { outcome: 'decided'; eventId: string; status: 'APPROVED' | 'REJECTED' }
+  | { outcome: 'unchanged' }
+  | { outcome: 'not-reviewed' }
+  | { outcome: 'ignored'; reason: string };

@@ -53,7 +53,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     config.temporal.address = temporal.address;
     uiUrl = temporal.uiUrl;
   }
-  let simulator: { url: string; donor: DevSimCredentials['donor']; samplesCsv: string } | undefined;
+  let simulator: { url: string; donor: DevSimCredentials['donor']; samplesCsv: string; callbacksTo(url: string): void } | undefined;
   if (!config.provider.baseUrl) {
     const { sim, credentials, samplesCsv } = await startDevProviderSim({ dataDir: config.dataDir, port: config.provider.simPort, recipientClientId: config.provider.clientId });
     onShutdown(() => sim.close());
@@ -63,7 +63,13 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
       secretKey: credentials.recipient.secretKey,
       webhookSecret: credentials.recipient.webhookSecret,
     });
-    simulator = { url: sim.url, donor: credentials.donor, samplesCsv };
+    simulator = {
+      url: sim.url,
+      donor: credentials.donor,
+      samplesCsv,
+      // the simulator calls our provider-callback endpoint, as Sumsub would with its webhook configured
+      callbacksTo: (url) => sim.state.updateClient(config.provider.clientId, { webhookUrl: url }),
+    };
   }
   const database = await openDatabase(config, { serveEmbedded: true });
   onShutdown(() => database.close());
@@ -78,6 +84,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   workers.run().catch(fatal);
   const api = await listen({ config, db: database.db, temporal: client, log, keyRing });
   onShutdown(() => api.close());
+  simulator?.callbacksTo(`${api.url}/provider-webhooks/sumsub`);
   const sandbox = await sandboxBusiness(config, database.db);
 
   const lines = [

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { findRequirement, requirements, type Requirement } from './feature-catalog.ts';
 import { pageMetaSchema } from './pagination.ts';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_RULE } from './share-fields.ts';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export const REQUIREMENT_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
@@ -15,7 +16,7 @@ const externalId = z
   .min(1, 'externalId must not be empty')
   .max(MAX_EXTERNAL_ID, `externalId is at most ${MAX_EXTERNAL_ID} characters`)
   .refine((s) => s.trim().length > 0, 'externalId must not be blank')
-  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'externalId must not contain control characters')
+  .refine((s) => !CONTROL_CHARACTER.test(s), `externalId ${CONTROL_CHARACTER_RULE}`)
   .meta({ pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$' });
 
 /**
@@ -35,6 +36,7 @@ export function requirementValueSchema(requirement: Requirement): z.ZodType {
         : text.regex(/\S/, 'must be a non-empty string');
     }
     case 'JSON':
+      if (requirement.schema) return requirement.schema;
       return z
         .union([z.record(z.string(), z.unknown()), z.array(z.unknown())], { message: 'must be a JSON object or array' })
         .refine((v) => JSON.stringify(v).length <= MAX_JSON_VALUE_BYTES, `must be at most ${MAX_JSON_VALUE_BYTES} bytes of JSON`)
@@ -118,8 +120,11 @@ export const createEntityBody = z
         ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" is submitted with POST /entity/{entityId}/requirement` });
         return;
       }
-      const problem = requirementValueProblem(requirement, item.value);
-      if (problem) ctx.addIssue({ code: 'custom', path: at('value'), message: `value of "${item.requirementSlug}" ${problem}` });
+      const result = requirementValueSchema(requirement).safeParse(item.value);
+      if (!result.success) {
+        const issue = result.error.issues[0]!;
+        ctx.addIssue({ code: 'custom', path: [...at('value'), ...issue.path], message: `value of "${item.requirementSlug}" ${issue.message}` });
+      }
     });
   });
 

@@ -49,6 +49,17 @@ export const errorCatalogue = {
   // Entities.
   entityNotFound: { code: '0702000100', status: 404, summary: 'No entity with this id in your business.' },
   entityExternalIdTaken: { code: '0702000200', status: 409, summary: 'Your business already has an entity with this externalId.' },
+  // Individual verification (hosted SDK, signed payload, universal KYC).
+  webhookRegistrationRequired: {
+    code: '0707000100',
+    status: 409,
+    summary: 'The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first.',
+  },
+  memberNotFound: { code: '0707000200', status: 404, summary: 'memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.' },
+  personRequired: { code: '0707000300', status: 400, summary: 'A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.' },
+  providerSignatureInvalid: { code: '0707000400', status: 401, summary: "A provider callback without a valid x-payload-digest (the provider's HMAC over the raw body)." },
+  providerUnavailable: { code: '0707000500', status: 503, summary: 'The identity provider did not answer; retry in a moment.' },
+  providerRefused: { code: '0707000600', status: 502, summary: 'The identity provider refused our request (configuration on our side); contact support and quote the requestId.' },
   // Features.
   featureNotFound: { code: '0703000100', status: 404, summary: 'No feature with this id.' },
 } as const satisfies Record<string, ErrorSpec>;

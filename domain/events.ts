@@ -5,14 +5,29 @@ export const EVENT_TYPES = ['account_status_change', 'kyb_status_change', 'verif
 
 export const CARD_ISSUANCE_EVENT = { eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change' } as const;
 
-export function cardIssuanceEvent(input: { eventId: string; entityId: string; timestamp: string; decision: Decision }) {
+/** How a person was verified; the event's message says it. */
+export type VerificationPath = 'token-sharing' | 'hosted-sdk' | 'universal-kyc';
+
+const MESSAGES: Record<VerificationPath, Record<Decision['status'], string>> = {
+  'token-sharing': {
+    APPROVED: 'The cardholder was onboarded from shared verification data and may proceed to card creation.',
+    REJECTED: 'The cardholder could not be onboarded from the shared verification data.',
+  },
+  'hosted-sdk': {
+    APPROVED: 'The cardholder was verified through the hosted SDK and may proceed to card creation.',
+    REJECTED: 'The cardholder could not be verified through the hosted SDK.',
+  },
+  'universal-kyc': {
+    APPROVED: 'The cardholder was onboarded from the submitted KYC data and may proceed to card creation.',
+    REJECTED: 'The cardholder could not be onboarded from the submitted KYC data.',
+  },
+};
+
+export function cardIssuanceEvent(input: { eventId: string; entityId: string; timestamp: string; decision: Decision; path?: VerificationPath }) {
   const { decision } = input;
   const data: Record<string, unknown> = {
     eventId: input.eventId,
-    message:
-      decision.status === 'APPROVED'
-        ? 'The cardholder was onboarded from shared verification data and may proceed to card creation.'
-        : 'The cardholder could not be onboarded from the shared verification data.',
+    message: MESSAGES[input.path ?? 'token-sharing'][decision.status],
     entityId: input.entityId,
     timestamp: input.timestamp,
     status: decision.status,

@@ -17,6 +17,8 @@ export type Requirement = {
   submittedVia: SubmittedVia;
   /** For STRING values: the pattern a value must match, and its description. */
   pattern?: { regex: RegExp; description: string };
+  /** For JSON values with a form of their own: the schema a value must match. */
+  schema?: z.ZodType;
 };
 
 export type Feature = {
@@ -27,6 +29,8 @@ export type Feature = {
   requirements: { requirementSlug: string; requirementLevel: RequirementLevel }[];
 };
 
+import type { z } from 'zod';
+import { memberDeclaration } from './members.ts';
 import { CARD_PROCESSOR_TOKEN } from './share-fields.ts';
 
 const req = (r: Requirement) => r;
@@ -56,7 +60,15 @@ export const requirements: readonly Requirement[] = [
     pattern: { regex: /^[A-Z]{3}$/, description: 'an ISO 3166-1 alpha-3 code' },
   }),
   req({ id: '8abc4822-b072-40a8-bd5e-41f343fcde10', slug: 'kyb-certificate-of-incorporation', name: 'Certificate of incorporation', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'file-upload' }),
-  req({ id: '58924e45-8cb2-4cca-97b0-1833be3c59ca', slug: 'kyb-ubo-declaration', name: 'Beneficial owner declaration', valueType: 'JSON', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
+  req({
+    id: '58924e45-8cb2-4cca-97b0-1833be3c59ca',
+    slug: 'kyb-ubo-declaration',
+    name: 'Beneficial owner declaration',
+    valueType: 'JSON',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'entity-create',
+    schema: memberDeclaration,
+  }),
   req({ id: 'cbde7a97-2b95-4446-b6a8-f696e604d10b', slug: 'kyb-annual-turnover', name: 'Annual turnover (EUR)', valueType: 'NUMERIC', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
   req({ id: '0c1656e3-a657-4756-8c14-18b68800031a', slug: 'kyb-regulated-entity', name: 'Regulated financial entity', valueType: 'BOOLEAN', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
 ];

@@ -113,7 +113,8 @@ export function createProviderSim(state = new SimState()) {
       result.reviewRejectType = json.reviewRejectType ?? 'RETRY';
       if (json.moderationComment) result.moderationComment = json.moderationComment;
     }
-    a.review = { reviewStatus: 'completed', reviewResult: result };
+    // each review of an applicant is a new round with its own id, as at Sumsub
+    a.review = { reviewStatus: 'completed', reviewResult: result, reviewId: randomUUID().slice(0, 8), attemptCnt: (a.review?.attemptCnt ?? 0) + 1, reviewDate: new Date(state.now()).toISOString() };
     void sendWebhook(client!, a, 'applicantReviewed');
     return { status: 200, body: { ok: 1 } };
   });

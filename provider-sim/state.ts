@@ -24,7 +24,7 @@ export type SimApplicant = {
   createdAt: number;
   info: Record<string, unknown>;
   fixedInfo: Record<string, unknown>;
-  review: { reviewStatus: string; reviewResult?: Record<string, unknown> } | null;
+  review: { reviewStatus: string; reviewResult?: Record<string, unknown>; reviewId?: string; attemptCnt?: number; reviewDate?: string } | null;
   importedWith: string | null;
 };
 

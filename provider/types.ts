@@ -18,6 +18,8 @@ export type ProviderApplicant = {
   addresses: { country: string | null; postCode: string | null; town: string | null; street: string | null; state: string | null; buildingNumber: string | null; flatNumber: string | null; subStreet: string | null }[];
   documents: { type: string; country: string | null; number: string | null; issuedDate: string | null; validUntil: string | null }[];
   review: {
+    /** The review round (Sumsub's review.reviewId): a new review of the same applicant has another. */
+    id: string | null;
     status: string | null;
     answer: 'GREEN' | 'RED' | null;
     rejectLabels: string[];

@@ -1,5 +1,6 @@
 // Builds the identity-provider client from configuration.
 import { createSumsubClient } from '../provider/sumsub/client.ts';
+import { verifyWebhookDigest } from '../provider/sumsub/signing.ts';
 import type { IdentityProvider } from '../provider/types.ts';
 import { ConfigError, type Config } from './config.ts';
 
@@ -16,4 +17,17 @@ export function createProvider(config: Config): IdentityProvider {
     timeoutMs: p.timeoutMs,
     legacyImport: p.legacyImport,
   });
+}
+
+/** Headers as Node gives them. */
+export type RawHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * Checks a provider callback's x-payload-digest over the raw body with PROVIDER_WEBHOOK_SECRET. It
+ * needs no provider credentials, so the API checks callbacks without being able to call the provider.
+ */
+export function providerWebhookVerifier(config: Config): (raw: Buffer, headers: RawHeaders) => boolean {
+  const secret = config.provider.webhookSecret;
+  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  return (raw, headers) => Boolean(secret) && verifyWebhookDigest(secret!, raw, first(headers['x-payload-digest']), first(headers['x-payload-digest-alg']));
 }

@@ -2,18 +2,25 @@
 // id, its queue, and what to do when a workflow with that id exists — use it while it runs
 // (USE_EXISTING), start a new run once it has closed (ALLOW_DUPLICATE). Every start is therefore
 // idempotent: the API, activities and the reconciler may all call them as often as they like.
-import type { Client, WorkflowHandle } from '@temporalio/client';
-import { batchImportWorkflow, syncImportWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { batchImportWorkflow, personVerificationWorkflow, syncImportWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
+import { applicantReviewedSignal, sdkTokenUpdate } from '../workflows/person-verification.ts';
 import {
   batchWorkflowId,
+  personVerificationWorkflowId,
   syncWorkflowId,
   webhookDispatcherWorkflowId,
   webhookRetryWorkflowId,
   type BatchImportInput,
+  type PersonVerificationInput,
+  type SdkToken,
 } from '../contract/workflows.ts';
 import type { Config } from './config.ts';
 
 const once = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
+
+/** A person's verification workflow ends after this long with nothing to do (a token request or callback restarts it). */
+const PERSON_IDLE_MS = 7 * 24 * 3600_000;
 
 /** How long a dispatcher activity runs before the workflow starts the next (keeps histories short, moves work between workers). */
 const DISPATCHER_RUN_MS = 10 * 60_000;
@@ -27,6 +34,10 @@ export function createStarters(client: Client, config: Config) {
     pageSize: t.batchPageSize,
     providerRetry: { maximumAttempts: t.batchProviderMaxAttempts, initialIntervalMs: t.batchProviderRetryInitialMs },
   });
+  const person = (entityId: string) => {
+    const input: PersonVerificationInput = { entityId, providerTaskQueue: t.providerTaskQueue, idleMs: PERSON_IDLE_MS };
+    return { taskQueue: t.taskQueue, workflowId: personVerificationWorkflowId(entityId), args: [input] as [PersonVerificationInput] };
+  };
   return {
     /** A run of a batch (the upload's, or a retry of its failed rows). */
     async batchRun(batchId: string, run: number): Promise<void> {
@@ -42,6 +53,18 @@ export function createStarters(client: Client, config: Config) {
         args: [{ requestId, providerTaskQueue: t.providerTaskQueue }],
         workflowExecutionTimeout: '2 minutes',
       });
+    },
+
+    /** An SDK token for a person, from the person's verification workflow (started if it is not running). */
+    sdkToken(entityId: string): Promise<SdkToken> {
+      return client.workflow.executeUpdateWithStart(sdkTokenUpdate, {
+        startWorkflowOperation: new WithStartWorkflowOperation(personVerificationWorkflow, { ...once, ...person(entityId) }),
+      });
+    },
+
+    /** Tells the person's verification workflow that the provider reviewed an applicant (started if it is not running). */
+    async applicantReviewed(entityId: string, applicantId: string): Promise<void> {
+      await client.workflow.signalWithStart(personVerificationWorkflow, { ...person(entityId), signal: applicantReviewedSignal, signalArgs: [{ applicantId }] });
     },
 
     /** The retry workflow of a delivery whose attempt failed. */

@@ -16,7 +16,10 @@ const toListItem = (r: Row): EntityListItem => ({
   updatedAt: iso(r.updated_at),
 });
 
-export async function createEntity(db: Db, businessId: string, input: CreateEntityInput): Promise<string> {
+/** A declared member, as stored (the use case has checked it is an INDIVIDUAL of the business). */
+export type MemberRow = { entityId: string; role: string; ownershipPercent?: number | undefined };
+
+export async function createEntity(db: Db, businessId: string, input: CreateEntityInput, members: readonly MemberRow[] = []): Promise<string> {
   const id = randomUUID();
   try {
     await db.tx(async (q) => {
@@ -32,6 +35,14 @@ export async function createEntity(db: Db, businessId: string, input: CreateEnti
           id,
           r.requirementSlug,
           JSON.stringify(r.value),
+        ]);
+      }
+      for (const m of members) {
+        await q.query('INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent) VALUES ($1, $2, $3, $4)', [
+          id,
+          m.entityId,
+          m.role,
+          m.ownershipPercent ?? null,
         ]);
       }
     });
@@ -97,4 +108,22 @@ export async function resolveEntityRef(q: Queryable, businessId: string, ref: st
 export async function cardProcessorTokenHolder(q: Queryable, businessId: string, token: string): Promise<string | null> {
   const [row] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND card_processor_public_token = $2', [businessId, token]);
   return row?.id ?? null;
+}
+
+/** The type of each of these entities of the business (absent ids are not in the map). */
+export async function entityTypes(q: Queryable, businessId: string, ids: readonly string[]): Promise<Map<string, 'INDIVIDUAL' | 'BUSINESS'>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q.query<{ id: string; type: 'INDIVIDUAL' | 'BUSINESS' }>('SELECT id, type FROM entities WHERE business_id = $1 AND id = ANY ($2::uuid[])', [businessId, ids]);
+  return new Map(rows.map((r) => [String(r.id), r.type]));
+}
+
+/** An entity of the business, by id: its type (undefined when there is none). */
+export async function entityType(q: Queryable, businessId: string, id: string): Promise<'INDIVIDUAL' | 'BUSINESS' | undefined> {
+  return (await entityTypes(q, businessId, [id])).get(id);
+}
+
+/** Whether `memberId` is a declared member of the business entity `entityId`. */
+export async function isMemberOf(q: Queryable, entityId: string, memberId: string): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM entity_members WHERE business_entity_id = $1 AND member_entity_id = $2', [entityId, memberId]);
+  return rows.length === 1;
 }

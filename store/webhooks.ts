@@ -279,3 +279,9 @@ export async function deliveryLog(q: Queryable, businessId: string, filter: { ev
 export async function eventOfBusiness(q: Queryable, businessId: string, eventId: string): Promise<boolean> {
   return (await q.query('SELECT 1 FROM events WHERE id = $1 AND business_id = $2', [eventId, businessId])).length === 1;
 }
+
+/** Whether the business has a subscription that takes this event type (the prerequisite of interface 1.4). */
+export async function subscribesTo(q: Queryable, businessId: string, eventType: string): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM notification_subscriptions WHERE business_id = $1 AND $2 = ANY (types) LIMIT 1', [businessId, eventType]);
+  return rows.length === 1;
+}

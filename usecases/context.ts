@@ -4,11 +4,21 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { Config } from '../runtime/config.ts';
+import type { RawHeaders } from '../runtime/provider.ts';
 import type { Starters } from '../runtime/starters.ts';
 import type { Business } from '../store/businesses.ts';
 import type { Db } from '../store/db.ts';
 
-export type UseCaseContext = { db: Db; temporal: Client; start: Starters; config: Config; log: Logger; keyRing: readonly SigningKey[] };
+export type UseCaseContext = {
+  db: Db;
+  temporal: Client;
+  start: Starters;
+  config: Config;
+  log: Logger;
+  keyRing: readonly SigningKey[];
+  /** Checks a provider callback's signature (runtime/provider.ts). */
+  verifyProviderCallback(raw: Buffer, headers: RawHeaders): boolean;
+};
 
 /** The caller of a use case: the business behind the API key. */
 export type Caller = Business;

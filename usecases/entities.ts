@@ -1,15 +1,41 @@
 // Entities (interface 2.1 and 4.3), scoped to the calling business.
 import type { CreateEntityInput } from '../domain/entity.ts';
+import { MEMBER_DECLARATION_SLUG, type MemberDeclaration } from '../domain/members.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
-import { createEntity as insertEntity, deleteEntity as removeEntity, ExternalIdTaken, getEntity as findEntity, listEntities as pageOfEntities } from '../store/entities.ts';
+import {
+  createEntity as insertEntity,
+  deleteEntity as removeEntity,
+  entityTypes,
+  ExternalIdTaken,
+  getEntity as findEntity,
+  listEntities as pageOfEntities,
+  type MemberRow,
+} from '../store/entities.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
 const notFound = (id: string) => refuse('entityNotFound', `Entity ${id} not found.`, { parameter: 'entityId' });
 
-export async function createEntity({ db }: UseCaseContext, caller: Caller, input: CreateEntityInput) {
+/** The members a business entity declares, each an INDIVIDUAL entity of the caller's business. */
+async function declaredMembers({ db }: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<MemberRow[]>> {
+  const at = input.requirements?.findIndex((r) => r.requirementSlug === MEMBER_DECLARATION_SLUG) ?? -1;
+  if (at < 0) return done([]);
+  const { members } = input.requirements![at]!.value as MemberDeclaration;
+  const types = await entityTypes(db, caller.id, members.map((m) => m.entityId));
+  for (const [j, m] of members.entries()) {
+    const type = types.get(m.entityId);
+    if (type === 'INDIVIDUAL') continue;
+    const parameter = `requirements[${at}].value.members[${j}].entityId`;
+    return refuse('invalidRequest', `${parameter}: ${type ? 'is a BUSINESS entity; members are INDIVIDUAL entities' : `no entity ${m.entityId} in your business; create the person first`}`, { parameter });
+  }
+  return done(members.map((m) => ({ entityId: m.entityId, role: m.role, ownershipPercent: m.ownershipPercent })));
+}
+
+export async function createEntity(ctx: UseCaseContext, caller: Caller, input: CreateEntityInput) {
+  const members = await declaredMembers(ctx, caller, input);
+  if (!members.ok) return members;
   try {
-    return done({ id: await insertEntity(db, caller.id, input) });
+    return done({ id: await insertEntity(ctx.db, caller.id, input, members.value) });
   } catch (err) {
     if (!(err instanceof ExternalIdTaken)) throw err;
     return refuse('entityExternalIdTaken', `An entity with externalId "${input.externalId}" already exists.`, { parameter: 'externalId' });

@@ -4,3 +4,4 @@ export { housekeepingWorkflow } from './housekeeping.ts';
 export { syncImportWorkflow } from './sync-import.ts';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.ts';
 export { webhookRetryWorkflow } from './webhook-retry.ts';
+export { personVerificationWorkflow } from './person-verification.ts';

@@ -24,8 +24,8 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: str
   throw new ApiError('invalidRequest', parameter ? `${parameter}: ${message}` : message, { parameter });
 }
 
-/** Reads a JSON body of at most `limit` bytes; the route must declare a body schema. */
-export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+/** Reads a JSON body's bytes, at most `limit` of them, as sent (a signature may be over them). */
+export async function readRawJsonBody(ctx: Context, limit: number): Promise<Buffer> {
   if (!ctx.is('application/json')) {
     throw new ApiError('unsupportedMediaType', 'Send the body as application/json.', { parameter: 'Content-Type' });
   }
@@ -38,7 +38,12 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     if (size > limit) throw new ApiError('bodyTooLarge', `The body is larger than ${limit} bytes.`);
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** Reads a JSON body of at most `limit` bytes; the route must declare a body schema. */
+export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  const text = (await readRawJsonBody(ctx, limit)).toString('utf8');
   try {
     return JSON.parse(text);
   } catch {

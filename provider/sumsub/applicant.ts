@@ -44,6 +44,7 @@ export function toProviderApplicant(raw: Json): ProviderApplicant {
       validUntil: str(d.validUntil),
     })),
     review: {
+      id: str(raw.review?.reviewId) ?? (raw.review?.attemptCnt != null ? `attempt-${raw.review.attemptCnt}` : null),
       status: str(raw.review?.reviewStatus),
       answer,
       rejectLabels: Array.isArray(result.rejectLabels) ? result.rejectLabels.map(String) : [],

@@ -24,6 +24,11 @@ export type SumsubConfig = {
 export type SumsubClient = IdentityProvider & {
   /** Donor side: mints a share token for one of the caller's applicants. */
   createShareToken(input: { applicantId: string; forClientId: string; ttlInSecs?: number }): Promise<{ token: string; forClientId: string }>;
+  /** Sandbox only: finishes an applicant's review as the provider's reviewer would, which sends its callback. */
+  completeSandboxReview(
+    applicantId: string,
+    result: { reviewAnswer: 'GREEN' | 'RED'; rejectLabels?: string[]; reviewRejectType?: 'RETRY' | 'FINAL'; moderationComment?: string },
+  ): Promise<void>;
   /** One signed request; resolves with the parsed JSON or throws a classified ProviderError. */
   call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
 };
@@ -96,6 +101,9 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
     async createSdkToken({ userId, levelName, ttlInSecs = 1800 }) {
       const res = await call<{ token: string; userId: string }>('POST', '/resources/accessTokens/sdk', { userId, levelName, ttlInSecs });
       return { token: res.token, userId: res.userId };
+    },
+    async completeSandboxReview(applicantId, result) {
+      await call('POST', `/resources/applicants/${encodeURIComponent(applicantId)}/status/testCompleted`, result);
     },
     async createShareToken({ applicantId, forClientId, ttlInSecs = 1200 }) {
       const res = await call<{ token: string; forClientId: string }>('POST', '/resources/accessTokens/shareToken', { applicantId, forClientId, ttlInSecs });

@@ -36,12 +36,13 @@ describe('entities API', () => {
     });
 
     it('creates a business with requirement values of every non-file type, stored as PENDING', async () => {
+      const jane = (await stack.request('POST', '/entity', { key, json: { externalId: 'jane-doe', type: 'INDIVIDUAL' } })).body.id;
       const requirements = [
         { requirementSlug: 'kyb-legal-name', value: 'Acme Ltd' },
         { requirementSlug: 'kyb-country-of-incorporation', value: 'GBR' },
         { requirementSlug: 'kyb-annual-turnover', value: 1250000.5 },
         { requirementSlug: 'kyb-regulated-entity', value: false },
-        { requirementSlug: 'kyb-ubo-declaration', value: { owners: [{ name: 'Jane Doe', share: 60 }] } },
+        { requirementSlug: 'kyb-ubo-declaration', value: { members: [{ entityId: jane, role: 'UBO', ownershipPercent: 60 }] } },
       ];
       const res = await stack.request('POST', '/entity', { key, json: { externalId: 'acme', type: 'BUSINESS', requirements } });
       assert.equal(res.status, 201);
@@ -118,6 +119,40 @@ describe('entities API', () => {
       const res = await stack.request('POST', '/entity', { key, json: { externalId: 'x', type: 'INDIVIDUAL', pad: 'y'.repeat(1024 * 1024) } });
       assert.equal(res.status, 413);
       assert.equal(res.body.code, '0000000330');
+    });
+
+    describe('members declared by a business (kyb-ubo-declaration)', () => {
+      const person = async (k = key) => (await stack.request('POST', '/entity', { key: k, json: { externalId: `member-${Math.random()}`, type: 'INDIVIDUAL' } })).body.id as string;
+      const business = (members: unknown[], k = key) =>
+        stack.request('POST', '/entity', { key: k, json: { externalId: `company-${Math.random()}`, type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-ubo-declaration', value: { members } }] } });
+      const memberRows = async (id: string) => (await stack.db.query('SELECT member_entity_id, role FROM entity_members WHERE business_entity_id = $1', [id])).map((r) => [r.member_entity_id, r.role]);
+
+      it('records INDIVIDUAL entities of the business as members, with their roles', async () => {
+        const [owner, director] = [await person(), await person()];
+        const res = await business([{ entityId: owner, role: 'UBO', ownershipPercent: 75 }, { entityId: director, role: 'DIRECTOR' }]);
+        assert.equal(res.status, 201, res.text);
+        assert.deepEqual((await memberRows(res.body.id)).sort(), [[owner, 'UBO'], [director, 'DIRECTOR']].sort());
+      });
+
+      it('refuses a member that is not an INDIVIDUAL of the business (400 naming it) and stores nothing', async () => {
+        const company = (await business([{ entityId: await person(), role: 'UBO' }])).body.id as string;
+        const theirs = await person(otherKey);
+        const ok = await person();
+        for (const [bad, why] of [[theirs, /no entity/], ['6d1f3b9a-0c2e-4f5a-8b7c-9d0e1f2a3b4c', /no entity/], [company, /BUSINESS/]] as const) {
+          const before = await entityCount();
+          const res = await business([{ entityId: ok, role: 'UBO' }, { entityId: bad, role: 'DIRECTOR' }]);
+          assert.equal(res.status, 400);
+          assert.equal(res.body.parameter, 'requirements[0].value.members[1].entityId');
+          assert.match(res.body.message, why);
+          assert.equal(await entityCount(), before, 'nothing stored');
+        }
+      });
+
+      it('names the field at fault inside the declaration', async () => {
+        const res = await business([{ entityId: await person(), role: 'OWNER' }]);
+        assert.equal(res.status, 400);
+        assert.equal(res.body.parameter, 'requirements[0].value.members[0].role');
+      });
     });
   });
 

@@ -31,11 +31,11 @@ function storeSuite(name: string, open: () => Promise<{ db: Db; close(): Promise
       const id = await createEntity(db, business.id, {
         externalId: 'e-1',
         type: 'BUSINESS',
-        requirements: [{ requirementSlug: 'kyb-ubo-declaration', value: { owners: [{ name: 'Ana', share: 51 }] } }],
+        requirements: [{ requirementSlug: 'kyb-legal-name', value: 'Ana Ltd' }],
       });
       const entity = await getEntity(db, business.id, id);
       assert.equal(entity?.externalId, 'e-1');
-      assert.deepEqual(entity?.submittedRequirements[0]?.value, { owners: [{ name: 'Ana', share: 51 }] });
+      assert.deepEqual(entity?.submittedRequirements[0]?.value, 'Ana Ltd');
       await createEntity(db, business.id, { externalId: 'e-2', type: 'INDIVIDUAL' });
       const page = await listEntities(db, business.id, { page: 1, limit: 1 });
       assert.equal(page.totalItems, 2);

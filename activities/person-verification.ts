@@ -1,0 +1,50 @@
+// Activities of the hosted-SDK path, on the provider queue (one provider request each, inside the
+// fleet-wide provider limit): mint an SDK token for a person, and decide a review the provider
+// called back about. Personal data is read and stored here; the workflow sees only ids and outcomes.
+import { entityOfSdkUserId, sdkUserId, type ApplicantReviewed, type ReviewOutcome, type SdkToken } from '../contract/workflows.ts';
+import { decideProviderReview } from '../domain/provider-review.ts';
+import { ProviderError } from '../provider/errors.ts';
+import type { IdentityProvider } from '../provider/types.ts';
+import type { Db } from '../store/db.ts';
+import { recordReviewDecision } from '../store/person-verifications.ts';
+import { once, toActivityFailure } from './provider.ts';
+
+/** How long an SDK token lets the person's browser or app talk to the provider. */
+export const SDK_TOKEN_TTL_SECONDS = 1800;
+
+export function createPersonVerificationActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string }) {
+  const { db, provider } = deps;
+  return {
+    async createSdkToken(input: { entityId: string }): Promise<SdkToken> {
+      const minted = await once(() => provider.createSdkToken({ userId: sdkUserId(input.entityId), levelName: deps.defaultLevel, ttlInSecs: SDK_TOKEN_TTL_SECONDS }));
+      return { provider: provider.name, sdkToken: minted.token };
+    },
+
+    async decidePersonReview(input: { entityId: string } & ApplicantReviewed): Promise<ReviewOutcome> {
+      let applicant;
+      try {
+        applicant = await provider.getApplicant(input.applicantId);
+      } catch (err) {
+        // an applicant id that is not ours (a misrouted callback) decides nothing
+        if (err instanceof ProviderError && err.kind === 'not_found') return { outcome: 'ignored', reason: 'no such applicant' };
+        throw toActivityFailure(err);
+      }
+      if (entityOfSdkUserId(applicant.externalUserId ?? '') !== input.entityId) return { outcome: 'ignored', reason: 'the applicant belongs to someone else' };
+      const decision = decideProviderReview(applicant, new Date());
+      if (!decision) return { outcome: 'not-reviewed' };
+      const recorded = await recordReviewDecision(db, {
+        entityId: input.entityId,
+        provider: provider.name,
+        applicantId: applicant.id,
+        levelName: applicant.levelName,
+        reviewKey: applicant.review.id ?? `${applicant.review.answer}`,
+        decision,
+        path: 'hosted-sdk',
+        now: new Date(),
+      });
+      if (recorded.outcome === 'entity-gone') return { outcome: 'ignored', reason: 'the entity was deleted' };
+      if (recorded.outcome === 'unchanged') return { outcome: 'unchanged' };
+      return { outcome: 'decided', eventId: recorded.eventId, status: decision.status };
+    },
+  };
+}

@@ -1,0 +1,31 @@
+// Members of a BUSINESS entity (DESIGN.md, `memberId`): the INDIVIDUAL entities of the same
+// business it declares as beneficial owners, directors or representatives, in the value of its
+// `kyb-ubo-declaration` requirement. A member is addressed as `memberId` on the endpoints that
+// verify a person on behalf of the business entity.
+import { z } from 'zod';
+
+export const MEMBER_ROLES = ['UBO', 'DIRECTOR', 'REPRESENTATIVE'] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+export const MAX_MEMBERS = 25;
+export const MEMBER_DECLARATION_SLUG = 'kyb-ubo-declaration';
+
+export const memberDeclaration = z
+  .object({
+    members: z
+      .array(
+        z
+          .object({
+            entityId: z.uuid({ message: 'entityId must be a UUID' }),
+            role: z.enum(MEMBER_ROLES, { message: `role must be one of ${MEMBER_ROLES.join(', ')}` }),
+            ownershipPercent: z.number().min(0, 'ownershipPercent is 0 to 100').max(100, 'ownershipPercent is 0 to 100').optional(),
+          })
+          .strict(),
+      )
+      .min(1, 'members lists at least one person')
+      .max(MAX_MEMBERS, `members lists at most ${MAX_MEMBERS} people`)
+      .refine((ms) => new Set(ms.map((m) => m.entityId.toLowerCase())).size === ms.length, 'members lists an entityId twice')
+      .meta({ description: `INDIVIDUAL entities of your business (create them first), each once, at most ${MAX_MEMBERS}` }),
+  })
+  .strict();
+
+export type MemberDeclaration = z.infer<typeof memberDeclaration>;

@@ -1,0 +1,76 @@
+// The hosted-SDK path (interface 1.2, 4.4): an SDK token for a person, and the provider's review
+// callbacks that end in a decision by webhook. Both go through the person's verification workflow
+// (workflows/person-verification.ts); the API never calls the provider itself.
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import { entityOfSdkUserId, type SdkToken } from '../contract/workflows.ts';
+import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
+import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import type { RawHeaders } from '../runtime/provider.ts';
+import { entityType, isMemberOf } from '../store/entities.ts';
+import { subscribesTo } from '../store/webhooks.ts';
+import type { Caller, UseCaseContext } from './context.ts';
+
+/**
+ * The person a verification endpoint names: the INDIVIDUAL entity itself, or with `memberId` a
+ * declared member of the BUSINESS entity. Also enforces the webhook prerequisite (interface 1.4).
+ */
+export async function verifiedPerson({ db }: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<string>> {
+  const type = await entityType(db, caller.id, entityId);
+  if (!type) return refuse('entityNotFound', `Entity ${entityId} not found.`, { parameter: 'entityId' });
+  if (!(await subscribesTo(db, caller.id, CARD_ISSUANCE_EVENT.eventType))) {
+    return refuse(
+      'webhookRegistrationRequired',
+      `The decision is delivered only by webhook: register a subscription for ${CARD_ISSUANCE_EVENT.eventType} with POST /notification first.`,
+    );
+  }
+  if (memberId === undefined) {
+    if (type === 'BUSINESS') return refuse('personRequired', `Entity ${entityId} is a BUSINESS: name the person with memberId (one of its declared members).`, { parameter: 'memberId' });
+    return done(entityId);
+  }
+  if (type === 'INDIVIDUAL') return refuse('personRequired', `Entity ${entityId} is an INDIVIDUAL: it is the person; leave out memberId.`, { parameter: 'memberId' });
+  if (!(await isMemberOf(db, entityId, memberId))) {
+    return refuse('memberNotFound', `${memberId} is not a declared member of business entity ${entityId} (see its kyb-ubo-declaration).`, { parameter: 'memberId' });
+  }
+  return done(memberId);
+}
+
+/** POST /entity/{entityId}/kyc: an SDK token bound to the person, for the provider's hosted SDK. */
+export async function issueSdkToken(ctx: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SdkToken>> {
+  const person = await verifiedPerson(ctx, caller, entityId, memberId);
+  if (!person.ok) return person;
+  try {
+    return done(await ctx.start.sdkToken(person.value));
+  } catch (err) {
+    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+    const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
+    const failure = activity?.cause instanceof ApplicationFailure ? activity.cause : undefined;
+    ctx.log.warn({ err, entityId: person.value }, 'SDK token not minted');
+    if (failure && failure.nonRetryable) return refuse('providerRefused', 'The identity provider refused to mint an SDK token; contact support.');
+    return refuse('providerUnavailable', 'The identity provider did not answer; retry in a moment.');
+  }
+}
+
+/** What a provider callback led to (the provider only needs a 2xx; this is for logs and tests). */
+export type CallbackReceipt = { received: true; forwarded: boolean };
+
+/**
+ * POST /provider-webhooks/sumsub: a review callback, checked against its signature over the raw
+ * body, handed to the person's workflow by applicant id. Callbacks about applicants that are not
+ * SDK applicants of ours (token-sharing copies, other types) are acknowledged and ignored.
+ */
+export async function receiveProviderCallback(ctx: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
+  if (!ctx.verifyProviderCallback(raw, headers)) {
+    return refuse('providerSignatureInvalid', 'The callback is not signed with our provider webhook secret (x-payload-digest).', { parameter: 'x-payload-digest' });
+  }
+  let body: { type?: unknown; applicantId?: unknown; externalUserId?: unknown };
+  try {
+    body = JSON.parse(raw.toString('utf8')) as typeof body;
+  } catch {
+    return refuse('malformedJson', 'The callback body is not valid JSON.');
+  }
+  const entityId = typeof body.externalUserId === 'string' ? entityOfSdkUserId(body.externalUserId) : null;
+  if (body.type !== 'applicantReviewed' || typeof body.applicantId !== 'string' || !entityId) return done({ received: true, forwarded: false });
+  await ctx.start.applicantReviewed(entityId, body.applicantId);
+  return done({ received: true, forwarded: true });
+}

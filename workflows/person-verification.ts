@@ -1,0 +1,53 @@
+// A person verified through the provider's hosted SDK (one workflow per INDIVIDUAL entity): it
+// mints SDK tokens for the API (update sdkToken) and decides every review the provider calls back
+// about (signal applicantReviewed), one at a time, each by reading the applicant anew — so a
+// repeated or out-of-order callback decides the applicant's current review, once. It ends after
+// `idleMs` with nothing to do; a later token request or callback starts it again.
+import { allHandlersFinished, condition, continueAsNew, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { ProviderActivities } from '../activities/index.ts';
+import {
+  APPLICANT_REVIEWED_SIGNAL,
+  PROVIDER_PRIORITY,
+  SDK_TOKEN_UPDATE,
+  type ApplicantReviewed,
+  type PersonVerificationInput,
+  type SdkToken,
+} from '../contract/workflows.ts';
+
+export const sdkTokenUpdate = defineUpdate<SdkToken>(SDK_TOKEN_UPDATE);
+export const applicantReviewedSignal = defineSignal<[ApplicantReviewed]>(APPLICANT_REVIEWED_SIGNAL);
+
+export async function personVerificationWorkflow(input: PersonVerificationInput): Promise<{ decided: number }> {
+  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: { priorityKey: PROVIDER_PRIORITY.sync }, startToCloseTimeout: '15 seconds' } as const;
+  // a caller waits for the token: a few quick attempts, then the API answers 503
+  const forCaller = proxyActivities<ProviderActivities>({ ...onProviderQueue, retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 } });
+  // a review is decided however long the provider stays down
+  const forReview = proxyActivities<ProviderActivities>({ ...onProviderQueue, retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' } });
+
+  const waiting: string[] = [];
+  let touched = false;
+  let decided = input.decided ?? 0;
+  setHandler(sdkTokenUpdate, async () => {
+    touched = true;
+    return forCaller.createSdkToken({ entityId: input.entityId });
+  });
+  setHandler(applicantReviewedSignal, ({ applicantId }) => {
+    if (!waiting.includes(applicantId)) waiting.push(applicantId);
+  });
+
+  for (;;) {
+    touched = false;
+    const busy = await condition(() => waiting.length > 0 || touched, input.idleMs);
+    if (!busy) break;
+    const applicantId = waiting.shift();
+    if (applicantId === undefined) continue;
+    await forReview.decidePersonReview({ entityId: input.entityId, applicantId });
+    decided++;
+    if (workflowInfo().continueAsNewSuggested && waiting.length === 0) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof personVerificationWorkflow>({ ...input, decided });
+    }
+  }
+  await condition(allHandlersFinished);
+  return { decided };
+}
