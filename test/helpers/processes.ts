@@ -48,7 +48,7 @@ export function start(script: string, args: string[], env: Record<string, string
           clearTimeout(timer);
           listeners.delete(check);
         };
-        void exited.then((code) => (cleanup(), reject(new Error(`exited (${code}) before ${pattern}; output:\n${out.slice(-3000)}`))));
+        void exited.then((code) => (cleanup(), reject(new Error(`exited (${code}) before ${pattern}; first errors:\n${firstErrors(out)}\noutput:\n${out.slice(-3000)}`))));
         listeners.add(check);
         check();
       });
@@ -70,4 +70,14 @@ export function run(script: string, args: string[], env: Record<string, string |
     child.stderr.on('data', (c) => (stderr += c));
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The first lines that name an error or panic (a panic's cause is at its head, far above the tail). */
+function firstErrors(out: string): string {
+  return out
+    .split(/\n|\\n/)
+    .filter((l) => /panic|error|fatal|address already in use/i.test(l))
+    .slice(0, 8)
+    .map((l) => l.slice(0, 400))
+    .join('\n');
 }
