@@ -2,15 +2,12 @@
 // fleet-wide provider limit): mint an SDK token for a person, and decide a review the provider
 // called back about. Personal data is read and stored here; the workflow sees only ids and outcomes.
 import { entityOfSdkUserId, sdkUserId, type ApplicantReviewed, type ReviewOutcome, type SdkToken } from '../contract/workflows.ts';
-import { decideProviderReview } from '../domain/provider-review.ts';
+import { decideProviderReview, SDK_TOKEN_TTL_SECONDS } from '../domain/hosted-sdk.ts';
 import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { recordReviewDecision } from '../store/person-verifications.ts';
 import { once, toActivityFailure } from './provider.ts';
-
-/** How long an SDK token lets the person's browser or app talk to the provider. */
-export const SDK_TOKEN_TTL_SECONDS = 1800;
 
 export function createPersonVerificationActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string }) {
   const { db, provider } = deps;

@@ -86,6 +86,9 @@ export const RECOVER_LOOKUP_MAX_ATTEMPTS = 6;
 export const personVerificationWorkflowId = (entityId: string) => `person-verification-${entityId}`;
 export const SDK_TOKEN_UPDATE = 'sdkToken';
 export const APPLICANT_REVIEWED_SIGNAL = 'applicantReviewed';
+/** Query `progress`: reviews waiting, one being decided, reviews decided (for operators in the Temporal UI, and tests). */
+export const PERSON_PROGRESS_QUERY = 'progress';
+export type PersonProgress = { waiting: number; deciding: boolean; decided: number };
 /** The applicant's externalUserId at the provider for a person verified through the SDK. */
 export const sdkUserId = (entityId: string) => `person:${entityId}`;
 /** The person an SDK applicant's externalUserId names, or null when it is not one of ours. */

@@ -2,7 +2,7 @@
 // every per-row rule. Rows are numbered as a spreadsheet shows them: the header is row 1.
 import { parse } from 'csv-parse/sync';
 import { MAX_EXTERNAL_ID } from './entity.ts';
-import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN } from './share-fields.ts';
+import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_ROWS = 5000;
@@ -87,7 +87,7 @@ export function parseBatchCsv(bytes: Uint8Array, options: { binSponsored: boolea
     if (!cpt && options.binSponsored) issue('cardProcessorPublicToken', 'is required for BIN-sponsored programs');
     else if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) issue('cardProcessorPublicToken', CARD_PROCESSOR_TOKEN_RULE);
     for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken]] as const) {
-      if (v && CONTROL_CHARACTER.test(v)) issue(field, CONTROL_CHARACTER_RULE);
+      if (!NO_CONTROL_CHARACTERS.test(v)) issue(field, CONTROL_CHARACTER_RULE);
     }
     for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken], ['cardProcessorPublicToken', cpt]] as const) {
       if (!v) continue;

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { findRequirement, requirements, type Requirement } from './feature-catalog.ts';
 import { pageMetaSchema } from './pagination.ts';
-import { CONTROL_CHARACTER, CONTROL_CHARACTER_RULE } from './share-fields.ts';
+import { CONTROL_CHARACTER_RULE, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export const REQUIREMENT_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
@@ -16,7 +16,7 @@ const externalId = z
   .min(1, 'externalId must not be empty')
   .max(MAX_EXTERNAL_ID, `externalId is at most ${MAX_EXTERNAL_ID} characters`)
   .refine((s) => s.trim().length > 0, 'externalId must not be blank')
-  .refine((s) => !CONTROL_CHARACTER.test(s), `externalId ${CONTROL_CHARACTER_RULE}`)
+  .refine((s) => NO_CONTROL_CHARACTERS.test(s), `externalId ${CONTROL_CHARACTER_RULE}`)
   .meta({ pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$' });
 
 /**

@@ -1,7 +1,7 @@
 // Token-sharing request rules (interface 2.5 and 4.1) shared by validation and documentation.
 import { z } from 'zod';
 import { MAX_EXTERNAL_ID } from './entity.ts';
-import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTER_PATTERN } from './share-fields.ts';
+import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
 /** Values accepted in `X-Provider` for imports (compared case-insensitively). */
 export const IMPORT_PROVIDERS = ['sumsub'] as const;
@@ -32,8 +32,7 @@ const plainText = (name: string, max: number) =>
     .string()
     .min(1, `${name} must not be empty`)
     .max(max, `${name} is at most ${max} characters`)
-    .refine((v) => !CONTROL_CHARACTER.test(v), `${name} ${CONTROL_CHARACTER_RULE}`)
-    .meta({ pattern: NO_CONTROL_CHARACTER_PATTERN });
+    .regex(NO_CONTROL_CHARACTERS, `${name} ${CONTROL_CHARACTER_RULE}`);
 
 export const syncImportBody = z
   .object({

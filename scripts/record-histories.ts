@@ -12,9 +12,8 @@ import { requireTemporalCli } from '../runtime/temporal-cli.ts';
 import { createStarters } from '../runtime/starters.ts';
 import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/webhooks.ts';
-import { batchWorkflowId, personVerificationWorkflowId, sdkUserId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
-import { createSumsubClient } from '../provider/sumsub/client.ts';
-import { scenarioApplicant } from '../provider-sim/scenarios.ts';
+import { batchWorkflowId, personVerificationWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
+import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
 import { housekeepingWorkflow } from '../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../test/helpers/imports.ts';
@@ -29,12 +28,11 @@ const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? DEFAULT_P
 const temporal = await startTemporal();
 process.env.TEST_DATABASE_URL = database.url;
 process.env.TEMPORAL_ADDRESS = temporal.address;
-const CALLBACK_SECRET = 'histories-callback-secret';
 const stack = await startStack({
   workers: true,
-  env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', BATCH_PAGE_SIZE: '3', BATCH_CONCURRENCY: '2', PROVIDER_WEBHOOK_SECRET: CALLBACK_SECRET },
+  providerCallbacks: true,
+  env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', BATCH_PAGE_SIZE: '3', BATCH_CONCURRENCY: '2' },
 });
-stack.sim!.state.updateClient(stack.recipient!.clientId, { webhookUrl: `${stack.url}/provider-webhooks/sumsub`, webhookSecret: CALLBACK_SECRET });
 const receiver = await startReceiver();
 const saved: string[] = [];
 
@@ -83,9 +81,8 @@ try {
   const person = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: 'p-1', type: 'INDIVIDUAL' } })).body.id as string;
   const token = await stack.request('POST', `/entity/${person}/kyc`, { key: apiKey });
   if (token.status !== 200) throw new Error(token.text);
-  const { info } = scenarioApplicant('complete', Date.now());
-  const applicant = stack.sim!.state.addApplicant({ clientId: stack.recipient!.clientId, externalUserId: sdkUserId(person), levelName: stack.recipient!.defaultLevel, info, fixedInfo: {}, review: null });
-  const sumsub = createSumsubClient({ baseUrl: stack.sim!.url, appToken: stack.recipient!.appToken, secretKey: stack.recipient!.secretKey });
+  const applicant = personFillsInSdk(stack, person);
+  const sumsub = providerAccount(stack);
   const eventsOf = async () => (await stack.db.query('SELECT 1 FROM events WHERE entity_id = $1', [person])).length;
   for (const [i, review] of [{ reviewAnswer: 'RED', rejectLabels: ['BAD_SELFIE'], reviewRejectType: 'RETRY' }, { reviewAnswer: 'GREEN' }].entries()) {
     await sumsub.completeSandboxReview(applicant.id, review as Parameters<typeof sumsub.completeSandboxReview>[1]);

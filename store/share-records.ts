@@ -1,13 +1,11 @@
 // One shared applicant's way through onboarding, for a batch row or a sync request alike:
 // pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
-import { randomUUID } from 'node:crypto';
-import { onboardingChanges } from '../domain/onboarding.ts';
+import { applyDecision } from './decisions.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
 import type { Decision } from '../domain/reliance.ts';
 import type { ShareRef } from '../contract/workflows.ts';
 import { isUniqueViolation, type Db, type Queryable } from './db.ts';
-import { recordEvent } from './events.ts';
 
 export type ShareRecord = {
   businessId: string;
@@ -112,26 +110,20 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
       const rec = await loadShareRecord(q, ref, true);
       if (rec.status !== 'pending') return { outcome: 'already-done' };
       if (!rec.entityId || !rec.applicantId || !rec.decision) throw new Error(`record ${sourceKey} is not ready to complete`);
-      const d = rec.decision;
-      await q.query(
-        `INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref, decision, reject_labels, review_reject_type, moderation_comment)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (source, source_ref) DO NOTHING`,
-        [
-          randomUUID(), rec.entityId, provider, rec.applicantId, rec.applicantLevel, ref.kind, sourceKey, d.status,
-          JSON.stringify(d.status === 'REJECTED' ? d.rejectLabels : []),
-          d.status === 'REJECTED' ? d.reviewRejectType : null,
-          d.status === 'REJECTED' ? d.moderationComment : null,
-        ],
-      );
-      const cpt = rec.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
-      await q.query(`UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`, rec.cardProcessorPublicToken ? [rec.entityId, provider, rec.cardProcessorPublicToken] : [rec.entityId, provider]);
-      const changes = onboardingChanges(d, rec.entityId, now);
-      if (changes.feature.enabled) {
-        await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [rec.entityId, changes.feature.id]);
-      } else {
-        await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [rec.entityId, changes.feature.id]);
-      }
-      const eventId = await recordEvent(q, { businessId: rec.businessId, entityId: rec.entityId, ...changes.event, sourceKey });
+      const eventId = await applyDecision(q, {
+        businessId: rec.businessId,
+        entityId: rec.entityId,
+        provider,
+        applicantId: rec.applicantId,
+        levelName: rec.applicantLevel,
+        source: ref.kind,
+        sourceRef: sourceKey,
+        decision: rec.decision,
+        path: 'token-sharing',
+        eventSourceKey: sourceKey,
+        cardProcessorPublicToken: rec.cardProcessorPublicToken,
+        now,
+      });
       if ((await update(q, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(q, ref, 'succeeded');
       return { outcome: 'succeeded', eventId };
     });

@@ -3,11 +3,13 @@
 // about (signal applicantReviewed), one at a time, each by reading the applicant anew — so a
 // repeated or out-of-order callback decides the applicant's current review, once. It ends after
 // `idleMs` with nothing to do; a later token request or callback starts it again.
-import { allHandlersFinished, condition, continueAsNew, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/index.ts';
 import {
   APPLICANT_REVIEWED_SIGNAL,
+  PERSON_PROGRESS_QUERY,
   PROVIDER_PRIORITY,
+  type PersonProgress,
   SDK_TOKEN_UPDATE,
   type ApplicantReviewed,
   type PersonVerificationInput,
@@ -16,6 +18,7 @@ import {
 
 export const sdkTokenUpdate = defineUpdate<SdkToken>(SDK_TOKEN_UPDATE);
 export const applicantReviewedSignal = defineSignal<[ApplicantReviewed]>(APPLICANT_REVIEWED_SIGNAL);
+export const progressQuery = defineQuery<PersonProgress>(PERSON_PROGRESS_QUERY);
 
 export async function personVerificationWorkflow(input: PersonVerificationInput): Promise<{ decided: number }> {
   const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: { priorityKey: PROVIDER_PRIORITY.sync }, startToCloseTimeout: '15 seconds' } as const;
@@ -27,6 +30,8 @@ export async function personVerificationWorkflow(input: PersonVerificationInput)
   const waiting: string[] = [];
   let touched = false;
   let decided = input.decided ?? 0;
+  let deciding = false;
+  setHandler(progressQuery, () => ({ waiting: waiting.length, deciding, decided }));
   setHandler(sdkTokenUpdate, async () => {
     touched = true;
     return forCaller.createSdkToken({ entityId: input.entityId });
@@ -41,7 +46,9 @@ export async function personVerificationWorkflow(input: PersonVerificationInput)
     if (!busy) break;
     const applicantId = waiting.shift();
     if (applicantId === undefined) continue;
+    deciding = true;
     await forReview.decidePersonReview({ entityId: input.entityId, applicantId });
+    deciding = false;
     decided++;
     if (workflowInfo().continueAsNewSuggested && waiting.length === 0) {
       await condition(allHandlersFinished);

@@ -1,12 +1,13 @@
 // Hosted SDK (interface 1.2, 4.4): SDK tokens, and the provider's review callbacks.
 import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
+import { SDK_TOKEN_TTL_SECONDS } from '../../domain/hosted-sdk.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { issueSdkToken, receiveProviderCallback } from '../../usecases/person-verification.ts';
 import { readRawJsonBody } from '../middleware/validate.ts';
 import { route } from '../route.ts';
 
-export const memberQuery = z
+const memberQuery = z
   .object({ memberId: z.uuid({ message: 'memberId must be a UUID' }).optional().meta({ description: 'A declared member (kyb-ubo-declaration) of the BUSINESS entity in the path: the person' }) })
   .strict();
 
@@ -20,7 +21,7 @@ export function personVerificationRoutes(uc: UseCaseContext) {
       operationId: 'createSdkToken',
       summary: "A token for the identity provider's hosted SDK, bound to the person",
       description:
-        'The person is the INDIVIDUAL entity, or with memberId a declared member of the BUSINESS entity. Give the token to the provider SDK in your app; the decision arrives by webhook (account_status_change), so a subscription for it must exist. Each call mints a new token (valid 30 minutes).',
+        `The person is the INDIVIDUAL entity, or with memberId a declared member of the BUSINESS entity. Give the token to the provider SDK in your app; the decision arrives by webhook (account_status_change), so a subscription for it must exist. Each call mints a new token (valid ${SDK_TOKEN_TTL_SECONDS / 60} minutes).`,
       tag: 'Verification',
       params: entityIdParams,
       query: memberQuery,

@@ -69,8 +69,14 @@ export type Stack = {
   close(): Promise<void>;
 };
 
-export async function startStack(options: { env?: Record<string, string>; workers?: boolean; poolSize?: number } = {}): Promise<Stack> {
+/**
+ * `providerCallbacks`: the simulator calls the API's provider-callback endpoint, signed with a
+ * secret the API knows, as `npm start` wires it (off by default: token-sharing tests would get a
+ * callback per imported applicant).
+ */
+export async function startStack(options: { env?: Record<string, string>; workers?: boolean; poolSize?: number; providerCallbacks?: boolean } = {}): Promise<Stack> {
   const suffix = randomUUID().slice(0, 8);
+  const callbackSecret = options.providerCallbacks ? `callbacks-${randomUUID()}` : undefined;
   const config = loadConfig({
     ...process.env,
     DATABASE_URL: await isolatedDatabaseUrl(),
@@ -80,6 +86,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     SYNC_TASK_QUEUE: `test-sync-${suffix}`,
     WEBHOOK_TASK_QUEUE: `test-webhooks-${suffix}`,
     LOG_LEVEL: 'debug',
+    ...(callbackSecret ? { PROVIDER_WEBHOOK_SECRET: callbackSecret } : {}),
     ...options.env,
   });
   const logs: Record<string, unknown>[] = [];
@@ -106,6 +113,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     void workers.run();
   }
   const api = await listen({ config, db, temporal, log, keyRing: testKeyRing() }, 0);
+  if (callbackSecret && sim && recipient) sim.state.updateClient(recipient.clientId, { webhookUrl: `${api.url}/provider-webhooks/sumsub`, webhookSecret: callbackSecret });
 
   return {
     url: api.url,

@@ -6,15 +6,13 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { personVerificationWorkflowId, sdkUserId } from '../../contract/workflows.ts';
+import { PERSON_PROGRESS_QUERY, personVerificationWorkflowId, sdkUserId, type PersonProgress } from '../../contract/workflows.ts';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
-import { createSumsubClient, type SumsubClient } from '../../provider/sumsub/client.ts';
-import { scenarioApplicant } from '../../provider-sim/scenarios.ts';
+import type { SumsubClient } from '../../provider/sumsub/client.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { personFillsInSdk, providerAccount } from '../helpers/sdk.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
-
-const CALLBACK_SECRET = 'test-provider-callback-secret';
 
 describe('hosted SDK verification', () => {
   let stack: Stack;
@@ -24,10 +22,8 @@ describe('hosted SDK verification', () => {
   let n = 0;
 
   before(async () => {
-    stack = await startStack({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', PROVIDER_WEBHOOK_SECRET: CALLBACK_SECRET } });
-    const recipient = stack.recipient!;
-    stack.sim!.state.updateClient(recipient.clientId, { webhookUrl: `${stack.url}/provider-webhooks/sumsub`, webhookSecret: CALLBACK_SECRET });
-    provider = createSumsubClient({ baseUrl: stack.sim!.url, appToken: recipient.appToken, secretKey: recipient.secretKey });
+    stack = await startStack({ workers: true, providerCallbacks: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
+    provider = providerAccount(stack);
     receiver = await startReceiver();
     ({ apiKey: key } = await stack.newBusiness({ name: 'SDK' }));
     const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
@@ -44,12 +40,6 @@ describe('hosted SDK verification', () => {
     return res.body.id as string;
   };
 
-  /** What the person does in the provider's SDK: the applicant exists under our user id, not yet reviewed. */
-  const personFillsInSdk = (entityId: string) => {
-    const { info } = scenarioApplicant('complete', Date.now());
-    return stack.sim!.state.addApplicant({ clientId: stack.recipient!.clientId, externalUserId: sdkUserId(entityId), levelName: stack.recipient!.defaultLevel, info, fixedInfo: {}, review: null });
-  };
-
   const eventsFor = async (entityId: string, count: number) => {
     for (let i = 0; i < 200; i++) {
       const mine = receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
@@ -59,16 +49,16 @@ describe('hosted SDK verification', () => {
     return receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
   };
 
-  const workflowDone = async (entityId: string) => {
-    // the person's workflow has no review waiting (its history shows every signal decided)
+  /** Waits until the person's workflow has decided at least `decided` reviews and has none waiting or in hand. */
+  const settled = async (entityId: string, decided: number) => {
     const handle = stack.temporal.workflow.getHandle(personVerificationWorkflowId(entityId));
-    for (let i = 0; i < 100; i++) {
-      const history = await handle.fetchHistory();
-      const signals = history.events!.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
-      const decided = history.events!.filter((e) => e.activityTaskCompletedEventAttributes).length;
-      if (signals > 0 && decided >= signals + 1) return;
-      await new Promise((r) => setTimeout(r, 100));
+    let last: PersonProgress | undefined;
+    for (let i = 0; i < 200; i++) {
+      last = await handle.query<PersonProgress>(PERSON_PROGRESS_QUERY);
+      if (last.decided >= decided && last.waiting === 0 && !last.deciding) return;
+      await new Promise((r) => setTimeout(r, 50));
     }
+    throw new Error(`the workflow did not settle: ${JSON.stringify(last)}`);
   };
 
   it('issues an SDK token bound to the person, and the GREEN review reaches the client as a signed APPROVED webhook', async () => {
@@ -77,7 +67,7 @@ describe('hosted SDK verification', () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.provider, 'sumsub');
     assert.match(res.body.sdkToken, /^_act-sbx-jwt-/);
-    const applicant = personFillsInSdk(person);
+    const applicant = personFillsInSdk(stack, person);
     await provider.completeSandboxReview(applicant.id, { reviewAnswer: 'GREEN' });
     const [got] = await eventsFor(person, 1);
     assert.ok(got, 'a webhook arrived');
@@ -96,7 +86,7 @@ describe('hosted SDK verification', () => {
   it('turns a RED RETRY review into REJECTED with the provider labels, and a new GREEN review into a new APPROVED', async () => {
     const person = await entity('INDIVIDUAL');
     assert.equal((await stack.request('POST', `/entity/${person}/kyc`, { key })).status, 200);
-    const applicant = personFillsInSdk(person);
+    const applicant = personFillsInSdk(stack, person);
     await provider.completeSandboxReview(applicant.id, { reviewAnswer: 'RED', rejectLabels: ['BAD_SELFIE'], reviewRejectType: 'RETRY', moderationComment: 'Take the selfie again.' });
     const [first] = await eventsFor(person, 1);
     const rejected = JSON.parse(first!.body.toString()).data;
@@ -110,7 +100,7 @@ describe('hosted SDK verification', () => {
   it('changes nothing twice for a repeated or stale callback', async () => {
     const person = await entity('INDIVIDUAL');
     assert.equal((await stack.request('POST', `/entity/${person}/kyc`, { key })).status, 200);
-    const applicant = personFillsInSdk(person);
+    const applicant = personFillsInSdk(stack, person);
     await provider.completeSandboxReview(applicant.id, { reviewAnswer: 'GREEN' });
     await eventsFor(person, 1);
     // the provider repeats its callback (the same bytes, signed), twice
@@ -120,14 +110,14 @@ describe('hosted SDK verification', () => {
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.forwarded, true);
     }
-    await workflowDone(person);
+    await settled(person, 2); // the first review, and at least one more look after the repeats
     const events = await stack.db.query('SELECT 1 FROM events WHERE entity_id = $1', [person]);
     assert.equal(events.length, 1, 'one decision for one review');
   });
 
   it('refuses an unsigned or tampered callback with 401 and changes nothing', async () => {
     const person = await entity('INDIVIDUAL');
-    const applicant = personFillsInSdk(person);
+    const applicant = personFillsInSdk(stack, person);
     applicant.review = { reviewStatus: 'completed', reviewResult: { reviewAnswer: 'GREEN' }, reviewId: 'r1' };
     const body = JSON.stringify({ applicantId: applicant.id, externalUserId: sdkUserId(person), type: 'applicantReviewed' });
     const unsigned = await stack.request('POST', '/provider-webhooks/sumsub', { body, headers: { 'content-type': 'application/json' } });
@@ -149,6 +139,28 @@ describe('hosted SDK verification', () => {
     const res = await callback(JSON.stringify({ applicantId: 'abc', externalUserId: 'batch:1:2', type: 'applicantReviewed' }));
     assert.equal(res.status, 200);
     assert.equal(res.body.forwarded, false);
+  });
+
+  it('answers 503 when the provider does not answer and 502 when it refuses our request, minting nothing', async () => {
+    const person = await entity('INDIVIDUAL');
+    stack.sim!.state.faults = { ...stack.sim!.state.faults, errorRate: 1, pathPattern: 'accessTokens/sdk' };
+    try {
+      const down = await stack.request('POST', `/entity/${person}/kyc`, { key });
+      assert.deepEqual([down.status, down.body.code], [503, '0707000500']);
+    } finally {
+      stack.sim!.state.faults = { ...stack.sim!.state.faults, errorRate: 0, pathPattern: '' };
+    }
+    const recipient = stack.sim!.state.clients.get(stack.recipient!.clientId)!;
+    const levels = recipient.levels;
+    stack.sim!.state.updateClient(recipient.clientId, { levels: ['another-level'] });
+    try {
+      const refused = await stack.request('POST', `/entity/${person}/kyc`, { key });
+      assert.deepEqual([refused.status, refused.body.code], [502, '0707000600']);
+    } finally {
+      stack.sim!.state.updateClient(recipient.clientId, { levels });
+    }
+    const again = await stack.request('POST', `/entity/${person}/kyc`, { key });
+    assert.equal(again.status, 200, 'the same workflow serves the next request once the provider is back');
   });
 
   describe('the person and the prerequisite', () => {
@@ -197,7 +209,7 @@ describe('hosted SDK verification', () => {
   function callback(body: string, signedBody = body) {
     return stack.request('POST', '/provider-webhooks/sumsub', {
       body: signedBody,
-      headers: { 'content-type': 'application/json', 'x-payload-digest': createHmac('sha256', CALLBACK_SECRET).update(body).digest('hex'), 'x-payload-digest-alg': 'HMAC_SHA256_HEX' },
+      headers: { 'content-type': 'application/json', 'x-payload-digest': createHmac('sha256', stack.config.provider.webhookSecret!).update(body).digest('hex'), 'x-payload-digest-alg': 'HMAC_SHA256_HEX' },
     });
   }
 });

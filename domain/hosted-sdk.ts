@@ -1,7 +1,10 @@
-// The decision on a person the identity provider reviewed (hosted SDK): its RED answer stands as
-// given; a GREEN one still needs the data a card needs, by the same rules as token sharing
-// (reliance.ts), so every path to a card asks the same of a person.
+// The hosted-SDK path's rules: how long an SDK token lives, and the decision on a person the
+// identity provider reviewed — its RED answer stands as given; a GREEN one still needs the data a
+// card needs, by the same rules as token sharing (reliance.ts), so every path asks the same of a person.
 import { decide, type Decision, type SharedIdentity } from './reliance.ts';
+
+/** How long an SDK token lets the person's browser or app talk to the provider. */
+export const SDK_TOKEN_TTL_SECONDS = 1800;
 
 export type ReviewedPerson = SharedIdentity & {
   review: { answer: 'GREEN' | 'RED' | null; rejectLabels: string[]; reviewRejectType: string | null; moderationComment: string | null };
