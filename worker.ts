@@ -121,8 +121,8 @@ if (import.meta.main) {
     onShutdown(() => client.connection.close());
     await ensureHousekeepingSchedule(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
-    const { loadWebhookKeyRing } = await import('./runtime/webhook-keys.ts');
-    const keyRing = await loadWebhookKeyRing(config);
+    const { loadKeyRing } = await import('./runtime/signing-keys.ts');
+    const keyRing = await loadKeyRing(config, 'webhook');
     const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, keyRing });
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);

@@ -9,6 +9,7 @@ import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createReconcileActivities, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
+import { createSandboxActivities } from './sandbox.ts';
 import { createShareActivities } from './share.ts';
 import { createWebhookActivities } from './webhooks.ts';
 import { createWebhookSender } from './webhook-send.ts';
@@ -49,7 +50,13 @@ export function createActivities(deps: ActivityDeps) {
 export function createProviderActivities(deps: ActivityDeps) {
   const s = createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel });
   const p = createPersonVerificationActivities({ ...deps, defaultLevel: deps.settings.defaultLevel });
-  return { processShare: s.processShare, recoverShare: s.recoverShare, createSdkToken: p.createSdkToken, decidePersonReview: p.decidePersonReview };
+  return {
+    processShare: s.processShare,
+    recoverShare: s.recoverShare,
+    createSdkToken: p.createSdkToken,
+    decidePersonReview: p.decidePersonReview,
+    ...createSandboxActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }),
+  };
 }
 
 /** Activities of the webhook task queue: the dispatcher, and the attempts of retry workflows. */

@@ -3,10 +3,12 @@
 // called back about. Personal data is read and stored here; the workflow sees only ids and outcomes.
 import { entityOfSdkUserId, sdkUserId, type ApplicantReviewed, type ReviewOutcome, type SdkToken } from '../contract/workflows.ts';
 import { decideProviderReview, SDK_TOKEN_TTL_SECONDS } from '../domain/hosted-sdk.ts';
+import { verifiedPersonOf } from '../domain/verified-person.ts';
 import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { recordReviewDecision } from '../store/person-verifications.ts';
+import { keepPersonData } from '../store/verified-persons.ts';
 import { once, toActivityFailure } from './provider.ts';
 
 export function createPersonVerificationActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string }) {
@@ -29,6 +31,7 @@ export function createPersonVerificationActivities(deps: { db: Db; provider: Ide
       if (entityOfSdkUserId(applicant.externalUserId ?? '') !== input.entityId) return { outcome: 'ignored', reason: 'the applicant belongs to someone else' };
       const decision = decideProviderReview(applicant, new Date());
       if (!decision) return { outcome: 'not-reviewed' };
+      await keepPersonData(db, provider.name, applicant.id, verifiedPersonOf(applicant));
       const recorded = await recordReviewDecision(db, {
         entityId: input.entityId,
         provider: provider.name,

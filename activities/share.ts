@@ -9,10 +9,12 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { recordError, categoryOfProviderKind, type ImportErrorCategory } from '../domain/import-errors.ts';
 import { decide } from '../domain/reliance.ts';
+import { verifiedPersonOf } from '../domain/verified-person.ts';
 import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
+import { keepPersonData } from '../store/verified-persons.ts';
 import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord } from '../store/share-records.ts';
 import type { ShareRef } from '../contract/workflows.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/workflows.ts';
@@ -50,7 +52,10 @@ export function createShareActivities(deps: ShareDeps) {
   };
 
   const onboard = async (ref: ShareRef, applicant: ProviderApplicant | null): Promise<ShareOutcome> => {
-    if (applicant) await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
+    if (applicant) {
+      await keepPersonData(db, provider.name, applicant.id, verifiedPersonOf(applicant));
+      await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
+    }
     const done = await completeRecord(db, ref, provider.name, new Date());
     if (done.outcome === 'failed') return { outcome: 'failed', category: done.error.category };
     if (done.outcome === 'already-done') return storedOutcome(await loadShareRecord(db, ref));

@@ -8,8 +8,8 @@ import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError } from '../domain/errors.ts';
-import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { Config } from '../runtime/config.ts';
+import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { Db } from '../store/db.ts';
 import { providerWebhookVerifier } from '../runtime/provider.ts';
 import { createStarters } from '../runtime/starters.ts';
@@ -31,9 +31,11 @@ import { featureRoutes } from './routes/features.ts';
 import { healthRoutes } from './routes/health.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { personVerificationRoutes } from './routes/person-verification.ts';
+import { sandboxRoutes } from './routes/sandbox.ts';
+import { signedPayloadRoutes } from './routes/signed-payload.ts';
 import { syncImportRoutes } from './routes/sync-imports.ts';
 
-export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keyRing: readonly SigningKey[] };
+export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keys: KeyRings };
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -94,6 +96,8 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...batchImportRoutes(uc),
     ...syncImportRoutes(uc),
     ...personVerificationRoutes(uc),
+    ...signedPayloadRoutes(uc),
+    ...sandboxRoutes(uc),
     ...subscriptionRoutes(uc),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;

@@ -13,7 +13,7 @@ export const TAGS = [
   { name: 'Entities', description: 'Your cardholders (INDIVIDUAL) and business customers (BUSINESS), with their requirement values.' },
   { name: 'Features', description: 'What an entity can be enabled for, and what each feature requires.' },
   { name: 'Token sharing', description: 'Onboard applicants already verified at the identity provider: a CSV of share tokens (batch) or one now (sync).' },
-  { name: 'Verification', description: "Verify a person: the identity provider's hosted SDK; the decision arrives by webhook." },
+  { name: 'Verification', description: "Verify a person — the identity provider's hosted SDK or universal KYC (your verified data and documents) — and read or check a signed payload of the verified data. Decisions arrive by webhook." },
   { name: 'Webhooks', description: 'Where decisions are sent, every delivery attempt, redelivery, and the keys that verify signatures.' },
   { name: 'Operations', description: 'Health, this document and its reference page. No API key needed.' },
 ] as const;

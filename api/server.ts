@@ -36,8 +36,8 @@ if (import.meta.main) {
     onShutdown(() => database.close());
     const temporal = await connectClient(config);
     onShutdown(() => temporal.connection.close());
-    const { loadWebhookKeyRing } = await import('../runtime/webhook-keys.ts');
-    const api = await listen({ config, db: database.db, temporal, log, keyRing: await loadWebhookKeyRing(config) });
+    const { loadKeyRings } = await import('../runtime/signing-keys.ts');
+    const api = await listen({ config, db: database.db, temporal, log, keys: await loadKeyRings(config) });
     onShutdown(() => api.close());
     log.info({ url: api.url }, 'API listening');
   });

@@ -2,11 +2,10 @@
 // Prints JSON on stdout. Uses DATABASE_URL, else the embedded database under DATA_DIR (the one
 // `npm start` serves, when it runs).
 import { parseArgs } from 'node:util';
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { publicKeyOf } from '../domain/webhook-signature.ts';
-import { ConfigError, loadConfig } from '../runtime/config.ts';
-import { generateDevKeyRing, loadWebhookKeyRing } from '../runtime/webhook-keys.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { keyRingFile, loadKeyRing } from '../runtime/signing-keys.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createBusiness, findBusiness, insertApiKey, revokeApiKey } from '../store/businesses.ts';
 
@@ -16,6 +15,7 @@ const usage = `usage:
   vouch key revoke --business BUSINESS_ID --key KEY_ID  revoke an API key
   vouch webhook-keys generate                           make the webhook signing key ring (WEBHOOK_SIGNING_KEYS_FILE)
                                                         unless it exists, and print its public keys
+  vouch signed-payload-keys generate                    the same for the signed-payload ring (SIGNED_PAYLOAD_KEYS_FILE)
 API keys are printed once and stored only as hashes.`;
 
 class UsageError extends Error {}
@@ -38,17 +38,12 @@ async function main(argv: string[]): Promise<unknown> {
   if (values.help || !command) throw new UsageError(usage);
   const config = loadConfig();
   if (command === 'webhook-keys generate') {
-    const file = config.webhooks.signingKeysFile ?? path.join(config.dataDir, 'webhook-signing-keys.json');
-    let ring;
-    try {
-      ring = await loadWebhookKeyRing({ ...config, webhooks: { ...config.webhooks, signingKeysJson: undefined, signingKeysFile: file } });
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      ring = generateDevKeyRing(config.environment);
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, JSON.stringify(ring, null, 2), { mode: 0o600 });
-    }
-    return { file, keys: ring.map(publicKeyOf) };
+    const ring = await loadKeyRing(config, 'webhook', { generateMissing: true, ignoreVariable: true });
+    return { file: keyRingFile(config, 'webhook'), keys: ring.map(publicKeyOf) };
+  }
+  if (command === 'signed-payload-keys generate') {
+    const ring = await loadKeyRing(config, 'signed-payload', { generateMissing: true, ignoreVariable: true });
+    return { file: keyRingFile(config, 'signed-payload'), keys: ring.map(payloadPublicKeyOf) };
   }
   const validate = () => {
     if (command === 'business create') {

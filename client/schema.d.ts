@@ -258,6 +258,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/entity/{entityId}/signed-payload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The verified person's data, signed
+         * @description For an INDIVIDUAL entity (or with memberId a declared member of the BUSINESS entity) whose latest decision, by any verification path, is APPROVED. Each read signs anew with the current key.
+         */
+        get: operations["readSignedPayload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/verify-signed-payload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a signed payload is untampered and unexpired
+         * @description valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. A missing field answers 400 naming it.
+         */
+        post: operations["verifySignedPayload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/signed-payload-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public keys that verify signed payloads offline, with their validity windows
+         * @description Beside GET /webhook-keys. Verify a payload with the key its keyId names.
+         */
+        get: operations["signedPayloadKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/entity/{entityId}/kyc/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox only: play the person and the provider's reviewer, so the real decision path runs
+         * @description Creates the person's applicant at the provider's sandbox as the hosted SDK would (a complete adult with an identity document unless person changes it; an existing applicant is reused), then finishes its review with reviewAnswer. The provider's signed callback, the person's verification workflow and the account_status_change webhook follow as in production. Absent outside the sandbox environment (404).
+         */
+        post: operations["sandboxCompleteKyc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notification": {
         parameters: {
             query?: never;
@@ -1874,6 +1954,471 @@ export interface operations {
             };
             /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readSignedPayload: {
+        parameters: {
+            query?: {
+                memberId?: string;
+            };
+            header?: never;
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed payload */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        firstName: string;
+                        lastName: string;
+                        dob: string;
+                        residentialAddress: {
+                            country: string;
+                            postCode: string;
+                            street: string;
+                            town?: string;
+                            state?: string;
+                            subStreet?: string;
+                            buildingNumber?: string;
+                            flatNumber?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        idDocumentType: string;
+                        idDocumentNumber: string;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        keyId: string;
+                        signature: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business.
+             *
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0707000700` The person has no approved verification, so there is nothing to sign. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    verifySignedPayload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    firstName: string;
+                    lastName: string;
+                    dob: string;
+                    residentialAddress: {
+                        country: string;
+                        postCode: string;
+                        street: string;
+                        town?: string;
+                        state?: string;
+                        subStreet?: string;
+                        buildingNumber?: string;
+                        flatNumber?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    idDocumentType: string;
+                    idDocumentNumber: string;
+                    /** Format: date-time */
+                    expiresAt: string;
+                    keyId: string;
+                    signature: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The verdict */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        valid: boolean;
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signedPayloadKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-payload key ring of this environment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        environment: string;
+                        /** @constant */
+                        algorithm: "Ed25519";
+                        canonicalForm: string;
+                        keys: {
+                            keyId: string;
+                            /** @constant */
+                            algorithm: "Ed25519";
+                            publicKeyPem: string;
+                            validFrom: string;
+                            validUntil: string;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sandboxCompleteKyc: {
+        parameters: {
+            query?: {
+                memberId?: string;
+            };
+            header?: never;
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    reviewAnswer: "GREEN" | "RED";
+                    rejectLabels?: string[];
+                    /** @enum {string} */
+                    reviewRejectType?: "RETRY" | "FINAL";
+                    moderationComment?: string;
+                    /** @description Changes to the default complete adult: a field given replaces it, null removes it */
+                    person?: {
+                        firstName?: string;
+                        lastName?: string;
+                        dob?: string;
+                        nationality?: string;
+                        /** @description The residential address; null for none */
+                        address?: {
+                            country: string;
+                            postCode: string;
+                            street: string;
+                            town?: string;
+                            buildingNumber?: string;
+                            flatNumber?: string;
+                        } | null;
+                        /** @description The identity document; null for none */
+                        idDocument?: {
+                            /** @enum {string} */
+                            type: "PASSPORT" | "ID_CARD" | "DRIVERS" | "RESIDENCE_PERMIT";
+                            country: string;
+                            number: string;
+                            issuedDate?: string;
+                            validUntil?: string;
+                        } | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The review is finished at the provider; the decision follows by webhook */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        applicantId: string;
+                        /** @enum {string} */
+                        reviewAnswer: "GREEN" | "RED";
+                        applicantCreated: boolean;
+                        message: string;
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             *
+             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business.
+             *
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0707000100` The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first.
+             *
+             *     `0707000800` Sandbox: the person's applicant already exists at the provider and its data is fixed; leave out person or use a new entity.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0707000600` The identity provider refused our request (configuration on our side); contact support and quote the requestId. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0707000500` The identity provider did not answer; retry in a moment. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -112,3 +112,14 @@ export type ReviewOutcome =
   | { outcome: 'unchanged' }
   | { outcome: 'not-reviewed' }
   | { outcome: 'ignored'; reason: string };
+
+/**
+ * A sandbox control request (POST /sandbox/entity/{id}/kyc/complete): plays the end user (creates
+ * the applicant under the person's SDK user id, with its identity document) and the reviewer
+ * (testCompleted), so the provider's real callback reaches the person's verification workflow.
+ */
+export const sandboxReviewWorkflowId = (requestId: string) => `sandbox-review-${requestId}`;
+export type SandboxReviewInput = { requestId: string; entityId: string; providerTaskQueue: string; withPerson: boolean };
+export type SandboxReviewResult = { applicantId: string; created: boolean };
+/** The failure type when a request names a test person but the person's applicant already exists. */
+export const SANDBOX_APPLICANT_EXISTS_FAILURE = 'SandboxApplicantExists';

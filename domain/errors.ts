@@ -60,6 +60,12 @@ export const errorCatalogue = {
   providerSignatureInvalid: { code: '0707000400', status: 401, summary: "A provider callback without a valid x-payload-digest (the provider's HMAC over the raw body)." },
   providerUnavailable: { code: '0707000500', status: 503, summary: 'The identity provider did not answer; retry in a moment.' },
   providerRefused: { code: '0707000600', status: 502, summary: 'The identity provider refused our request (configuration on our side); contact support and quote the requestId.' },
+  entityNotVerified: { code: '0707000700', status: 409, summary: 'The person has no approved verification, so there is nothing to sign.' },
+  sandboxApplicantExists: {
+    code: '0707000800',
+    status: 409,
+    summary: "Sandbox: the person's applicant already exists at the provider and its data is fixed; leave out person or use a new entity.",
+  },
   // Features.
   featureNotFound: { code: '0703000100', status: 404, summary: 'No feature with this id.' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -40,7 +40,7 @@ const RULES: { label: string; fixable: boolean; comment: string; fails(a: Shared
 ];
 
 const IDENTITY_DOCUMENT_TYPES = new Set(['PASSPORT', 'ID_CARD', 'DRIVERS', 'DRIVERS_LICENCE', 'RESIDENCE_PERMIT']);
-function isIdentityDocument(d: SharedIdentity['documents'][number]): boolean {
+export function isIdentityDocument(d: SharedIdentity['documents'][number]): boolean {
   return IDENTITY_DOCUMENT_TYPES.has(d.type) && Boolean(d.number);
 }
 

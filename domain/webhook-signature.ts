@@ -25,7 +25,7 @@ export function signWebhookBody(body: string | Buffer, privateKey: string | KeyO
 export function signingKeyAt(ring: readonly SigningKey[], at: Date): SigningKey {
   const t = at.getTime();
   const key = ring.find((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
-  if (!key) throw new Error(`no webhook signing key is valid at ${at.toISOString()}`);
+  if (!key) throw new Error(`no signing key of the ring is valid at ${at.toISOString()}`);
   return key;
 }
 

@@ -119,6 +119,27 @@ export function createProviderSim(state = new SimState()) {
     return { status: 200, body: { ok: 1 } };
   });
 
+  // Sumsub's "add ID document": multipart with a JSON `metadata` part (and optionally an image,
+  // which the simulator does not keep); merged into the applicant's documents by type and country.
+  on(api, 'POST', /^\/resources\/applicants\/([^/]+)\/info\/idDoc$/, ({ client, match, raw }) => {
+    const a = ownApplicant(client!, state.applicants.get(decodeURIComponent(match[1]!)));
+    if (!a) return err(404, 'Applicant not found');
+    const part = /Content-Disposition: form-data; name="metadata"[^]*?\r\n\r\n([^]*?)\r\n--/i.exec(raw.toString('utf8'));
+    let metadata: any;
+    try {
+      metadata = part ? JSON.parse(part[1]!) : undefined;
+    } catch {
+      metadata = undefined;
+    }
+    if (!metadata || typeof metadata.idDocType !== 'string' || typeof metadata.country !== 'string') return err(400, 'metadata with idDocType and country is required');
+    const docs: Record<string, unknown>[] = Array.isArray(a.info.idDocs) ? (a.info.idDocs as Record<string, unknown>[]) : [];
+    const same = docs.find((d) => d.idDocType === metadata.idDocType && d.country === metadata.country);
+    if (same) Object.assign(same, metadata);
+    else docs.push({ ...metadata });
+    a.info.idDocs = docs;
+    return { status: 200, body: metadata };
+  });
+
   on(api, 'POST', /^\/resources\/accessTokens\/shareToken$/, ({ client, json }) => {
     if (!json || typeof json.applicantId !== 'string' || typeof json.forClientId !== 'string') return err(400, 'applicantId and forClientId are required');
     const a = ownApplicant(client!, state.applicants.get(json.applicantId));
@@ -254,7 +275,8 @@ export function createProviderSim(state = new SimState()) {
     const url = new URL(rawPath, 'http://sim');
     const isAdmin = url.pathname.startsWith('/_sim/');
     let json: any;
-    if (raw.length) {
+    const multipart = /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
+    if (raw.length && !multipart) {
       try {
         json = JSON.parse(raw.toString('utf8'));
       } catch {

@@ -35,6 +35,20 @@ export type ImportApplicantInput = {
   externalUserId?: string | undefined;
 };
 
+/** A person as the end user enters them in the provider's flow (the sandbox plays that part). */
+export type ApplicantPerson = {
+  firstName?: string;
+  lastName?: string;
+  dob?: string;
+  nationality?: string;
+  address?: { country: string; postCode: string; street: string; town?: string; buildingNumber?: string; flatNumber?: string } | null;
+};
+
+/** An identity document's data (type PASSPORT, ID_CARD, DRIVERS, RESIDENCE_PERMIT). */
+export type ApplicantDocument = { type: string; country: string; number: string; issuedDate?: string; validUntil?: string };
+
+export type SandboxReview = { reviewAnswer: 'GREEN' | 'RED'; rejectLabels?: string[]; reviewRejectType?: 'RETRY' | 'FINAL'; moderationComment?: string };
+
 export interface IdentityProvider {
   /** The provider's identifier, as in `X-Provider` and `provider.name`. */
   readonly name: string;
@@ -46,6 +60,12 @@ export interface IdentityProvider {
   findApplicantByExternalUserId(externalUserId: string): Promise<ProviderApplicant | null>;
   /** Mints an access token for the provider's hosted SDK. One request. */
   createSdkToken(input: { userId: string; levelName: string; ttlInSecs?: number }): Promise<{ token: string; userId: string }>;
+  /** Creates an applicant with the person's data, as the provider's SDK does for the end user. One request; an existing externalUserId fails with status 409. */
+  createApplicant(input: { externalUserId: string; levelName: string; person: ApplicantPerson }): Promise<ProviderApplicant>;
+  /** Adds an identity document's data to an applicant (merged by type and country). One request. */
+  addIdDocument(applicantId: string, document: ApplicantDocument): Promise<void>;
+  /** Sandbox only: finishes the applicant's review as the provider's reviewer would, which sends the review callback. One request. */
+  completeSandboxReview(applicantId: string, review: SandboxReview): Promise<void>;
   /** Checks a provider webhook's signature over its raw body. No request. */
   verifyWebhook(rawBody: Buffer | string, headers: Record<string, string | string[] | undefined>): boolean;
 }

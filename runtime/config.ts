@@ -58,6 +58,13 @@ const envSchema = z.object({
   API_RATE_LIMIT_PER_SECOND: positiveInt.default(100),
   JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  SIGNED_PAYLOAD_KEYS: z.string().optional(),
+  SIGNED_PAYLOAD_KEYS_FILE: z.string().optional(),
+  SIGNED_PAYLOAD_TTL_SECONDS: positiveInt.default(86_400),
+  UKYC_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(7 * 86_400),
+  FILE_STORE_DIR: z.string().optional(),
+  UPLOAD_MAX_FILE_BYTES: positiveInt.default(10 * 1024 * 1024),
+  UPLOAD_MAX_FILES: positiveInt.max(50).default(10),
 });
 
 export type Config = {
@@ -121,6 +128,22 @@ export type Config = {
     maxInFlightPerSubscription: number;
     /** Pause between claims when nothing is due. */
     pollMs: number;
+  };
+  signedPayloads: {
+    signingKeysJson: string | undefined;
+    signingKeysFile: string | undefined;
+    /** A signed payload is valid this long after it is read (never past its identity document's expiry). */
+    ttlSeconds: number;
+  };
+  universalKyc: {
+    /** How long a submission waits for its data and identity document before it is decided as incomplete. */
+    deadlineSeconds: number;
+  };
+  files: {
+    /** The local file store's directory (default DATA_DIR/files). */
+    dir: string;
+    maxFileBytes: number;
+    maxFiles: number;
   };
   shutdownGraceMs: number;
 };
@@ -196,6 +219,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxInFlightPerSubscription: e.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION,
       pollMs: e.WEBHOOK_POLL_MS,
     },
+    signedPayloads: {
+      signingKeysJson: e.SIGNED_PAYLOAD_KEYS,
+      signingKeysFile: e.SIGNED_PAYLOAD_KEYS_FILE ? path.resolve(e.SIGNED_PAYLOAD_KEYS_FILE) : undefined,
+      ttlSeconds: e.SIGNED_PAYLOAD_TTL_SECONDS,
+    },
+    universalKyc: { deadlineSeconds: e.UKYC_SUBMISSION_DEADLINE_SECONDS },
+    files: { dir: e.FILE_STORE_DIR ? path.resolve(e.FILE_STORE_DIR) : path.join(dataDir, 'files'), maxFileBytes: e.UPLOAD_MAX_FILE_BYTES, maxFiles: e.UPLOAD_MAX_FILES },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };
 }

@@ -3,16 +3,18 @@
 // (USE_EXISTING), start a new run once it has closed (ALLOW_DUPLICATE). Every start is therefore
 // idempotent: the API, activities and the reconciler may all call them as often as they like.
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { batchImportWorkflow, personVerificationWorkflow, syncImportWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
+import { batchImportWorkflow, personVerificationWorkflow, sandboxReviewWorkflow, syncImportWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
 import { applicantReviewedSignal, sdkTokenUpdate } from '../workflows/person-verification.ts';
 import {
   batchWorkflowId,
   personVerificationWorkflowId,
+  sandboxReviewWorkflowId,
   syncWorkflowId,
   webhookDispatcherWorkflowId,
   webhookRetryWorkflowId,
   type BatchImportInput,
   type PersonVerificationInput,
+  type SandboxReviewResult,
   type SdkToken,
 } from '../contract/workflows.ts';
 import type { Config } from './config.ts';
@@ -65,6 +67,17 @@ export function createStarters(client: Client, config: Config) {
     /** Tells the person's verification workflow that the provider reviewed an applicant (started if it is not running). */
     async applicantReviewed(entityId: string, applicantId: string): Promise<void> {
       await client.workflow.signalWithStart(personVerificationWorkflow, { ...person(entityId), signal: applicantReviewedSignal, signalArgs: [{ applicantId }] });
+    },
+
+    /** Plays a sandbox control request to its end (the review's callback then reaches the person's workflow). */
+    sandboxReview(requestId: string, entityId: string, withPerson: boolean): Promise<SandboxReviewResult> {
+      return client.workflow.execute(sandboxReviewWorkflow, {
+        ...once,
+        taskQueue: t.taskQueue,
+        workflowId: sandboxReviewWorkflowId(requestId),
+        args: [{ requestId, entityId, providerTaskQueue: t.providerTaskQueue, withPerson }],
+        workflowExecutionTimeout: '2 minutes',
+      });
     },
 
     /** The retry workflow of a delivery whose attempt failed. */

@@ -19,7 +19,7 @@ export const CLIENT_SCHEMA = path.join(root, 'client', 'schema.d.ts');
 /** The document exactly as the API serves it on its default configuration. */
 function document() {
   const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
-  const routes = allRoutes({ config: loadConfig({}), db: {} as never, temporal: {} as never, log: createLogger('silent'), keyRing: [] });
+  const routes = allRoutes({ config: loadConfig({}), db: {} as never, temporal: {} as never, log: createLogger('silent'), keys: { webhooks: [], signedPayloads: [] } });
   return buildOpenApi(routes, { version });
 }
 

@@ -34,7 +34,8 @@ export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<s
     `INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref, decision, reject_labels, review_reject_type, moderation_comment)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (provider, applicant_id) DO UPDATE SET decision = EXCLUDED.decision, reject_labels = EXCLUDED.reject_labels,
-       review_reject_type = EXCLUDED.review_reject_type, moderation_comment = EXCLUDED.moderation_comment, level_name = EXCLUDED.level_name`,
+       review_reject_type = EXCLUDED.review_reject_type, moderation_comment = EXCLUDED.moderation_comment, level_name = EXCLUDED.level_name,
+       decided_at = now()`,
     [
       randomUUID(), a.entityId, a.provider, a.applicantId, a.levelName, a.source, a.sourceRef, d.status,
       JSON.stringify(rejected?.rejectLabels ?? []), rejected?.reviewRejectType ?? null, rejected?.moderationComment ?? null,

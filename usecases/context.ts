@@ -1,10 +1,10 @@
 // What every use case may use: the database, the workflow starters (and the client, to cancel a
-// running workflow), the configuration, the logger and the webhook signing keys. Built once per API process.
+// running workflow), the configuration, the logger and the signing keys. Built once per API process.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { Config } from '../runtime/config.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
+import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { Starters } from '../runtime/starters.ts';
 import type { Business } from '../store/businesses.ts';
 import type { Db } from '../store/db.ts';
@@ -15,7 +15,8 @@ export type UseCaseContext = {
   start: Starters;
   config: Config;
   log: Logger;
-  keyRing: readonly SigningKey[];
+  /** The webhook and signed-payload signing key rings. */
+  keys: KeyRings;
   /** Checks a provider callback's signature (runtime/provider.ts). */
   verifyProviderCallback(raw: Buffer, headers: RawHeaders): boolean;
 };

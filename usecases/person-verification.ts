@@ -12,13 +12,20 @@ import { subscribesTo } from '../store/webhooks.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
 /**
- * The person a verification endpoint names: the INDIVIDUAL entity itself, or with `memberId` a
- * declared member of the BUSINESS entity. Also enforces the webhook prerequisite (interface 1.4).
+ * The person an endpoint names: the INDIVIDUAL entity itself, or with `memberId` a declared member
+ * of the BUSINESS entity. `requireWebhook` (the verification paths) also enforces the webhook
+ * prerequisite (interface 1.4): their decision is delivered only by webhook.
  */
-export async function verifiedPerson({ db }: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<string>> {
+export async function personNamed(
+  { db }: UseCaseContext,
+  caller: Caller,
+  entityId: string,
+  memberId: string | undefined,
+  { requireWebhook }: { requireWebhook: boolean },
+): Promise<Outcome<string>> {
   const type = await entityType(db, caller.id, entityId);
   if (!type) return refuse('entityNotFound', `Entity ${entityId} not found.`, { parameter: 'entityId' });
-  if (!(await subscribesTo(db, caller.id, CARD_ISSUANCE_EVENT.eventType))) {
+  if (requireWebhook && !(await subscribesTo(db, caller.id, CARD_ISSUANCE_EVENT.eventType))) {
     return refuse(
       'webhookRegistrationRequired',
       `The decision is delivered only by webhook: register a subscription for ${CARD_ISSUANCE_EVENT.eventType} with POST /notification first.`,
@@ -37,7 +44,7 @@ export async function verifiedPerson({ db }: UseCaseContext, caller: Caller, ent
 
 /** POST /entity/{entityId}/kyc: an SDK token bound to the person, for the provider's hosted SDK. */
 export async function issueSdkToken(ctx: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SdkToken>> {
-  const person = await verifiedPerson(ctx, caller, entityId, memberId);
+  const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
   try {
     return done(await ctx.start.sdkToken(person.value));

@@ -35,6 +35,6 @@ export async function redeliverEvent({ db }: UseCaseContext, caller: Caller, eve
 }
 
 /** The public keys of this environment's signing key ring, with their validity windows. */
-export function webhookKeys({ config, keyRing }: UseCaseContext) {
-  return done({ environment: config.environment, algorithm: SIGNATURE_SCHEME, keys: keyRing.map(publicKeyOf) });
+export function webhookKeys({ config, keys }: UseCaseContext) {
+  return done({ environment: config.environment, algorithm: SIGNATURE_SCHEME, keys: keys.webhooks.map(publicKeyOf) });
 }

@@ -5,3 +5,4 @@ export { syncImportWorkflow } from './sync-import.ts';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.ts';
 export { webhookRetryWorkflow } from './webhook-retry.ts';
 export { personVerificationWorkflow } from './person-verification.ts';
+export { sandboxReviewWorkflow } from './sandbox-review.ts';

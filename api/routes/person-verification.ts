@@ -1,15 +1,12 @@
 // Hosted SDK (interface 1.2, 4.4): SDK tokens, and the provider's review callbacks.
 import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
+import { memberIdQuery } from '../../domain/members.ts';
 import { SDK_TOKEN_TTL_SECONDS } from '../../domain/hosted-sdk.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { issueSdkToken, receiveProviderCallback } from '../../usecases/person-verification.ts';
 import { readRawJsonBody } from '../middleware/validate.ts';
 import { route } from '../route.ts';
-
-const memberQuery = z
-  .object({ memberId: z.uuid({ message: 'memberId must be a UUID' }).optional().meta({ description: 'A declared member (kyb-ubo-declaration) of the BUSINESS entity in the path: the person' }) })
-  .strict();
 
 const CALLBACK_BODY_LIMIT = 256 * 1024;
 
@@ -24,7 +21,7 @@ export function personVerificationRoutes(uc: UseCaseContext) {
         `The person is the INDIVIDUAL entity, or with memberId a declared member of the BUSINESS entity. Give the token to the provider SDK in your app; the decision arrives by webhook (account_status_change), so a subscription for it must exist. Each call mints a new token (valid ${SDK_TOKEN_TTL_SECONDS / 60} minutes).`,
       tag: 'Verification',
       params: entityIdParams,
-      query: memberQuery,
+      query: memberIdQuery,
       responses: { 200: { description: 'The token', schema: z.object({ provider: z.string(), sdkToken: z.string() }) } },
       errors: ['invalidRequest', 'entityNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'providerUnavailable', 'providerRefused'],
       handler: ({ params, query, business }) => issueSdkToken(uc, business, params.entityId, query.memberId),

@@ -1,6 +1,7 @@
 // Sumsub over HTTP with got: every request signed (X-App-Token, X-App-Access-Ts, X-App-Access-Sig),
 // one attempt per call (Temporal owns retries), no redirects followed, a timeout on every request,
 // and every failure classified (provider/errors.ts).
+import { randomBytes } from 'node:crypto';
 import got, { RequestError } from 'got';
 import { ProviderError } from '../errors.ts';
 import type { IdentityProvider, ImportApplicantInput, ProviderApplicant } from '../types.ts';
@@ -24,11 +25,6 @@ export type SumsubConfig = {
 export type SumsubClient = IdentityProvider & {
   /** Donor side: mints a share token for one of the caller's applicants. */
   createShareToken(input: { applicantId: string; forClientId: string; ttlInSecs?: number }): Promise<{ token: string; forClientId: string }>;
-  /** Sandbox only: finishes an applicant's review as the provider's reviewer would, which sends its callback. */
-  completeSandboxReview(
-    applicantId: string,
-    result: { reviewAnswer: 'GREEN' | 'RED'; rejectLabels?: string[]; reviewRejectType?: 'RETRY' | 'FINAL'; moderationComment?: string },
-  ): Promise<void>;
   /** One signed request; resolves with the parsed JSON or throws a classified ProviderError. */
   call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
 };
@@ -37,9 +33,22 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
   const timeout = config.timeoutMs ?? 10_000;
   const now = config.now ?? Date.now;
 
+  /** A JSON body, or a multipart one (`{ multipart: { name: json } }`, each part a JSON document, as Sumsub's idDoc metadata). */
   async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const url = new URL(path, config.baseUrl);
-    const payload = body === undefined ? '' : JSON.stringify(body);
+    let payload: string | Buffer = '';
+    let contentType: string | undefined;
+    if (body !== undefined && typeof body === 'object' && body !== null && 'multipart' in body) {
+      const boundary = `----vouch${randomBytes(12).toString('hex')}`;
+      const parts = Object.entries((body as { multipart: Record<string, unknown> }).multipart).map(
+        ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(value)}\r\n`,
+      );
+      payload = Buffer.from(`${parts.join('')}--${boundary}--\r\n`, 'utf8');
+      contentType = `multipart/form-data; boundary=${boundary}`;
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      contentType = 'application/json';
+    }
     const ts = Math.floor(now() / 1000);
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -47,7 +56,7 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
       'x-app-access-ts': String(ts),
       'x-app-access-sig': signRequest(config.secretKey, ts, method, url.pathname + url.search, payload),
     };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (contentType) headers['content-type'] = contentType;
     let res;
     try {
       res = await got(url, {
@@ -101,6 +110,16 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
     async createSdkToken({ userId, levelName, ttlInSecs = 1800 }) {
       const res = await call<{ token: string; userId: string }>('POST', '/resources/accessTokens/sdk', { userId, levelName, ttlInSecs });
       return { token: res.token, userId: res.userId };
+    },
+    async createApplicant({ externalUserId, levelName, person }) {
+      const { address, ...names } = person;
+      const fixedInfo: Record<string, unknown> = { ...names, ...(names.nationality ? { country: names.nationality } : {}) };
+      if (address) fixedInfo.addresses = [address];
+      return toProviderApplicant(await call('POST', `/resources/applicants?${new URLSearchParams({ levelName })}`, { externalUserId, fixedInfo }));
+    },
+    async addIdDocument(applicantId, d) {
+      const metadata = { idDocType: d.type, country: d.country, number: d.number, ...(d.issuedDate ? { issuedDate: d.issuedDate } : {}), ...(d.validUntil ? { validUntil: d.validUntil } : {}) };
+      await call('POST', `/resources/applicants/${encodeURIComponent(applicantId)}/info/idDoc`, { multipart: { metadata } });
     },
     async completeSandboxReview(applicantId, result) {
       await call('POST', `/resources/applicants/${encodeURIComponent(applicantId)}/status/testCompleted`, result);

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { listen } from '../../api/server.ts';
 import type { SigningKey } from '../../domain/webhook-signature.ts';
-import { generateDevKeyRing } from '../../runtime/webhook-keys.ts';
+import { generateKeyRing, type KeyRings } from '../../runtime/signing-keys.ts';
 import { loadConfig, type Config } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { connectClient, connectWorker } from '../../runtime/temporal.ts';
@@ -22,7 +22,13 @@ import { createWorkers, type Workers } from '../../worker.ts';
 let ring: SigningKey[] | undefined;
 /** A development key ring made once per test process (RSA key generation is slow). */
 export function testKeyRing(): SigningKey[] {
-  return (ring ??= generateDevKeyRing('sandbox'));
+  return (ring ??= generateKeyRing('webhook', 'sandbox'));
+}
+
+let payloadRing: SigningKey[] | undefined;
+/** Both rings: the webhook ring above and a signed-payload ring, made once per test process. */
+export function testKeyRings(): KeyRings {
+  return { webhooks: testKeyRing(), signedPayloads: (payloadRing ??= generateKeyRing('signed-payload', 'sandbox')) };
 }
 
 export function testEnv(name: string): string {
@@ -112,7 +118,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     workers = await createWorkers(config, connection, { db, log, provider, temporal, keyRing: testKeyRing() });
     void workers.run();
   }
-  const api = await listen({ config, db, temporal, log, keyRing: testKeyRing() }, 0);
+  const api = await listen({ config, db, temporal, log, keys: testKeyRings() }, 0);
   if (callbackSecret && sim && recipient) sim.state.updateClient(recipient.clientId, { webhookUrl: `${api.url}/provider-webhooks/sumsub`, webhookSecret: callbackSecret });
 
   return {

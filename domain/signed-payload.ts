@@ -1,0 +1,122 @@
+// Signed payloads (interface 1.2, 2.8): a verified person's data that a client can hand on and
+// anyone can check offline. The signature is Ed25519 over the payload's canonical form — RFC 8785
+// (JSON Canonicalization Scheme) of every field except `signature` — made with a key of the
+// environment's signed-payload ring, named by `keyId`; public keys are at GET /signed-payload-keys.
+import canonicalize from 'canonicalize';
+import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import { z } from 'zod';
+import type { ResidentialAddress, VerifiedPerson } from './verified-person.ts';
+import { signingKeyAt, type SigningKey } from './webhook-signature.ts';
+
+export const SIGNED_PAYLOAD_ALGORITHM = 'Ed25519' as const;
+export const SIGNED_PAYLOAD_CANONICAL_FORM = 'RFC 8785 JSON canonicalization of the payload without its signature field' as const;
+
+export type SignedPayload = {
+  firstName: string;
+  lastName: string;
+  dob: string;
+  residentialAddress: ResidentialAddress;
+  idDocumentType: string;
+  idDocumentNumber: string;
+  /** ISO 8601: the payload is not valid after this. */
+  expiresAt: string;
+  keyId: string;
+  /** Base64 Ed25519 signature over the canonical form. */
+  signature: string;
+};
+
+const addressSchema = z.looseObject({
+  country: z.string(),
+  postCode: z.string(),
+  street: z.string(),
+  town: z.string().optional(),
+  state: z.string().optional(),
+  subStreet: z.string().optional(),
+  buildingNumber: z.string().optional(),
+  flatNumber: z.string().optional(),
+});
+
+/**
+ * The verification request: every field of a signed payload. Fields we do not know are kept, not
+ * refused: they are part of what the signature covers, so an added field makes the payload invalid.
+ */
+export const signedPayloadSchema = z.looseObject({
+  firstName: z.string(),
+  lastName: z.string(),
+  dob: z.string(),
+  residentialAddress: addressSchema,
+  idDocumentType: z.string(),
+  idDocumentNumber: z.string(),
+  expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }),
+  keyId: z.string(),
+  signature: z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/, 'must be Base64'),
+});
+
+/** The canonical form the signature covers. */
+export function canonicalForm(payload: Record<string, unknown>): string {
+  const { signature: _signature, ...signed } = payload;
+  return canonicalize(signed)!;
+}
+
+/** What is missing for a signed payload, or null when the person has every field. */
+export function missingForPayload(person: VerifiedPerson): string | null {
+  if (!person.firstName) return 'firstName';
+  if (!person.lastName) return 'lastName';
+  if (!person.dob) return 'dob';
+  if (!person.residentialAddress) return 'residentialAddress';
+  if (!person.idDocument) return 'idDocument';
+  return null;
+}
+
+/**
+ * The payload's expiry: `ttlSeconds` after `now`, but never past the identity document's last
+ * valid day (the payload expires at the start of the following day, UTC).
+ */
+export function payloadExpiry(person: VerifiedPerson, now: Date, ttlSeconds: number): Date {
+  const byTtl = now.getTime() + ttlSeconds * 1000;
+  const until = person.idDocument?.validUntil;
+  const byDocument = until ? Date.parse(`${until}T00:00:00.000Z`) + 86_400_000 : Infinity;
+  return new Date(Math.min(byTtl, byDocument));
+}
+
+/** Signs the person's payload with the ring's key valid at `now`. The person must have every field (missingForPayload). */
+export function signPayload(person: VerifiedPerson, ring: readonly SigningKey[], now: Date, ttlSeconds: number): SignedPayload {
+  if (missingForPayload(person)) throw new Error(`cannot sign: ${missingForPayload(person)} is missing`);
+  const key = signingKeyAt(ring, now);
+  const unsigned = {
+    firstName: person.firstName!,
+    lastName: person.lastName!,
+    dob: person.dob!,
+    residentialAddress: person.residentialAddress!,
+    idDocumentType: person.idDocument!.type,
+    idDocumentNumber: person.idDocument!.number,
+    expiresAt: payloadExpiry(person, now, ttlSeconds).toISOString(),
+    keyId: key.keyId,
+  };
+  const signature = sign(null, Buffer.from(canonicalForm(unsigned), 'utf8'), createPrivateKey(key.privateKeyPem)).toString('base64');
+  return { ...unsigned, signature };
+}
+
+/** True when the payload is signed by a key of the ring, unchanged, and not expired at `now`. */
+export function isValidPayload(payload: Record<string, unknown> & { keyId: string; signature: string; expiresAt: string }, ring: readonly SigningKey[], now: Date): boolean {
+  const key = ring.find((k) => k.keyId === payload.keyId);
+  if (!key) return false;
+  if (!(Date.parse(payload.expiresAt) > now.getTime())) return false;
+  const signature = Buffer.from(payload.signature, 'base64');
+  try {
+    return verify(null, Buffer.from(canonicalForm(payload), 'utf8'), createPublicKey(key.privateKeyPem), signature);
+  } catch {
+    return false;
+  }
+}
+
+/** The ring's public half, as GET /signed-payload-keys lists it. */
+export function payloadPublicKeyOf(key: SigningKey) {
+  return {
+    keyId: key.keyId,
+    algorithm: SIGNED_PAYLOAD_ALGORITHM,
+    publicKeyPem: createPublicKey(key.privateKeyPem).export({ type: 'spki', format: 'pem' }).toString(),
+    validFrom: key.validFrom,
+    validUntil: key.validUntil,
+  };
+}

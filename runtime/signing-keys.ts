@@ -1,0 +1,101 @@
+// The environment's signing key rings: webhook deliveries (RSA, interface 5.4) and signed payloads
+// (Ed25519, interface 2.8). Each comes from a JSON variable or a file (default under DATA_DIR). In
+// the sandbox a missing file is generated on first start and never committed (DATA_DIR is
+// git-ignored); other environments must supply their keys.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { SigningKey } from '../domain/webhook-signature.ts';
+import { ConfigError, type Config } from './config.ts';
+
+export type RingKind = 'webhook' | 'signed-payload';
+
+type Window = { validFrom: string; validUntil: string };
+
+// Webhook keys follow the interface's pattern: two keys valid until 30 Sep 2026 and two from 1 Oct 2026.
+const WEBHOOK_WINDOWS: Window[] = [
+  { validFrom: '2025-05-31T00:00:00.000Z', validUntil: '2026-10-01T00:00:00.000Z' },
+  { validFrom: '2025-05-31T00:00:00.000Z', validUntil: '2026-10-01T00:00:00.000Z' },
+  { validFrom: '2026-10-01T00:00:00.000Z', validUntil: '2027-10-01T00:00:00.000Z' },
+  { validFrom: '2026-10-01T00:00:00.000Z', validUntil: '2027-10-01T00:00:00.000Z' },
+];
+
+/** Signed-payload keys: the current one (two years from generation) and its successor (a year later). */
+function payloadWindows(now: Date): Window[] {
+  const at = (days: number) => new Date(now.getTime() + days * 86_400_000).toISOString();
+  return [
+    { validFrom: at(-1), validUntil: at(730) },
+    { validFrom: at(365), validUntil: at(1095) },
+  ];
+}
+
+const KINDS: Record<RingKind, { variable: string; fileVariable: string; fileName: string; settings(c: Config): { json: string | undefined; file: string | undefined } }> = {
+  webhook: { variable: 'WEBHOOK_SIGNING_KEYS', fileVariable: 'WEBHOOK_SIGNING_KEYS_FILE', fileName: 'webhook-signing-keys.json', settings: (c) => ({ json: c.webhooks.signingKeysJson, file: c.webhooks.signingKeysFile }) },
+  'signed-payload': {
+    variable: 'SIGNED_PAYLOAD_KEYS',
+    fileVariable: 'SIGNED_PAYLOAD_KEYS_FILE',
+    fileName: 'signed-payload-keys.json',
+    settings: (c) => ({ json: c.signedPayloads.signingKeysJson, file: c.signedPayloads.signingKeysFile }),
+  },
+};
+
+function parseRing(json: string, where: string): SigningKey[] {
+  let ring: unknown;
+  try {
+    ring = JSON.parse(json);
+  } catch {
+    throw new ConfigError(`${where} is not valid JSON`);
+  }
+  if (!Array.isArray(ring) || ring.length === 0 || !ring.every((k) => k && typeof k.keyId === 'string' && typeof k.privateKeyPem === 'string' && !Number.isNaN(Date.parse(k.validFrom)) && !Number.isNaN(Date.parse(k.validUntil)))) {
+    throw new ConfigError(`${where} must be a non-empty array of { keyId, privateKeyPem, validFrom, validUntil }`);
+  }
+  return ring as SigningKey[];
+}
+
+/** A new ring of the kind: RSA-2048 keys for webhooks, Ed25519 for signed payloads. */
+export function generateKeyRing(kind: RingKind, environment: string, now = new Date()): SigningKey[] {
+  if (kind === 'webhook') {
+    return WEBHOOK_WINDOWS.map((w, i) => ({
+      keyId: `${environment}-${w.validFrom.slice(0, 7)}-${i % 2 === 0 ? 'a' : 'b'}-${randomBytes(3).toString('hex')}`,
+      privateKeyPem: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      ...w,
+    }));
+  }
+  return payloadWindows(now).map((w) => ({
+    keyId: `${environment}-payload-${w.validFrom.slice(0, 7)}-${randomBytes(3).toString('hex')}`,
+    privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    ...w,
+  }));
+}
+
+/** Where the ring's file is (the setting, or its default under DATA_DIR). */
+export function keyRingFile(config: Config, kind: RingKind): string {
+  return KINDS[kind].settings(config).file ?? path.join(config.dataDir, KINDS[kind].fileName);
+}
+
+/** The ring from its variable or file; `generateMissing` (the sandbox's default) writes a new file when there is none. */
+export async function loadKeyRing(config: Config, kind: RingKind, options: { generateMissing?: boolean; ignoreVariable?: boolean } = {}): Promise<SigningKey[]> {
+  const k = KINDS[kind];
+  const { json } = k.settings(config);
+  if (json && !options.ignoreVariable) return parseRing(json, k.variable);
+  const file = keyRingFile(config, kind);
+  try {
+    return parseRing(await readFile(file, 'utf8'), file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (!(options.generateMissing ?? config.environment === 'sandbox')) {
+    throw new ConfigError(`no ${kind} signing keys: set ${k.variable} or ${k.fileVariable} (${file} does not exist)`);
+  }
+  const ring = generateKeyRing(kind, config.environment);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify(ring, null, 2), { mode: 0o600 });
+  return ring;
+}
+
+/** Both rings a process signs with. */
+export type KeyRings = { webhooks: readonly SigningKey[]; signedPayloads: readonly SigningKey[] };
+
+export async function loadKeyRings(config: Config): Promise<KeyRings> {
+  return { webhooks: await loadKeyRing(config, 'webhook'), signedPayloads: await loadKeyRing(config, 'signed-payload') };
+}

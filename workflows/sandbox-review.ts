@@ -1,0 +1,35 @@
+// The sandbox control's play (contract: sandboxReviewWorkflowId): the end user's part — an
+// applicant under the person's SDK user id with its identity document, unless the person already
+// has one — then the reviewer's testCompleted, whose callback the person's verification workflow
+// decides. A test person for an applicant that already exists is refused, not silently ignored.
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { ProviderActivities } from '../activities/index.ts';
+import { PROVIDER_PRIORITY, SANDBOX_APPLICANT_EXISTS_FAILURE, type SandboxReviewInput, type SandboxReviewResult } from '../contract/workflows.ts';
+
+export async function sandboxReviewWorkflow(input: SandboxReviewInput): Promise<SandboxReviewResult> {
+  // a client waits on this: a few quick attempts, then the API answers 503
+  const provider = proxyActivities<ProviderActivities>({
+    taskQueue: input.providerTaskQueue,
+    priority: { priorityKey: PROVIDER_PRIORITY.sync },
+    startToCloseTimeout: '15 seconds',
+    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
+  for (let round = 0; round < 2; round++) {
+    const existing = await provider.findSandboxApplicant({ entityId: input.entityId });
+    if (existing) {
+      if (input.withPerson && round === 0) {
+        throw ApplicationFailure.nonRetryable('The person already has an applicant at the provider; its data is fixed when it is created. Leave out person, or use a new entity.', SANDBOX_APPLICANT_EXISTS_FAILURE);
+      }
+      await provider.completeSandboxReview({ requestId: input.requestId, applicantId: existing });
+      return { applicantId: existing, created: round > 0 };
+    }
+    const created = await provider.createSandboxApplicant({ requestId: input.requestId });
+    if (created) {
+      await provider.addSandboxIdDocument({ requestId: input.requestId, applicantId: created });
+      await provider.completeSandboxReview({ requestId: input.requestId, applicantId: created });
+      return { applicantId: created, created: true };
+    }
+    // created meanwhile (by an earlier attempt whose answer was lost): look it up once more
+  }
+  throw ApplicationFailure.nonRetryable('The applicant could not be created or found at the provider.', 'SandboxApplicantMissing');
+}
