@@ -15,26 +15,27 @@ const LAYERS = {
   },
   domain: { path: '^domain/', holds: 'pure rules without I/O: error catalogue, entity and requirement rules, CSV rules, reliance decisions, feature catalog, webhook rules', may: [] },
   provider: { path: '^provider/', holds: 'the identity-provider interface, its errors, the Sumsub client', may: [] },
+  files: { path: '^files/', holds: 'the file store: one interface for uploaded bytes, and its local-directory implementation', may: [] },
   store: { path: '^store/', holds: 'PostgreSQL access and migrations: persists, neither shapes responses nor decides', may: ['domain', 'contract'] },
-  activities: { path: '^activities/', holds: 'activities, one factory per task queue, one file per concern', may: ['contract', 'domain', 'store', 'provider'] },
+  activities: { path: '^activities/', holds: 'activities, one factory per task queue, one file per concern', may: ['contract', 'domain', 'store', 'provider', 'files'] },
   workflows: { path: '^workflows/', holds: 'deterministic workflow code, one file per workflow', may: ['contract'], typesFrom: ['activities'] },
   runtime: {
     path: '^runtime/',
     holds: 'process wiring: configuration, logger, database and Temporal connections, typed workflow starters, Temporal CLI and dev server runner',
-    may: ['contract', 'domain', 'store', 'provider', 'workflows'],
+    may: ['contract', 'domain', 'store', 'provider', 'workflows', 'files'],
   },
   usecases: {
     path: '^usecases/',
     holds: 'one function per API operation: checks, reads and writes through store, starts workflows; returns an outcome (a value or a refusal), never HTTP',
-    may: ['contract', 'domain', 'store', 'runtime'],
+    may: ['contract', 'domain', 'store', 'runtime', 'files'],
   },
-  api: { path: '^api/', holds: 'the Koa app: routes (each calls one use case), middleware, the outcome-to-HTTP mapping, OpenAPI', may: ['contract', 'domain', 'store', 'runtime', 'usecases'] },
-  worker: { path: '^worker\\.ts$', holds: 'the worker process: the workers of every task queue', may: ['activities', 'contract', 'domain', 'runtime', 'store', 'provider'] },
+  api: { path: '^api/', holds: 'the Koa app: routes (each calls one use case), middleware, the outcome-to-HTTP mapping, OpenAPI', may: ['contract', 'domain', 'store', 'runtime', 'usecases', 'files'] },
+  worker: { path: '^worker\\.ts$', holds: 'the worker process: the workers of every task queue', may: ['activities', 'contract', 'domain', 'runtime', 'store', 'provider', 'files'] },
   'provider-sim': { path: '^provider-sim/', holds: 'the identity-provider simulator (development and tests)', may: ['provider', 'runtime'] },
   client: { path: '^client/', holds: 'the typed API client, generated from the OpenAPI document (npm run api:client)', may: [] },
   receiver: { path: '^receiver/', holds: 'for webhook receivers: signature verification and an example receiver', may: ['client'] },
   cli: { path: '^cli/', holds: 'command-line tools: the admin CLI, kyc-share-token', may: ['contract', 'domain', 'store', 'runtime', 'provider'] },
-  dev: { path: '^dev/', holds: 'the all-in-one development launcher (npm start); nothing imports it', may: ['api', 'worker', 'runtime', 'store', 'provider', 'provider-sim', 'domain', 'contract'] },
+  dev: { path: '^dev/', holds: 'the all-in-one development launcher (npm start); nothing imports it', may: ['api', 'worker', 'runtime', 'store', 'provider', 'provider-sim', 'domain', 'contract', 'files'] },
 };
 
 /** Folders whose code is never imported by the layers above (they may import anything). */

@@ -11,6 +11,7 @@ import { createReconcileActivities, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
 import { createSandboxActivities } from './sandbox.ts';
 import { createShareActivities } from './share.ts';
+import { createUniversalKycActivities } from './universal-kyc.ts';
 import { createWebhookActivities } from './webhooks.ts';
 import { createWebhookSender } from './webhook-send.ts';
 
@@ -39,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHousekeepingActivities(deps),
     ...createReconcileActivities(deps),
     ...createBatchActivities(deps),
+    ...createUniversalKycActivities(deps),
     failShare: createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }).failShare,
   };
 }

@@ -11,6 +11,7 @@ import { ApiError } from '../domain/errors.ts';
 import type { Config } from '../runtime/config.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { Db } from '../store/db.ts';
+import { createFileStore } from '../runtime/file-store.ts';
 import { providerWebhookVerifier } from '../runtime/provider.ts';
 import { createStarters } from '../runtime/starters.ts';
 import type { UseCaseContext } from '../usecases/context.ts';
@@ -33,6 +34,7 @@ import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { personVerificationRoutes } from './routes/person-verification.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { signedPayloadRoutes } from './routes/signed-payload.ts';
+import { universalKycRoutes } from './routes/universal-kyc.ts';
 import { syncImportRoutes } from './routes/sync-imports.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keys: KeyRings };
@@ -88,7 +90,12 @@ function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
 }
 
 export function allRoutes(deps: AppDeps): Route[] {
-  const uc: UseCaseContext = { ...deps, start: createStarters(deps.temporal, deps.config), verifyProviderCallback: providerWebhookVerifier(deps.config) };
+  const uc: UseCaseContext = {
+    ...deps,
+    start: createStarters(deps.temporal, deps.config),
+    verifyProviderCallback: providerWebhookVerifier(deps.config),
+    files: createFileStore(deps.config),
+  };
   const routes: Route[] = [
     ...healthRoutes(uc),
     ...entityRoutes(uc),
@@ -96,6 +103,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...batchImportRoutes(uc),
     ...syncImportRoutes(uc),
     ...personVerificationRoutes(uc),
+    ...universalKycRoutes(uc),
     ...signedPayloadRoutes(uc),
     ...sandboxRoutes(uc),
     ...subscriptionRoutes(uc),
@@ -114,13 +122,36 @@ function handle(r: Route, deps: AppDeps): Middleware {
   };
 }
 
+/**
+ * The methods a path allows, from our routes: where a literal segment and a parameter both match
+ * (`/entity/verify-signed-payload` and `/entity/:entityId`), the more literal route wins, so the
+ * path is not also offered the parameter route's methods.
+ */
+function allowedMethods(routes: readonly Route[]): (path: string) => string[] | null {
+  const patterns = routes.map((r) => ({
+    method: r.method.toUpperCase(),
+    regex: new RegExp(`^${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z]+/g, '[^/]+')}/?$`),
+    literal: r.path.split('/').filter((s) => s && !s.startsWith(':')).length,
+  }));
+  return (path) => {
+    const matching = patterns.filter((p) => p.regex.test(path));
+    if (matching.length === 0) return null;
+    const best = Math.max(...matching.map((p) => p.literal));
+    const methods = new Set(matching.filter((p) => p.literal === best).map((p) => p.method));
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods];
+  };
+}
+
 export function buildApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
   const router = new Router();
   const auth = authenticate(deps.db);
   const limit = rateLimit(deps.db, { bucket: 'api', perSecond: deps.config.http.rateLimitPerSecond });
-  for (const r of allRoutes(deps)) {
+  const routes = allRoutes(deps);
+  const allowed = allowedMethods(routes);
+  for (const r of routes) {
     const chain: Middleware[] = [];
     if (r.auth !== false) chain.push(auth, limit);
     if (r.rateLimit) chain.push(rateLimit(deps.db, r.rateLimit));
@@ -136,6 +167,21 @@ export function buildApp(deps: AppDeps): Koa {
     if (ctx.status === 404) throw new ApiError('routeNotFound', `No endpoint ${ctx.method} ${ctx.path}.`);
     // allowedMethods() below answered 405 or 501 with an Allow header; give it our error body.
     if (ctx.status === 405 || ctx.status === 501) throw new ApiError('methodNotAllowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}.`, { headers: { Allow: ctx.response.get('Allow') } });
+  });
+  // OPTIONS, and a method the path does not allow, answered from our routes (see allowedMethods)
+  app.use(async (ctx, next) => {
+    const methods = allowed(ctx.path);
+    if (!methods) return next();
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', methods.join(', '));
+      ctx.status = 200;
+      ctx.body = '';
+      return;
+    }
+    if (!methods.includes(ctx.method)) {
+      throw new ApiError('methodNotAllowed', `${ctx.method} is not allowed here; allowed: ${methods.join(', ')}.`, { headers: { Allow: methods.join(', ') } });
+    }
+    return next();
   });
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -1,29 +1,35 @@
-// Reads one file field of a multipart/form-data request while it streams in, stopping at the size
-// limit (the rest of the body is never buffered), and hashes it on the way. The client's mistakes
-// are answered as a problem, never thrown.
+// Reads the files of one form field of a multipart/form-data request while they stream in,
+// stopping at the size limit (the rest of the body is never buffered), and hashes each on the way.
+// The client's mistakes are answered as a problem, never thrown.
 import { createHash } from 'node:crypto';
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { Context } from 'koa';
 import type { FileRead, UploadedFile } from '../usecases/batch-imports.ts';
+import type { FilesRead } from '../usecases/uploads.ts';
 
-type Problem = Extract<FileRead, { ok: false }>;
+type Problem = Extract<FilesRead, { ok: false }>;
 const problem = (p: Problem['problem'], message: string): Problem => ({ ok: false, problem: p, message });
 
-/** The file of form field `field`, or what is wrong with the request. */
-export function readFileField(ctx: Context, field: string, maxBytes: number): Promise<FileRead> {
-  const tooLarge = () => problem('too-large', `The file is larger than ${maxBytes / 1024 / 1024} MB.`);
+/**
+ * The files of form field `field`: at most `maxFiles` (`extra: 'ignore'` reads the first ones and
+ * skips the rest; `'refuse'` answers too-many), each at most `maxBytes`.
+ */
+export function readFiles(ctx: Context, field: string, limits: { maxBytes: number; maxFiles: number; extra: 'ignore' | 'refuse' }): Promise<FilesRead> {
+  const { maxBytes, maxFiles } = limits;
+  const tooLarge = () => problem('too-large', `A file is larger than ${maxBytes / 1024 / 1024} MB.`);
   const contentType = ctx.get('content-type');
   if (!/^multipart\/form-data\b/i.test(contentType)) return Promise.resolve(problem('not-multipart', 'Send the file as multipart/form-data.'));
-  if (Number(ctx.get('content-length') || 0) > maxBytes + 1024 * 1024) return Promise.resolve(tooLarge());
+  if (Number(ctx.get('content-length') || 0) > maxBytes * maxFiles + 1024 * 1024) return Promise.resolve(tooLarge());
   return new Promise((resolve) => {
     let bb: BusboyInstance;
     try {
-      bb = new Busboy({ headers: { ...ctx.req.headers, 'content-type': contentType }, limits: { fileSize: maxBytes, files: 1, fields: 20, parts: 25 } });
+      bb = new Busboy({ headers: { ...ctx.req.headers, 'content-type': contentType }, limits: { fileSize: maxBytes, files: maxFiles + 1, fields: 20, parts: maxFiles + 25 } });
     } catch (err) {
       resolve(problem('malformed', `The multipart body cannot be read: ${(err as Error).message}`));
       return;
     }
-    let file: UploadedFile | undefined;
+    const files: UploadedFile[] = [];
+    let seen = 0;
     let failed = false;
     const fail = (p: Problem) => {
       if (failed) return;
@@ -33,8 +39,14 @@ export function readFileField(ctx: Context, field: string, maxBytes: number): Pr
       resolve(p);
     };
     bb.on('file', (name: string, stream: BusboyFileStream, fileName: string) => {
-      if (name !== field || file) {
+      if (name !== field || failed) {
         stream.resume();
+        return;
+      }
+      seen++;
+      if (seen > maxFiles) {
+        stream.resume();
+        if (limits.extra === 'refuse') fail(problem('too-many', `At most ${maxFiles} file${maxFiles === 1 ? '' : 's'} per upload.`));
         return;
       }
       const hash = createHash('sha256');
@@ -45,15 +57,25 @@ export function readFileField(ctx: Context, field: string, maxBytes: number): Pr
       });
       stream.on('limit', () => fail(tooLarge()));
       stream.on('end', () => {
-        if (!stream.truncated) file = { bytes: Buffer.concat(chunks), fileName: fileName || null, sha256: hash.digest('hex') };
+        if (!stream.truncated) files.push({ bytes: Buffer.concat(chunks), fileName: fileName || null, sha256: hash.digest('hex') });
       });
+    });
+    bb.on('filesLimit', () => {
+      if (limits.extra === 'refuse') fail(problem('too-many', `At most ${maxFiles} file${maxFiles === 1 ? '' : 's'} per upload.`));
     });
     bb.on('error', (err: Error) => fail(problem('malformed', `The multipart body cannot be read: ${err.message}`)));
     bb.on('finish', () => {
       if (failed) return;
-      if (!file) fail(problem('no-file', `No file was sent in the form field "${field}".`));
-      else resolve({ ok: true, file });
+      if (files.length === 0) fail(problem('no-file', `No file was sent in the form field "${field}".`));
+      else resolve({ ok: true, files });
     });
     ctx.req.pipe(bb);
   });
+}
+
+/** The one file of form field `field` (further files are ignored), or what is wrong with the request. */
+export async function readFileField(ctx: Context, field: string, maxBytes: number): Promise<FileRead> {
+  const read = await readFiles(ctx, field, { maxBytes, maxFiles: 1, extra: 'ignore' });
+  if (!read.ok) return read.problem === 'too-many' ? { ok: false, problem: 'malformed', message: read.message } : { ok: false, problem: read.problem, message: read.message };
+  return { ok: true, file: read.files[0]! };
 }

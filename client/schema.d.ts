@@ -258,6 +258,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/entity/{entityId}/requirement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit the canonical KYC data of a person (universal KYC)
+         * @description Opens (or updates) the person's universal KYC submission. It is decided once an identity document (ukyc-id-document) is uploaded too — before or after the data — or, without one, decided as incomplete at deadlineAt (UKYC_SUBMISSION_DEADLINE_SECONDS, 7 days by default). The decision arrives by webhook (account_status_change), so a subscription for it must exist.
+         */
+        post: operations["submitRequirement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/{entityId}/requirement-slug/{requirementSlug}/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a person's identity document or proof of address (universal KYC)
+         * @description Form field files, one or more (at most 10, each at most 10 MB): PDF, JPEG, PNG or HEIC, decided from the bytes. The files join the person's open submission, or wait for the next KYC data. With memberId, the files are the declared member's.
+         */
+        post: operations["uploadRequirementFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/entity/{entityId}/signed-payload": {
         parameters: {
             query?: never;
@@ -858,7 +898,7 @@ export interface operations {
                             requirementSlug: string;
                             value: unknown;
                             /** @enum {string} */
-                            status: "PENDING" | "APPROVED" | "REJECTED";
+                            status: "PENDING" | "APPROVED" | "REJECTED" | "SUPERSEDED";
                             createdAt: string;
                             updatedAt: string;
                         }[];
@@ -1945,6 +1985,264 @@ export interface operations {
             };
             /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    submitRequirement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    requirementSlug: "ukyc-canonical-kyc-data";
+                    /** @description The canonical KYC payload (interface 2.7) as a JSON string: externalUserId, cardProcessorPublicToken?, provider { name: sumsub | onfido | veriff, status, data[] }, identity { firstName, middleName?, lastName?, fullName, dob, nationality }, document[] { type: PASSPORT | ID_CARD | DRIVERS_LICENCE | RESIDENCE_PERMIT | UTILITY_BILL | UTILITY_BILL2, number, country, issuingDate, expiryDate? }, address { country, postCode, street, … }, liveness { result, checkedAt? }. A refusal names the first failing field's path in parameter (identity.dob, document[0].expiryDate, …). */
+                    value: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Submitted */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        requirementSlug: string;
+                        /** @constant */
+                        status: "PENDING";
+                        submissionId: string;
+                        deadlineAt: string;
+                        waitingFor: string[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             *
+             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0702000100` No entity with this id in your business. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0707000100` The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first.
+             *
+             *     `0704000400` The cardProcessorPublicToken is already assigned to another entity.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadRequirementFiles: {
+        parameters: {
+            query?: {
+                memberId?: string;
+            };
+            header?: never;
+            path: {
+                entityId: string;
+                requirementSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description PDF, JPEG, PNG or HEIC files */
+                    files: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Stored */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        requirementSlug: string;
+                        /** @constant */
+                        status: "PENDING";
+                        files: {
+                            fileName: string | null;
+                            contentType: string;
+                            size: number;
+                            uploadedAt: string;
+                        }[];
+                        submissionId: string | null;
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             *
+             *     `0708000100` No file in the multipart form field files (or the body is not multipart/form-data).
+             *
+             *     `0708000200` A file is empty.
+             *
+             *     `0708000300` A file is larger than the upload limit (10 MB each by default, UPLOAD_MAX_FILE_BYTES).
+             *
+             *     `0708000400` More files than one upload takes (10 by default, UPLOAD_MAX_FILES).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business.
+             *
+             *     `0708000600` No such requirement slug for this endpoint (ukyc-id-document, ukyc-proof-of-address-document).
+             *
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0707000100` The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0708000500` A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).
+             *
+             *     `0000000320` The Content-Type is not the one this endpoint accepts.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

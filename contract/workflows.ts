@@ -123,3 +123,16 @@ export type SandboxReviewInput = { requestId: string; entityId: string; provider
 export type SandboxReviewResult = { applicantId: string; created: boolean };
 /** The failure type when a request names a test person but the person's applicant already exists. */
 export const SANDBOX_APPLICANT_EXISTS_FAILURE = 'SandboxApplicantExists';
+
+/**
+ * One workflow per universal KYC submission: it waits, durably, until the submission has its KYC
+ * data and an identity document file (signal `ukycPartReceived` wakes it to look) or until its
+ * deadline, then settles it — decided, or decided as incomplete.
+ */
+export const universalKycWorkflowId = (submissionId: string) => `universal-kyc-${submissionId}`;
+export const UKYC_PART_RECEIVED_SIGNAL = 'ukycPartReceived';
+/** Which part arrived (the workflow reads the submission itself; no personal data here). */
+export type UkycPartReceived = { part: 'data' | 'file' };
+export type UniversalKycInput = { submissionId: string; entityId: string; deadlineAt: string };
+export const UKYC_PROGRESS_QUERY = 'progress';
+export type UkycProgress = { stage: 'waiting' | 'settling' | 'settled'; deadlineAt: string; wakeUps: number };

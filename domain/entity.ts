@@ -5,7 +5,7 @@ import { pageMetaSchema } from './pagination.ts';
 import { CONTROL_CHARACTER_RULE, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
-export const REQUIREMENT_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
+export const REQUIREMENT_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'SUPERSEDED'] as const;
 export const MAX_EXTERNAL_ID = 255;
 export const MAX_STRING_VALUE = 1000;
 export const MAX_JSON_VALUE_BYTES = 64 * 1024;

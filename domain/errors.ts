@@ -66,6 +66,13 @@ export const errorCatalogue = {
     status: 409,
     summary: "Sandbox: the person's applicant already exists at the provider and its data is fixed; leave out person or use a new entity.",
   },
+  // Uploads (universal KYC files).
+  uploadNoFile: { code: '0708000100', status: 400, summary: 'No file in the multipart form field files (or the body is not multipart/form-data).' },
+  uploadEmptyFile: { code: '0708000200', status: 400, summary: 'A file is empty.' },
+  uploadFileTooLarge: { code: '0708000300', status: 400, summary: 'A file is larger than the upload limit (10 MB each by default, UPLOAD_MAX_FILE_BYTES).' },
+  uploadTooManyFiles: { code: '0708000400', status: 400, summary: 'More files than one upload takes (10 by default, UPLOAD_MAX_FILES).' },
+  uploadUnsupportedType: { code: '0708000500', status: 415, summary: 'A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).' },
+  requirementNotFound: { code: '0708000600', status: 404, summary: 'No such requirement slug for this endpoint (ukyc-id-document, ukyc-proof-of-address-document).' },
   // Features.
   featureNotFound: { code: '0703000100', status: 404, summary: 'No feature with this id.' },
 } as const satisfies Record<string, ErrorSpec>;

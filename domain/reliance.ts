@@ -1,11 +1,20 @@
-// The reliance decision (DESIGN.md section 4): we do not re-run KYC and enforce no level. A shared
-// applicant is REJECTED only when its data is insufficient to create a card; otherwise APPROVED.
+// The reliance decision (DESIGN.md section 4): we do not re-run KYC and enforce no level. A person
+// is REJECTED only when the data is insufficient to create a card, or when the verification we rely
+// on refused the person or never ran; otherwise APPROVED. Every path that decides from data (token
+// sharing, universal KYC, a GREEN hosted-SDK review) decides here.
+
+/**
+ * The checks another provider ran, where the data says (universal KYC: the client's provider result
+ * and liveness). A shared applicant was approved by its donor, so token sharing has none.
+ */
+export type VerificationChecks = { provider: 'APPROVED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED'; liveness: 'APPROVED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED' };
 
 /** What the decision reads of a shared applicant (the provider's applicant has at least this). */
 export type SharedIdentity = {
   person: { firstName: string | null; lastName: string | null; dob: string | null };
   addresses: { country: string | null; street: string | null; postCode: string | null }[];
   documents: { type: string; number: string | null; validUntil: string | null }[];
+  checks?: VerificationChecks;
 };
 
 export type Decision =
@@ -16,6 +25,11 @@ export const MINIMUM_AGE = 18;
 
 /** Each rule: a label, whether a new share could fix it, and the sentence a client reads. */
 const RULES: { label: string; fixable: boolean; comment: string; fails(a: SharedIdentity, today: string): boolean }[] = [
+  // We rely on the other provider's verification: its refusal stands, and without one there is nothing to rely on.
+  // A WARNING, or liveness not run, is the provider's and the client's call (no level is enforced).
+  { label: 'PROVIDER_REJECTED', fixable: false, comment: "the client's identity provider rejected the person", fails: (a) => a.checks?.provider === 'REJECTED' },
+  { label: 'PROVIDER_CHECK_NOT_EXECUTED', fixable: true, comment: "the client's identity provider did not run its check", fails: (a) => a.checks?.provider === 'NOT_EXECUTED' },
+  { label: 'LIVENESS_REJECTED', fixable: false, comment: 'the liveness check failed', fails: (a) => a.checks?.liveness === 'REJECTED' },
   { label: 'MISSING_NAME', fixable: true, comment: 'first or last name is missing', fails: (a) => !a.person.firstName || !a.person.lastName },
   { label: 'MISSING_DATE_OF_BIRTH', fixable: true, comment: 'date of birth is missing', fails: (a) => !a.person.dob || Number.isNaN(Date.parse(a.person.dob)) },
   {
@@ -59,6 +73,6 @@ export function decide(applicant: SharedIdentity, now: Date): Decision {
     status: 'REJECTED',
     rejectLabels: failed.map((r) => r.label),
     reviewRejectType: failed.every((r) => r.fixable) ? 'RETRY' : 'FINAL',
-    moderationComment: `The shared applicant data is insufficient for card creation: ${failed.map((r) => r.comment).join('; ')}.`,
+    moderationComment: `The verification data is insufficient for card creation: ${failed.map((r) => r.comment).join('; ')}.`,
   };
 }

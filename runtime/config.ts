@@ -1,6 +1,7 @@
 // Every setting the service reads from its environment, in one place, validated once at start.
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_UKYC_DEADLINE_SECONDS } from '../domain/universal-kyc.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -61,7 +62,7 @@ const envSchema = z.object({
   SIGNED_PAYLOAD_KEYS: z.string().optional(),
   SIGNED_PAYLOAD_KEYS_FILE: z.string().optional(),
   SIGNED_PAYLOAD_TTL_SECONDS: positiveInt.default(86_400),
-  UKYC_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(7 * 86_400),
+  UKYC_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(DEFAULT_UKYC_DEADLINE_SECONDS),
   FILE_STORE_DIR: z.string().optional(),
   UPLOAD_MAX_FILE_BYTES: positiveInt.default(10 * 1024 * 1024),
   UPLOAD_MAX_FILES: positiveInt.max(50).default(10),

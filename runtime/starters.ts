@@ -3,12 +3,14 @@
 // (USE_EXISTING), start a new run once it has closed (ALLOW_DUPLICATE). Every start is therefore
 // idempotent: the API, activities and the reconciler may all call them as often as they like.
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { batchImportWorkflow, personVerificationWorkflow, sandboxReviewWorkflow, syncImportWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
+import { batchImportWorkflow, personVerificationWorkflow, sandboxReviewWorkflow, syncImportWorkflow, universalKycWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
 import { applicantReviewedSignal, sdkTokenUpdate } from '../workflows/person-verification.ts';
+import { ukycPartReceivedSignal } from '../workflows/universal-kyc.ts';
 import {
   batchWorkflowId,
   personVerificationWorkflowId,
   sandboxReviewWorkflowId,
+  universalKycWorkflowId,
   syncWorkflowId,
   webhookDispatcherWorkflowId,
   webhookRetryWorkflowId,
@@ -16,6 +18,7 @@ import {
   type PersonVerificationInput,
   type SandboxReviewResult,
   type SdkToken,
+  type UkycPartReceived,
 } from '../contract/workflows.ts';
 import type { Config } from './config.ts';
 
@@ -77,6 +80,17 @@ export function createStarters(client: Client, config: Config) {
         workflowId: sandboxReviewWorkflowId(requestId),
         args: [{ requestId, entityId, providerTaskQueue: t.providerTaskQueue, withPerson }],
         workflowExecutionTimeout: '2 minutes',
+      });
+    },
+
+    /** Tells a universal KYC submission's workflow that a part arrived (started if it is not running). */
+    async ukycPartReceived(submission: { submissionId: string; entityId: string; deadlineAt: string }, part: UkycPartReceived['part']): Promise<void> {
+      await client.workflow.signalWithStart(universalKycWorkflow, {
+        taskQueue: t.taskQueue,
+        workflowId: universalKycWorkflowId(submission.submissionId),
+        args: [submission],
+        signal: ukycPartReceivedSignal,
+        signalArgs: [{ part }],
       });
     },
 

@@ -4,6 +4,8 @@
 // on every `npm test`, so a change that would break runs already in flight fails the build.
 // Record again only when a workflow changes in a way that is meant to be replay-compatible (a
 // patch); keep the old fixtures beside the new ones until no run that could have them is left.
+// Names given as arguments (`npm run histories:record -- universal-kyc-decided`) record only those,
+// leaving the other fixtures as they were recorded.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -12,7 +14,8 @@ import { requireTemporalCli } from '../runtime/temporal-cli.ts';
 import { createStarters } from '../runtime/starters.ts';
 import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/webhooks.ts';
-import { batchWorkflowId, personVerificationWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
+import { batchWorkflowId, personVerificationWorkflowId, sandboxReviewWorkflowId, universalKycWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
+import { canonicalPayload, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
 import { housekeepingWorkflow } from '../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
@@ -31,13 +34,15 @@ process.env.TEMPORAL_ADDRESS = temporal.address;
 const stack = await startStack({
   workers: true,
   providerCallbacks: true,
-  env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', BATCH_PAGE_SIZE: '3', BATCH_CONCURRENCY: '2' },
+  env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', BATCH_PAGE_SIZE: '3', BATCH_CONCURRENCY: '2', UKYC_SUBMISSION_DEADLINE_SECONDS: '3' },
 });
 const receiver = await startReceiver();
 const saved: string[] = [];
+const only = new Set(process.argv.slice(2));
 
 /** Saves a run's history in the Temporal CLI's JSON form (what `temporal workflow show --output json` prints). */
 async function save(name: string, handle: WorkflowHandle, runId?: string) {
+  if (only.size > 0 && !only.has(name)) return;
   const args = ['workflow', 'show', '--address', temporal.address, '--workflow-id', handle.workflowId, '--output', 'json'];
   if (runId) args.push('--run-id', runId);
   const json = execFileSync(requireTemporalCli(), args, { maxBuffer: 64 * 1024 * 1024 }).toString();
@@ -89,6 +94,24 @@ try {
     while ((await eventsOf()) < i + 1) await new Promise((r) => setTimeout(r, 100));
   }
   await save('person-verification-reviewed', stack.temporal.workflow.getHandle(personVerificationWorkflowId(person)));
+
+  // the sandbox control playing a person and a GREEN review
+  const played = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: 'p-2', type: 'INDIVIDUAL' } })).body.id as string;
+  const sandbox = await stack.request('POST', `/sandbox/entity/${played}/kyc/complete`, { key: apiKey, json: { reviewAnswer: 'GREEN' } });
+  if (sandbox.status !== 202) throw new Error(sandbox.text);
+  const [request] = await stack.db.query<{ id: string }>('SELECT id FROM sandbox_reviews WHERE entity_id = $1', [played]);
+  await save('sandbox-review-played', stack.temporal.workflow.getHandle(sandboxReviewWorkflowId(request!.id)));
+
+  // universal KYC: data then an identity document (decided), and data alone (decided as incomplete at its 3 s deadline)
+  for (const [name, withDocument] of [['universal-kyc-decided', true], ['universal-kyc-expired', false]] as const) {
+    const id = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: name, type: 'INDIVIDUAL' } })).body.id as string;
+    const submitted = await stack.request('POST', `/entity/${id}/requirement`, { key: apiKey, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } });
+    if (submitted.status !== 201) throw new Error(submitted.text);
+    if (withDocument) await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, { key: apiKey, form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]) });
+    const handle = stack.temporal.workflow.getHandle(universalKycWorkflowId(submitted.body.submissionId));
+    await handle.result();
+    await save(name, handle);
+  }
 
   // a delivery refused once, then delivered by its retry workflow (about 5 s)
   receiver.answer({ status: 503 }, { status: 200 });

@@ -2,6 +2,7 @@
 // running workflow), the configuration, the logger and the signing keys. Built once per API process.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import type { FileStore } from '../files/store.ts';
 import type { Config } from '../runtime/config.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';
@@ -15,6 +16,8 @@ export type UseCaseContext = {
   start: Starters;
   config: Config;
   log: Logger;
+  /** Where uploaded files' bytes are kept. */
+  files: FileStore;
   /** The webhook and signed-payload signing key rings. */
   keys: KeyRings;
   /** Checks a provider callback's signature (runtime/provider.ts). */

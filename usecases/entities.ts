@@ -12,6 +12,7 @@ import {
   listEntities as pageOfEntities,
   type MemberRow,
 } from '../store/entities.ts';
+import { fileKeysOf } from '../store/universal-kyc.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
 const notFound = (id: string) => refuse('entityNotFound', `Entity ${id} not found.`, { parameter: 'entityId' });
@@ -52,6 +53,12 @@ export async function getEntity({ db }: UseCaseContext, caller: Caller, entityId
   return entity ? done(entity) : notFound(entityId);
 }
 
-export async function deleteEntity({ db }: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
-  return (await removeEntity(db, caller.id, entityId)) ? done(undefined) : notFound(entityId);
+/** Deletes the entity with its rows, then its files' bytes (a leftover file is harmless; a row pointing at no file is not). */
+export async function deleteEntity({ db, files, log }: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
+  const keys = await fileKeysOf(db, caller.id, entityId);
+  if (!(await removeEntity(db, caller.id, entityId))) return notFound(entityId);
+  for (const key of keys) {
+    await files.delete(key).catch((err: unknown) => log.warn({ err, entityId }, 'a deleted entity file stayed in the file store'));
+  }
+  return done(undefined);
 }

@@ -6,3 +6,4 @@ export { webhookDispatcherWorkflow } from './webhook-dispatcher.ts';
 export { webhookRetryWorkflow } from './webhook-retry.ts';
 export { personVerificationWorkflow } from './person-verification.ts';
 export { sandboxReviewWorkflow } from './sandbox-review.ts';
+export { universalKycWorkflow } from './universal-kyc.ts';

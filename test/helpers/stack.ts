@@ -2,6 +2,9 @@
 // database and Temporal dev server (started once by test/run.ts), and, when asked, real workers on
 // task queues of the test's own so parallel test files never take each other's tasks.
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
@@ -71,7 +74,7 @@ export type Stack = {
   /** Every log line written, parsed. */
   logs: Record<string, unknown>[];
   newBusiness(options?: { name?: string; binSponsored?: boolean }): Promise<{ businessId: string; apiKey: string }>;
-  request(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Uint8Array; headers?: Record<string, string> }): Promise<Reply>;
+  request(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Uint8Array; form?: FormData; headers?: Record<string, string> }): Promise<Reply>;
   close(): Promise<void>;
 };
 
@@ -92,6 +95,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     SYNC_TASK_QUEUE: `test-sync-${suffix}`,
     WEBHOOK_TASK_QUEUE: `test-webhooks-${suffix}`,
     LOG_LEVEL: 'debug',
+    FILE_STORE_DIR: mkdtempSync(path.join(tmpdir(), 'vouch-files-')),
     ...(callbackSecret ? { PROVIDER_WEBHOOK_SECRET: callbackSecret } : {}),
     ...options.env,
   });
@@ -134,10 +138,10 @@ export async function startStack(options: { env?: Record<string, string>; worker
       const { business, apiKey } = await createBusiness(db, { name, binSponsored, environment: config.environment });
       return { businessId: business.id, apiKey };
     },
-    async request(method, path, { key, json, body, headers = {} } = {}) {
+    async request(method, path, { key, json, body, form, headers = {} } = {}) {
       const h: Record<string, string> = { ...headers };
       if (key !== undefined) h['x-vouch-api-key'] = key;
-      let payload: string | Uint8Array | undefined = body;
+      let payload: string | Uint8Array | FormData | undefined = form ?? body;
       if (json !== undefined) {
         payload = JSON.stringify(json);
         h['content-type'] ??= 'application/json';

@@ -1,0 +1,75 @@
+// Activities of universal KYC, on the general queue (database work only: the client's provider
+// already verified the person). The workflow asks whether a submission is complete and, once it is
+// or its deadline has passed, settles it: the decision by the reliance rules, the person's data, the
+// KYC account, requirement statuses and the decision event, in one transaction. Nothing personal
+// goes back to the workflow.
+import { decide, type Decision } from '../domain/reliance.ts';
+import { cardProcessorTokenInUse, identityOfCanonical, incompleteSubmission, type CanonicalKyc } from '../domain/universal-kyc.ts';
+import { verifiedPersonOf } from '../domain/verified-person.ts';
+import type { Db } from '../store/db.ts';
+import { applyDecision } from '../store/decisions.ts';
+import { cardProcessorTokenHolder } from '../store/entities.ts';
+import { loadSubmission, settleSubmission } from '../store/universal-kyc.ts';
+import { keepPersonData } from '../store/verified-persons.ts';
+
+export type UkycReadiness = { status: 'waiting' | 'decided' | 'expired' | 'gone'; complete: boolean };
+export type UkycSettled =
+  | { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string }
+  | { outcome: 'already-settled' }
+  | { outcome: 'gone' };
+
+export function createUniversalKycActivities(deps: { db: Db }) {
+  const { db } = deps;
+  return {
+    async ukycReadiness(input: { submissionId: string }): Promise<UkycReadiness> {
+      const s = await loadSubmission(db, input.submissionId);
+      if (!s) return { status: 'gone', complete: false };
+      return { status: s.status, complete: s.data !== null && s.idDocuments > 0 };
+    },
+
+    /** Decides a complete submission, or an incomplete one as such; a settled one stays as it is. */
+    async settleUniversalKyc(input: { submissionId: string }): Promise<UkycSettled> {
+      return db.tx(async (q) => {
+        const s = await loadSubmission(q, input.submissionId, true);
+        if (!s) return { outcome: 'gone' };
+        if (s.status !== 'waiting') return { outcome: 'already-settled' };
+        if (s.data === null) throw new Error(`submission ${input.submissionId} has no KYC data`); // opened only with data
+        const payload = JSON.parse(s.data) as CanonicalKyc;
+        const complete = s.idDocuments > 0;
+        const now = new Date();
+        const applicantId = `ukyc-${input.submissionId}`;
+        const provider = payload.provider.name;
+        let decision: Decision;
+        let cardToken: string | null = payload.cardProcessorPublicToken ?? null;
+        if (complete) {
+          const identity = identityOfCanonical(payload);
+          decision = decide(identity, now);
+          await keepPersonData(q, provider, applicantId, verifiedPersonOf(identity));
+          const holder = cardToken ? await cardProcessorTokenHolder(q, s.businessId, cardToken) : null;
+          if (holder && holder !== s.entityId) {
+            decision = cardProcessorTokenInUse(decision);
+            cardToken = null;
+          }
+        } else {
+          decision = incompleteSubmission((Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
+        }
+        const eventId = await applyDecision(q, {
+          businessId: s.businessId,
+          entityId: s.entityId,
+          provider,
+          applicantId,
+          levelName: null,
+          source: 'universal-kyc',
+          sourceRef: input.submissionId,
+          decision,
+          path: 'universal-kyc',
+          eventSourceKey: `universal-kyc:${input.submissionId}`,
+          cardProcessorPublicToken: decision.status === 'APPROVED' ? cardToken : null,
+          now,
+        });
+        await settleSubmission(q, input.submissionId, { status: complete ? 'decided' : 'expired', decision: decision.status, eventId });
+        return { outcome: complete ? 'decided' : 'expired', status: decision.status, eventId };
+      });
+    },
+  };
+}

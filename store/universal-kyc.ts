@@ -1,0 +1,132 @@
+// Universal KYC submissions and uploaded files. A person's submission opens with the canonical KYC
+// data (newer data in an open submission supersedes older), claims the files uploaded before it,
+// gathers those uploaded while it is open, and is settled once: decided, or decided as incomplete
+// when its deadline passes. Each write locks the person's entity row, so the steps of one person
+// happen one at a time across API processes and activities.
+import { randomUUID } from 'node:crypto';
+import { CANONICAL_KYC_SLUG, ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS } from '../domain/universal-kyc.ts';
+import type { Db, Queryable } from './db.ts';
+
+export type OpenSubmission = { submissionId: string; deadlineAt: string };
+
+const iso = (v: unknown) => new Date(v as string).toISOString();
+
+async function lockPerson(q: Queryable, entityId: string): Promise<void> {
+  await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId]);
+}
+
+async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmission | null> {
+  const [row] = await q.query<{ id: string; deadline_at: string }>("SELECT id, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [entityId]);
+  return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at) } : null;
+}
+
+/** Records the canonical KYC data in the person's open submission (one is opened when there is none); returns it. */
+export async function submitCanonicalData(db: Db, s: { businessId: string; entityId: string; value: string; deadlineSeconds: number }): Promise<OpenSubmission & { opened: boolean }> {
+  return db.tx(async (q) => {
+    await lockPerson(q, s.entityId);
+    let open = await openSubmission(q, s.entityId);
+    const opened = !open;
+    if (!open) {
+      const id = randomUUID();
+      const [row] = await q.query<{ deadline_at: string }>(
+        "INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING deadline_at",
+        [id, s.businessId, s.entityId, s.deadlineSeconds],
+      );
+      open = { submissionId: id, deadlineAt: iso(row!.deadline_at) };
+    }
+    await q.query("UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'", [open.submissionId, CANONICAL_KYC_SLUG]);
+    await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($1, $2, $3, $4, $5)', [
+      randomUUID(),
+      s.entityId,
+      CANONICAL_KYC_SLUG,
+      JSON.stringify(s.value),
+      open.submissionId,
+    ]);
+    // files uploaded before the data belong to this submission
+    await q.query("UPDATE files SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY($3)", [s.entityId, open.submissionId, UKYC_FILE_SLUGS]);
+    await q.query("UPDATE entity_requirements SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY($3)", [
+      s.entityId,
+      open.submissionId,
+      UKYC_FILE_SLUGS,
+    ]);
+    return { ...open, opened };
+  });
+}
+
+export type StoredFile = { id: string; fileName: string | null; contentType: string; size: number; sha256: string; storageKey: string };
+
+/** Records uploaded files (their bytes already in the file store) as FILE requirements, in the open submission if there is one. */
+export async function recordUploadedFiles(
+  db: Db,
+  u: { businessId: string; entityId: string; slug: string; files: readonly StoredFile[] },
+): Promise<{ submission: OpenSubmission | null; uploadedAt: string }> {
+  return db.tx(async (q) => {
+    await lockPerson(q, u.entityId);
+    const open = await openSubmission(q, u.entityId);
+    let uploadedAt = '';
+    for (const f of u.files) {
+      const [row] = await q.query<{ uploaded_at: string }>(
+        `INSERT INTO files (id, business_id, entity_id, slug, submission_id, file_name, content_type, size, sha256, storage_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING uploaded_at`,
+        [f.id, u.businessId, u.entityId, u.slug, open?.submissionId ?? null, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
+      );
+      uploadedAt = iso(row!.uploaded_at);
+      await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id, file_id) VALUES ($1, $2, $3, $4, $5, $6)', [
+        randomUUID(),
+        u.entityId,
+        u.slug,
+        JSON.stringify({ fileName: f.fileName, contentType: f.contentType, size: f.size }),
+        open?.submissionId ?? null,
+        f.id,
+      ]);
+    }
+    return { submission: open, uploadedAt };
+  });
+}
+
+export type SubmissionState = {
+  businessId: string;
+  entityId: string;
+  status: 'waiting' | 'decided' | 'expired';
+  createdAt: string;
+  deadlineAt: string;
+  /** The latest canonical KYC data (a JSON string), null when there is none. */
+  data: string | null;
+  idDocuments: number;
+};
+
+/** The submission as its settling reads it; `lock` holds it (and its person) for the caller's transaction. */
+export async function loadSubmission(q: Queryable, submissionId: string, lock = false): Promise<SubmissionState | null> {
+  const [s] = await q.query<{ business_id: string; entity_id: string; status: SubmissionState['status']; created_at: string; deadline_at: string }>(
+    `SELECT business_id, entity_id, status, created_at, deadline_at FROM ukyc_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [submissionId],
+  );
+  if (!s) return null;
+  if (lock) await lockPerson(q, s.entity_id);
+  const [data] = await q.query<{ value: string }>(
+    "SELECT value FROM entity_requirements WHERE submission_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED' ORDER BY created_at DESC LIMIT 1",
+    [submissionId, CANONICAL_KYC_SLUG],
+  );
+  const [docs] = await q.query<{ n: string }>('SELECT count(*) AS n FROM files WHERE submission_id = $1 AND slug = $2 AND retired_at IS NULL', [submissionId, ID_DOCUMENT_SLUG]);
+  return {
+    businessId: s.business_id,
+    entityId: s.entity_id,
+    status: s.status,
+    createdAt: iso(s.created_at),
+    deadlineAt: iso(s.deadline_at),
+    data: data ? String(data.value) : null,
+    idDocuments: Number(docs?.n ?? 0),
+  };
+}
+
+/** Closes the submission with its decision and moves its PENDING requirements to the decision's status. */
+export async function settleSubmission(q: Queryable, submissionId: string, s: { status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string }): Promise<void> {
+  await q.query('UPDATE ukyc_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [submissionId, s.status, s.decision, s.eventId]);
+  await q.query("UPDATE entity_requirements SET status = $2, updated_at = now() WHERE submission_id = $1 AND status = 'PENDING'", [submissionId, s.decision]);
+}
+
+/** The store keys of an entity's files (to remove the bytes when the entity is deleted). */
+export async function fileKeysOf(q: Queryable, businessId: string, entityId: string): Promise<string[]> {
+  const rows = await q.query<{ storage_key: string }>('SELECT storage_key FROM files WHERE business_id = $1 AND entity_id = $2', [businessId, entityId]);
+  return rows.map((r) => r.storage_key);
+}

@@ -1,0 +1,89 @@
+// Universal KYC (interface 1.2, 2.7, 4.5): the client submits its already-verified canonical KYC data
+// and uploads the person's documents; each arrival is recorded and wakes the submission's workflow,
+// which decides once the data and an identity document are there (or its deadline passes). The
+// decision arrives by webhook, so the webhook prerequisite (1.4) applies to both endpoints.
+import { ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS, checkCanonicalKyc, type UkycFileSlug } from '../domain/universal-kyc.ts';
+import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { fileKey } from '../files/store.ts';
+import { cardProcessorTokenHolder } from '../store/entities.ts';
+import { loadSubmission, recordUploadedFiles, submitCanonicalData } from '../store/universal-kyc.ts';
+import type { Caller, UseCaseContext } from './context.ts';
+import { personNamed } from './person-verification.ts';
+import { checkUploads, type FilesRead } from './uploads.ts';
+
+export type RequirementSubmitted = {
+  entityId: string;
+  requirementSlug: string;
+  status: 'PENDING';
+  submissionId: string;
+  /** When the submission is decided as incomplete if its identity document has not arrived. */
+  deadlineAt: string;
+  /** What the submission still needs before it is decided (empty: it is being decided). */
+  waitingFor: string[];
+};
+
+/** POST /entity/{entityId}/requirement with `ukyc-canonical-kyc-data`. */
+export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, entityId: string, value: string): Promise<Outcome<RequirementSubmitted>> {
+  const person = await personNamed(ctx, caller, entityId, undefined, { requireWebhook: true });
+  if (!person.ok) return person;
+  const check = checkCanonicalKyc(value, new Date());
+  if (!check.ok) return refuse('invalidRequest', check.message, { parameter: check.parameter });
+  const token = check.payload.cardProcessorPublicToken;
+  if (token) {
+    const holder = await cardProcessorTokenHolder(ctx.db, caller.id, token);
+    if (holder && holder !== person.value) return refuse('syncCardProcessorTokenTaken', `cardProcessorPublicToken is already assigned to entity ${holder}.`, { parameter: 'cardProcessorPublicToken' });
+  }
+  const submission = await submitCanonicalData(ctx.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: ctx.config.universalKyc.deadlineSeconds });
+  await ctx.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt }, 'data');
+  const state = await loadSubmission(ctx.db, submission.submissionId);
+  return done({
+    entityId: person.value,
+    requirementSlug: 'ukyc-canonical-kyc-data',
+    status: 'PENDING',
+    submissionId: submission.submissionId,
+    deadlineAt: submission.deadlineAt,
+    waitingFor: state && state.idDocuments > 0 ? [] : [ID_DOCUMENT_SLUG],
+  });
+}
+
+export type FilesUploaded = {
+  entityId: string;
+  requirementSlug: UkycFileSlug;
+  status: 'PENDING';
+  files: { fileName: string | null; contentType: string; size: number; uploadedAt: string }[];
+  /** The open submission the files joined, or null: they wait for the next KYC data submission. */
+  submissionId: string | null;
+};
+
+/** POST /entity/{entityId}/requirement-slug/{slug}/upload: the files are checked, stored, recorded, and the open submission woken. */
+export async function uploadUkycFiles(
+  ctx: UseCaseContext,
+  caller: Caller,
+  entityId: string,
+  slug: string,
+  memberId: string | undefined,
+  read: () => Promise<FilesRead>,
+): Promise<Outcome<FilesUploaded>> {
+  if (!(UKYC_FILE_SLUGS as readonly string[]).includes(slug)) {
+    return refuse('requirementNotFound', `No file requirement ${slug}: upload ${UKYC_FILE_SLUGS.join(' or ')}.`, { parameter: 'requirementSlug' });
+  }
+  const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
+  if (!person.ok) return person;
+  const checked = await checkUploads(await read(), 'files');
+  if (!checked.ok) return checked;
+  const stored = [];
+  for (const f of checked.value) {
+    const storageKey = fileKey(caller.id, person.value, f.id);
+    await ctx.files.put(storageKey, f.bytes, f.contentType);
+    stored.push({ id: f.id, fileName: f.fileName, contentType: f.contentType, size: f.size, sha256: f.sha256, storageKey });
+  }
+  const recorded = await recordUploadedFiles(ctx.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
+  if (recorded.submission) await ctx.start.ukycPartReceived({ ...recorded.submission, entityId: person.value }, 'file');
+  return done({
+    entityId: person.value,
+    requirementSlug: slug as UkycFileSlug,
+    status: 'PENDING',
+    files: stored.map((f) => ({ fileName: f.fileName, contentType: f.contentType, size: f.size, uploadedAt: recorded.uploadedAt })),
+    submissionId: recorded.submission?.submissionId ?? null,
+  });
+}

@@ -1,0 +1,38 @@
+// A universal KYC submission (contract: universalKycWorkflowId): it waits, durably, for the KYC
+// data and an identity document file — each arrival signals it to look again — until its deadline,
+// then settles the submission once (activities/universal-kyc.ts): decided from the data, or decided
+// as incomplete. Its history holds ids and outcomes only; the data and files stay in PostgreSQL
+// and the file store.
+import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { GeneralActivities } from '../activities/index.ts';
+import { UKYC_PART_RECEIVED_SIGNAL, UKYC_PROGRESS_QUERY, type UkycPartReceived, type UkycProgress, type UniversalKycInput } from '../contract/workflows.ts';
+
+export const ukycPartReceivedSignal = defineSignal<[UkycPartReceived]>(UKYC_PART_RECEIVED_SIGNAL);
+export const ukycProgressQuery = defineQuery<UkycProgress>(UKYC_PROGRESS_QUERY);
+
+const db = proxyActivities<GeneralActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } });
+
+export async function universalKycWorkflow(input: UniversalKycInput): Promise<{ outcome: string; status?: string }> {
+  let wakeUps = 0;
+  let stage: UkycProgress['stage'] = 'waiting';
+  setHandler(ukycPartReceivedSignal, () => {
+    wakeUps++;
+  });
+  setHandler(ukycProgressQuery, () => ({ stage, deadlineAt: input.deadlineAt, wakeUps }));
+
+  const deadline = Date.parse(input.deadlineAt);
+  for (;;) {
+    const seen = wakeUps;
+    const readiness = await db.ukycReadiness({ submissionId: input.submissionId });
+    if (readiness.status !== 'waiting') return { outcome: readiness.status === 'gone' ? 'gone' : 'already-settled' };
+    if (readiness.complete) break;
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const woken = await condition(() => wakeUps !== seen, left);
+    if (!woken) break; // the deadline passed: settle as it is (complete if a signal was lost)
+  }
+  stage = 'settling';
+  const settled = await db.settleUniversalKyc({ submissionId: input.submissionId });
+  stage = 'settled';
+  return 'status' in settled ? { outcome: settled.outcome, status: settled.status } : { outcome: settled.outcome };
+}
