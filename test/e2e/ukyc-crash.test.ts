@@ -1,0 +1,88 @@
+// Universal KYC submissions completing while the worker process is killed with SIGKILL and
+// restarted: every person gets exactly one decision, one event and one KYC account, every
+// submission is settled, and the client receives each decision.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
+import type { SimClient } from '../../provider-sim/state.ts';
+import { start, type Running } from '../helpers/processes.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
+import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
+
+const PEOPLE = 60;
+
+describe('a worker killed while universal KYC submissions complete', () => {
+  let stack: Stack;
+  let sim: ProviderSim;
+  let us: SimClient;
+  let receiver: Receiver;
+  let worker: Running | undefined;
+  const workerEnv = () => ({
+    DATABASE_URL: stack.config.database.url,
+    TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
+    TASK_QUEUE: stack.config.temporal.taskQueue,
+    PROVIDER_TASK_QUEUE: stack.config.temporal.providerTaskQueue,
+    SYNC_TASK_QUEUE: stack.config.temporal.syncTaskQueue,
+    WEBHOOK_TASK_QUEUE: stack.config.webhooks.taskQueue,
+    PROVIDER_BASE_URL: sim.url,
+    PROVIDER_APP_TOKEN: us.appToken,
+    PROVIDER_SECRET_KEY: us.secretKey,
+    FILE_STORE_DIR: stack.config.files.dir,
+    WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+    LOG_LEVEL: 'warn',
+  });
+  before(async () => {
+    // the API in this process; the worker runs as its own process below
+    stack = await startStack({ env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', API_RATE_LIMIT_PER_SECOND: '1000' } });
+    sim = await startProviderSim();
+    us = sim.state.addClient({ clientId: 'vouch' });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await worker?.stop('SIGKILL');
+    await receiver.close();
+    await sim.close();
+    await stack.close();
+  });
+
+  it('settles every submission exactly once across SIGKILL and a restart', async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness({ name: 'UKYC crash' });
+    const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+    assert.equal(sub.status, 201, sub.text);
+    worker = start('worker.ts', [], workerEnv());
+    const people: string[] = [];
+    for (let i = 0; i < PEOPLE; i++) {
+      const id = (await stack.request('POST', '/entity', { key, json: { externalId: `ukyc-crash-${i}`, type: 'INDIVIDUAL' } })).body.id as string;
+      const res = await stack.request('POST', `/entity/${id}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } });
+      assert.equal(res.status, 201, res.text);
+      people.push(id);
+    }
+    const eventCount = async () => (await stack.db.query('SELECT 1 FROM events WHERE business_id = $1', [businessId])).length;
+    const uploads = people.map(async (id) => {
+      const res = await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]) });
+      assert.equal(res.status, 201, res.text);
+    });
+    while ((await eventCount()) < 5) await new Promise((r) => setTimeout(r, 10));
+    await worker.stop('SIGKILL');
+    await Promise.all(uploads); // the API records and signals without the worker
+    const atKill = await eventCount();
+    assert.ok(atKill < PEOPLE, `work was left when the worker died (${atKill} of ${PEOPLE} decided)`);
+    await new Promise((r) => setTimeout(r, 1000));
+    worker = start('worker.ts', [], workerEnv());
+    for (let i = 0; i < 1200 && (await eventCount()) < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
+
+    const perEntity = await stack.db.query<{ entity_id: string; n: string }>('SELECT entity_id, count(*) AS n FROM events WHERE business_id = $1 GROUP BY entity_id', [businessId]);
+    assert.equal(perEntity.length, PEOPLE, 'every person decided');
+    assert.deepEqual([...new Set(perEntity.map((r) => Number(r.n)))], [1], 'each exactly once');
+    const accounts = await stack.db.query('SELECT k.decision FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1', [businessId]);
+    assert.deepEqual([accounts.length, [...new Set(accounts.map((a) => a.decision))]], [PEOPLE, ['APPROVED']]);
+    const submissions = await stack.db.query<{ status: string }>('SELECT status FROM ukyc_submissions WHERE business_id = $1', [businessId]);
+    assert.deepEqual([submissions.length, [...new Set(submissions.map((s) => s.status))]], [PEOPLE, ['decided']]);
+    for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size, PEOPLE, 'the client heard of every decision');
+    await worker.stop('SIGTERM');
+    worker = undefined;
+  });
+});
