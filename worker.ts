@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
 import { createStarters } from './runtime/starters.ts';
-import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_SCHEDULE_ID } from './contract/workflows.ts';
+import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_RUN, HOUSEKEEPING_SCHEDULE_ID } from './contract/workflows.ts';
+import { encryptingDataConverter, loadCodecKeys } from './runtime/payload-codec.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -56,7 +57,8 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const deps: ActivityDeps = { ...base, settings, start };
   const t = config.temporal;
   const bundle = await workflowBundle(config);
-  const common = { connection, namespace: t.namespace };
+  // every payload encrypted, as the clients do (runtime/payload-codec.ts)
+  const common = { connection, namespace: t.namespace, dataConverter: encryptingDataConverter(await loadCodecKeys(config)) };
   const general = await Worker.create({ ...common, taskQueue: t.taskQueue, workflowBundle: bundle, activities: createActivities(deps) });
   const provider = await Worker.create({
     ...common,
@@ -91,20 +93,31 @@ export async function createWorkers(config: Config, connection: NativeConnection
   };
 }
 
-/** Creates (or brings up to date) the schedule that runs housekeeping every minute. */
+/** Creates (or brings up to date) the schedule that runs housekeeping: a run an hour, a pass a minute. */
 export async function ensureHousekeepingSchedule(client: Client, config: Config): Promise<void> {
   const spec = { intervals: [{ every: HOUSEKEEPING_INTERVAL }] };
-  const action = { type: 'startWorkflow' as const, workflowType: 'housekeepingWorkflow', taskQueue: config.temporal.taskQueue, args: [] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: 'housekeepingWorkflow',
+    taskQueue: config.temporal.taskQueue,
+    args: [HOUSEKEEPING_RUN],
+    staticSummary: `Housekeeping: ${HOUSEKEEPING_RUN.passes} passes, one a minute (reconciler, clean-up)`,
+    // a run stranded on a queue no worker polls (TASK_QUEUE renamed) ends, and the buffered next run starts
+    workflowRunTimeout: '70 minutes' as const,
+  };
+  // a run lasts about its interval: the next waits for it (BUFFER_ONE) instead of being skipped
+  const policies = { overlap: ScheduleOverlapPolicy.BUFFER_ONE, catchupWindow: '1 minute' } as const;
   try {
     await client.schedule.create({
       scheduleId: HOUSEKEEPING_SCHEDULE_ID,
       spec,
       action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+      policies,
+      state: { triggerImmediately: true }, // the first run now, not an hour from now
     });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(HOUSEKEEPING_SCHEDULE_ID).update((prev) => ({ ...prev, spec, action }));
+    await client.schedule.getHandle(HOUSEKEEPING_SCHEDULE_ID).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, ...policies } }));
   }
 }
 
@@ -126,6 +139,13 @@ if (import.meta.main) {
     const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, keyRing });
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);
+    if (config.metrics.workerPort > 0) {
+      const { startMetricsServer } = await import('./runtime/metrics.ts');
+      const { bearerAllowed } = await import('./domain/bearer.ts');
+      const server = await startMetricsServer({ host: config.metrics.workerHost, port: config.metrics.workerPort, log, allowed: (a) => bearerAllowed(config.environment, config.metrics.token, a) });
+      onShutdown(() => new Promise<void>((r) => server.close(() => r())));
+      log.info({ url: `http://${config.metrics.workerHost}:${config.metrics.workerPort}/metrics` }, 'worker metrics');
+    }
     log.info({ taskQueue: config.temporal.taskQueue, providerTaskQueue: config.temporal.providerTaskQueue }, 'worker polling');
   });
 }

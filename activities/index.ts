@@ -7,7 +7,8 @@ import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
-import { createReconcileActivities, type ReconcileDeps } from './reconcile.ts';
+import { createKybActivities, createPersonDecidedHook } from './kyb.ts';
+import { createReconcileActivities, startDeliveryRetry, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
 import { createSandboxActivities } from './sandbox.ts';
 import { createShareActivities } from './share.ts';
@@ -35,12 +36,17 @@ export type ActivityDeps = {
 };
 
 /** Activities of the general task queue (database work, housekeeping, the reconciler). */
+/** What every deciding activity calls once a person's decision is committed. */
+const personDecidedHook = (deps: ActivityDeps) => createPersonDecidedHook({ db: deps.db, log: deps.log, wake: deps.start.kybWake });
+
 export function createActivities(deps: ActivityDeps) {
+  const personDecided = personDecidedHook(deps);
   return {
     ...createHousekeepingActivities(deps),
     ...createReconcileActivities(deps),
     ...createBatchActivities(deps),
-    ...createUniversalKycActivities(deps),
+    ...createUniversalKycActivities({ db: deps.db, personDecided }),
+    ...createKybActivities(deps),
     failShare: createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }).failShare,
   };
 }
@@ -50,8 +56,9 @@ export function createActivities(deps: ActivityDeps) {
  * fleet-wide rate limit (batches and sync imports alike); one attempt makes at most one provider request.
  */
 export function createProviderActivities(deps: ActivityDeps) {
-  const s = createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel });
-  const p = createPersonVerificationActivities({ ...deps, defaultLevel: deps.settings.defaultLevel });
+  const personDecided = personDecidedHook(deps);
+  const s = createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel, personDecided });
+  const p = createPersonVerificationActivities({ ...deps, defaultLevel: deps.settings.defaultLevel, personDecided });
   return {
     processShare: s.processShare,
     recoverShare: s.recoverShare,
@@ -69,7 +76,7 @@ export function createWebhookQueueActivities(deps: ActivityDeps) {
     log: deps.log,
     send: createWebhookSender({ keyRing: deps.keyRing, allowInsecureUrls: w.allowInsecureUrls }),
     dispatcher: { maxInFlight: w.maxInFlight, perSubscription: w.maxInFlightPerSubscription, leaseMs: 30_000, pollMs: w.pollMs },
-    startRetry: (deliveryId, run) => deps.start.deliveryRetry(deliveryId, run),
+    startRetry: (deliveryId, run) => startDeliveryRetry(deps, deliveryId, run),
   });
 }
 

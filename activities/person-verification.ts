@@ -11,7 +11,7 @@ import { recordReviewDecision } from '../store/person-verifications.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
 import { once, toActivityFailure } from './provider.ts';
 
-export function createPersonVerificationActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string }) {
+export function createPersonVerificationActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string; personDecided?: (entityId: string) => Promise<void> }) {
   const { db, provider } = deps;
   return {
     async createSdkToken(input: { entityId: string }): Promise<SdkToken> {
@@ -44,6 +44,7 @@ export function createPersonVerificationActivities(deps: { db: Db; provider: Ide
       });
       if (recorded.outcome === 'entity-gone') return { outcome: 'ignored', reason: 'the entity was deleted' };
       if (recorded.outcome === 'unchanged') return { outcome: 'unchanged' };
+      await deps.personDecided?.(input.entityId);
       return { outcome: 'decided', eventId: recorded.eventId, status: decision.status };
     },
   };

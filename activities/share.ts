@@ -19,11 +19,14 @@ import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEnt
 import type { ShareRef } from '../contract/workflows.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/workflows.ts';
 import { once, toActivityFailure } from './provider.ts';
+import { countRecord } from './metrics.ts';
 
 export type ShareDeps = {
   db: Db;
   provider: IdentityProvider;
   defaultLevel: string;
+  /** Called once a person's decision is committed (wakes KYB submissions naming the person). */
+  personDecided?: (entityId: string) => Promise<void>;
 };
 
 export type ShareOutcome =
@@ -47,7 +50,7 @@ export function createShareActivities(deps: ShareDeps) {
   const { db, provider } = deps;
 
   const fail = async (ref: ShareRef, category: ImportErrorCategory): Promise<ShareOutcome> => {
-    await failRecord(db, ref, recordError(category));
+    if (await failRecord(db, ref, recordError(category))) countRecord(ref, 'failed', category);
     return { outcome: 'failed', category };
   };
 
@@ -57,8 +60,13 @@ export function createShareActivities(deps: ShareDeps) {
       await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
     }
     const done = await completeRecord(db, ref, provider.name, new Date());
-    if (done.outcome === 'failed') return { outcome: 'failed', category: done.error.category };
+    if (done.outcome === 'failed') {
+      countRecord(ref, 'failed', done.error.category);
+      return { outcome: 'failed', category: done.error.category };
+    }
     if (done.outcome === 'already-done') return storedOutcome(await loadShareRecord(db, ref));
+    countRecord(ref, 'succeeded');
+    await deps.personDecided?.(done.entityId);
     return { outcome: 'succeeded' };
   };
 

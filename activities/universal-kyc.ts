@@ -18,7 +18,7 @@ export type UkycSettled =
   | { outcome: 'already-settled' }
   | { outcome: 'gone' };
 
-export function createUniversalKycActivities(deps: { db: Db }) {
+export function createUniversalKycActivities(deps: { db: Db; personDecided?: (entityId: string) => Promise<void> }) {
   const { db } = deps;
   return {
     async ukycReadiness(input: { submissionId: string }): Promise<UkycReadiness> {
@@ -29,47 +29,54 @@ export function createUniversalKycActivities(deps: { db: Db }) {
 
     /** Decides a complete submission, or an incomplete one as such; a settled one stays as it is. */
     async settleUniversalKyc(input: { submissionId: string }): Promise<UkycSettled> {
-      return db.tx(async (q) => {
-        const s = await loadSubmission(q, input.submissionId, true);
-        if (!s) return { outcome: 'gone' };
-        if (s.status !== 'waiting') return { outcome: 'already-settled' };
-        if (s.data === null) throw new Error(`submission ${input.submissionId} has no KYC data`); // opened only with data
-        const payload = JSON.parse(s.data) as CanonicalKyc;
-        const complete = s.idDocuments > 0;
-        const now = new Date();
-        const applicantId = `ukyc-${input.submissionId}`;
-        const provider = payload.provider.name;
-        let decision: Decision;
-        let cardToken: string | null = payload.cardProcessorPublicToken ?? null;
-        if (complete) {
-          const identity = identityOfCanonical(payload);
-          decision = decide(identity, now);
-          await keepPersonData(q, provider, applicantId, verifiedPersonOf(identity));
-          const holder = cardToken ? await cardProcessorTokenHolder(q, s.businessId, cardToken) : null;
-          if (holder && holder !== s.entityId) {
-            decision = cardProcessorTokenInUse(decision);
-            cardToken = null;
-          }
-        } else {
-          decision = incompleteSubmission((Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
-        }
-        const eventId = await applyDecision(q, {
-          businessId: s.businessId,
-          entityId: s.entityId,
-          provider,
-          applicantId,
-          levelName: null,
-          source: 'universal-kyc',
-          sourceRef: input.submissionId,
-          decision,
-          path: 'universal-kyc',
-          eventSourceKey: `universal-kyc:${input.submissionId}`,
-          cardProcessorPublicToken: decision.status === 'APPROVED' ? cardToken : null,
-          now,
-        });
-        await settleSubmission(q, input.submissionId, { status: complete ? 'decided' : 'expired', decision: decision.status, eventId });
-        return { outcome: complete ? 'decided' : 'expired', status: decision.status, eventId };
-      });
+      const { entityId, ...settled } = await settle(input);
+      if (entityId) await deps.personDecided?.(entityId);
+      return settled as UkycSettled;
     },
   };
+
+  /** The settling transaction; the person decided is named for the hook, not returned to the workflow. */
+  async function settle(input: { submissionId: string }): Promise<UkycSettled & { entityId?: string }> {
+    return db.tx(async (q) => {
+      const s = await loadSubmission(q, input.submissionId, true);
+      if (!s) return { outcome: 'gone' };
+      if (s.status !== 'waiting') return { outcome: 'already-settled' };
+      if (s.data === null) throw new Error(`submission ${input.submissionId} has no KYC data`); // opened only with data
+      const payload = JSON.parse(s.data) as CanonicalKyc;
+      const complete = s.idDocuments > 0;
+      const now = new Date();
+      const applicantId = `ukyc-${input.submissionId}`;
+      const provider = payload.provider.name;
+      let decision: Decision;
+      let cardToken: string | null = payload.cardProcessorPublicToken ?? null;
+      if (complete) {
+        const identity = identityOfCanonical(payload);
+        decision = decide(identity, now);
+        await keepPersonData(q, provider, applicantId, verifiedPersonOf(identity));
+        const holder = cardToken ? await cardProcessorTokenHolder(q, s.businessId, cardToken) : null;
+        if (holder && holder !== s.entityId) {
+          decision = cardProcessorTokenInUse(decision);
+          cardToken = null;
+        }
+      } else {
+        decision = incompleteSubmission((Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
+      }
+      const eventId = await applyDecision(q, {
+        businessId: s.businessId,
+        entityId: s.entityId,
+        provider,
+        applicantId,
+        levelName: null,
+        source: 'universal-kyc',
+        sourceRef: input.submissionId,
+        decision,
+        path: 'universal-kyc',
+        eventSourceKey: `universal-kyc:${input.submissionId}`,
+        cardProcessorPublicToken: decision.status === 'APPROVED' ? cardToken : null,
+        now,
+      });
+      await settleSubmission(q, input.submissionId, { status: complete ? 'decided' : 'expired', decision: decision.status, eventId });
+      return { outcome: complete ? 'decided' : 'expired', status: decision.status, eventId, entityId: s.entityId };
+    });
+  }
 }

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
 import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/webhooks.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
+import { countAttempt } from './metrics.ts';
 
 export type DispatcherSettings = {
   /** Requests in flight at once, per dispatcher. */
@@ -102,6 +103,7 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       }
       const waiting = [];
       for (const { target, record } of batch) {
+        countAttempt(record.next.status, target.createdAt);
         if (record.next.status === 'delivered') stats.delivered++;
         else if (record.next.status === 'failed') stats.failed++;
         else {

@@ -7,6 +7,7 @@ import type { Db } from '../store/db.ts';
 import { cancelDeliveries, deliveryTarget, recordAttempts, waitingDeliveryDueIn } from '../store/webhooks.ts';
 import { createWebhookDispatcher, type DispatcherSettings, type DispatchStats } from './webhook-dispatcher.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
+import { countAttempt } from './metrics.ts';
 
 export type WebhookDeps = {
   db: Db;
@@ -62,6 +63,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
       }
       const record = attemptRecord(target, await deps.send({ eventId: target.eventId, body: target.body, url: target.url }));
       await recordAttempts(db, [record]);
+      countAttempt(record.next.status, target.createdAt);
       return record.next.status === 'pending' ? { status: 'pending', nextDelayMs: record.next.delayMs } : { status: record.next.status, nextDelayMs: null };
     },
   };

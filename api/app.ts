@@ -29,7 +29,11 @@ import { route, type Route } from './route.ts';
 import { batchImportRoutes } from './routes/batch-imports.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { featureRoutes } from './routes/features.ts';
+import { codecCors } from './middleware/codec-cors.ts';
+import { codecRoutes } from './routes/codec.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { healthRoutes } from './routes/health.ts';
+import { kybRoutes } from './routes/kyb.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { personVerificationRoutes } from './routes/person-verification.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
@@ -106,6 +110,9 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...universalKycRoutes(uc),
     ...signedPayloadRoutes(uc),
     ...sandboxRoutes(uc),
+    ...kybRoutes(uc),
+    ...codecRoutes(uc),
+    ...metricsRoutes(uc),
     ...subscriptionRoutes(uc),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
@@ -161,6 +168,7 @@ export function buildApp(deps: AppDeps): Koa {
   }
   app.use(requestContext(deps.log));
   app.use(errorHandler(deps.log));
+  app.use(codecCors(deps.config.payloadCodec.corsOrigins));
   app.use(async (ctx, next) => {
     await next();
     if (ctx.body != null) return;

@@ -1,5 +1,6 @@
 // Reads the files of one form field of a multipart/form-data request while they stream in,
-// stopping at the size limit (the rest of the body is never buffered), and hashes each on the way.
+// stopping at the size limit (the rest of the body is never buffered), and hashes each on the way;
+// the form's text fields come with them (first value of each name, at most 1 KB each).
 // The client's mistakes are answered as a problem, never thrown.
 import { createHash } from 'node:crypto';
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
@@ -23,14 +24,24 @@ export function readFiles(ctx: Context, field: string, limits: { maxBytes: numbe
   return new Promise((resolve) => {
     let bb: BusboyInstance;
     try {
-      bb = new Busboy({ headers: { ...ctx.req.headers, 'content-type': contentType }, limits: { fileSize: maxBytes, files: maxFiles + 1, fields: 20, parts: maxFiles + 25 } });
+      bb = new Busboy({ headers: { ...ctx.req.headers, 'content-type': contentType }, limits: { fileSize: maxBytes, files: maxFiles + 1, fields: 20, fieldSize: 1024, parts: maxFiles + 25 } });
     } catch (err) {
       resolve(problem('malformed', `The multipart body cannot be read: ${(err as Error).message}`));
       return;
     }
     const files: UploadedFile[] = [];
+    const fields: Record<string, string> = {};
     let seen = 0;
     let failed = false;
+    let deferred: Problem | null = null;
+    // Too many files in a body of declared (and so bounded) length: read it to the end and answer
+    // then, so the client gets the 400 instead of a connection closed under its last write.
+    const bounded = Number(ctx.get('content-length') || 0) > 0;
+    const tooMany = () => {
+      const p = problem('too-many', `At most ${maxFiles} file${maxFiles === 1 ? '' : 's'} per upload.`);
+      if (bounded) deferred ??= p;
+      else fail(p);
+    };
     const fail = (p: Problem) => {
       if (failed) return;
       failed = true;
@@ -46,7 +57,7 @@ export function readFiles(ctx: Context, field: string, limits: { maxBytes: numbe
       seen++;
       if (seen > maxFiles) {
         stream.resume();
-        if (limits.extra === 'refuse') fail(problem('too-many', `At most ${maxFiles} file${maxFiles === 1 ? '' : 's'} per upload.`));
+        if (limits.extra === 'refuse') tooMany();
         return;
       }
       const hash = createHash('sha256');
@@ -60,14 +71,19 @@ export function readFiles(ctx: Context, field: string, limits: { maxBytes: numbe
         if (!stream.truncated) files.push({ bytes: Buffer.concat(chunks), fileName: fileName || null, sha256: hash.digest('hex') });
       });
     });
+    bb.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
+      if (valueTruncated) fail(problem('malformed', `The form field "${name}" is longer than 1 KB.`));
+      else if (!(name in fields)) fields[name] = value;
+    });
     bb.on('filesLimit', () => {
-      if (limits.extra === 'refuse') fail(problem('too-many', `At most ${maxFiles} file${maxFiles === 1 ? '' : 's'} per upload.`));
+      if (limits.extra === 'refuse') tooMany();
     });
     bb.on('error', (err: Error) => fail(problem('malformed', `The multipart body cannot be read: ${err.message}`)));
     bb.on('finish', () => {
       if (failed) return;
-      if (files.length === 0) fail(problem('no-file', `No file was sent in the form field "${field}".`));
-      else resolve({ ok: true, files });
+      if (deferred) resolve(deferred);
+      else if (files.length === 0) fail(problem('no-file', `No file was sent in the form field "${field}".`));
+      else resolve({ ok: true, files, fields });
     });
     ctx.req.pipe(bb);
   });

@@ -21,6 +21,6 @@ export function respond(ctx: Context, r: Route, outcome: Outcome<unknown>): void
   ctx.status = status;
   if (presented.headers) ctx.set(presented.headers);
   const contentType = r.responses[status]?.contentType;
-  if (contentType) ctx.type = contentType;
+  if (contentType && !presented.headers?.['Content-Type']) ctx.type = contentType; // a served file says its own type
   if (body !== undefined) ctx.body = body;
 }

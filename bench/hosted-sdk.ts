@@ -5,51 +5,25 @@
 //   burst  --persons people reviewed at once: every decision reads the applicant once at the
 //          provider, inside the 10/s cap; callback → receipt p50/p95/max and decisions per second.
 //   node bench/hosted-sdk.ts [--persons 100] [--idle 20]
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createSubscription } from '../store/webhooks.ts';
-import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
-import { startStack, type Stack } from '../test/helpers/stack.ts';
+import type { Stack } from '../test/helpers/stack.ts';
+import { loopbackReceiver, onBenchStack, pct, waitUntil } from './helpers.ts';
 
 const { values } = parseArgs({ options: { persons: { type: 'string', default: '100' }, idle: { type: 'string', default: '20' } } });
 const PERSONS = Number(values.persons);
 const IDLE = Number(values.idle);
 const SUBSCRIPTIONS = 10;
 const say = (s: string) => process.stdout.write(`${s}\n`);
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const figures: Record<string, string | number>[] = [];
 
 /** Notes the first receipt of each entity's decisions (by status), and counts every delivery. */
-async function receiver() {
-  const first = new Map<string, number>();
-  let deliveries = 0;
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const { data } = JSON.parse(Buffer.concat(chunks).toString());
-    deliveries++;
-    if (!first.has(data.entityId)) first.set(data.entityId, Date.now());
-    res.writeHead(200).end('ok');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  return { url: (p: string) => `http://127.0.0.1:${port}/${p}`, first, deliveries: () => deliveries, close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())) };
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 async function run(stack: Stack) {
   const { apiKey, businessId } = await stack.newBusiness({ name: 'bench-sdk' });
-  const r = await receiver();
+  const r = await loopbackReceiver();
   for (let i = 0; i < SUBSCRIPTIONS; i++) {
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: r.url(`sub-${i}`) });
   }
@@ -105,20 +79,9 @@ async function run(stack: Stack) {
   await r.close();
 }
 
-const cleanups: (() => Promise<unknown>)[] = [];
-try {
-  const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? DEFAULT_POSTGRES_URL, 'vouch_bench_sdk');
-  cleanups.push(() => database.drop());
-  const temporal = await startTemporal();
-  cleanups.push(() => temporal.stop());
-  process.env.TEST_DATABASE_URL = database.url;
-  process.env.TEMPORAL_ADDRESS = temporal.address;
-  const stack = await startStack({ workers: true, providerCallbacks: true, poolSize: 10, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_SECOND: '10000' } });
-  cleanups.push(() => stack.close());
+await onBenchStack({ database: 'vouch_bench_sdk', providerCallbacks: true }, async (stack) => {
   stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1e9, getPer5s: 1e9 } });
   say(`hosted-SDK benchmark on PostgreSQL, ${os.cpus().length} cores, provider cap ${stack.config.temporal.providerRateLimitPerSecond}/s`);
   await run(stack);
   console.table(figures);
-} finally {
-  for (const c of cleanups.reverse()) await c().catch((err) => say(`clean-up: ${(err as Error).message}`));
-}
+});

@@ -6,14 +6,12 @@
 //   burst  --persons people at once (data for all, then every document, --concurrency requests in
 //          flight): decisions per second and last upload → webhook p50/p95/max.
 //   node bench/universal-kyc.ts [--persons 300] [--idle 20] [--concurrency 20]
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createSubscription } from '../store/webhooks.ts';
-import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
-import { startStack, type Stack } from '../test/helpers/stack.ts';
+import type { Stack } from '../test/helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../test/helpers/ukyc.ts';
+import { loopbackReceiver, onBenchStack, pct, pool, waitUntil } from './helpers.ts';
 
 const { values } = parseArgs({ options: { persons: { type: 'string', default: '300' }, idle: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '20' } } });
 const PERSONS = Number(values.persons);
@@ -21,44 +19,11 @@ const IDLE = Number(values.idle);
 const CONCURRENCY = Number(values.concurrency);
 const SUBSCRIPTIONS = 10;
 const say = (s: string) => process.stdout.write(`${s}\n`);
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const figures: Record<string, string | number>[] = [];
-
-async function receiver() {
-  const first = new Map<string, number>();
-  let deliveries = 0;
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const { data } = JSON.parse(Buffer.concat(chunks).toString());
-    deliveries++;
-    if (!first.has(data.entityId)) first.set(data.entityId, Date.now());
-    res.writeHead(200).end('ok');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  return { url: (p: string) => `http://127.0.0.1:${port}/${p}`, first, deliveries: () => deliveries, close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())) };
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** Runs `fn` over `items` with at most `n` in flight. */
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
-}
 
 async function run(stack: Stack) {
   const { apiKey, businessId } = await stack.newBusiness({ name: 'bench-ukyc' });
-  const r = await receiver();
+  const r = await loopbackReceiver();
   for (let i = 0; i < SUBSCRIPTIONS; i++) {
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: r.url(`sub-${i}`) });
   }
@@ -131,19 +96,8 @@ async function run(stack: Stack) {
   await r.close();
 }
 
-const cleanups: (() => Promise<unknown>)[] = [];
-try {
-  const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? DEFAULT_POSTGRES_URL, 'vouch_bench_ukyc');
-  cleanups.push(() => database.drop());
-  const temporal = await startTemporal();
-  cleanups.push(() => temporal.stop());
-  process.env.TEST_DATABASE_URL = database.url;
-  process.env.TEMPORAL_ADDRESS = temporal.address;
-  const stack = await startStack({ workers: true, poolSize: 10, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_SECOND: '10000' } });
-  cleanups.push(() => stack.close());
+await onBenchStack({ database: 'vouch_bench_ukyc' }, async (stack) => {
   say(`universal KYC benchmark on PostgreSQL, ${os.cpus().length} cores, local file store`);
   await run(stack);
   console.table(figures);
-} finally {
-  for (const c of cleanups.reverse()) await c().catch((err) => say(`clean-up: ${(err as Error).message}`));
-}
+});

@@ -5,7 +5,10 @@ import { parseArgs } from 'node:util';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { publicKeyOf } from '../domain/webhook-signature.ts';
 import { loadConfig } from '../runtime/config.ts';
+import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../runtime/payload-codec.ts';
+import { registerSearchAttributes } from '../runtime/search-attributes.ts';
 import { keyRingFile, loadKeyRing } from '../runtime/signing-keys.ts';
+import { connectClient } from '../runtime/temporal.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createBusiness, findBusiness, insertApiKey, revokeApiKey } from '../store/businesses.ts';
 
@@ -16,6 +19,9 @@ const usage = `usage:
   vouch webhook-keys generate                           make the webhook signing key ring (WEBHOOK_SIGNING_KEYS_FILE)
                                                         unless it exists, and print its public keys
   vouch signed-payload-keys generate                    the same for the signed-payload ring (SIGNED_PAYLOAD_KEYS_FILE)
+  vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
+  vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
+  vouch payload-keys rotate                             put a new payload key first (it encrypts from now on; old keys still decrypt)
 API keys are printed once and stored only as hashes.`;
 
 class UsageError extends Error {}
@@ -44,6 +50,19 @@ async function main(argv: string[]): Promise<unknown> {
   if (command === 'signed-payload-keys generate') {
     const ring = await loadKeyRing(config, 'signed-payload', { generateMissing: true, ignoreVariable: true });
     return { file: keyRingFile(config, 'signed-payload'), keys: ring.map(payloadPublicKeyOf) };
+  }
+  if (command === 'payload-keys generate') {
+    const ring = await loadCodecKeys(config, { generateMissing: true }); // makes the file when there is none
+    return { file: codecKeysFile(config), keyIds: ring.map((k) => k.id) };
+  }
+  if (command === 'payload-keys rotate') return rotateCodecKeys(config);
+  if (command === 'temporal-setup') {
+    const client = await connectClient(config);
+    try {
+      return { namespace: config.temporal.namespace, ...(await registerSearchAttributes(client, config.temporal.namespace)) };
+    } finally {
+      await client.connection.close();
+    }
   }
   const validate = () => {
     if (command === 'business create') {

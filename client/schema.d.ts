@@ -378,6 +378,207 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ukyb": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a business's KYB profile and declare its owners
+         * @description The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with that externalId (an existing one is reused) and a declared member of the business: verify them as people (hosted SDK with memberId, universal KYC, token sharing). Status: DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners), APPROVED or REJECTED (the latest decision).
+         */
+        post: operations["createKybProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a business's KYB profile
+         * @description entityId and the parts to change: business fields replace (the address merges field by field); ubos replaces the declared owners. A submission still waiting is superseded (it ends without a decision): submit again.
+         */
+        patch: operations["changeKybProfile"];
+        trace?: never;
+    };
+    "/ukyb/{entityId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a business's KYB profile, status and latest submission */
+        get: operations["readKybProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ukyb/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a business document, or a declared owner's document
+         * @description multipart/form-data: entityId (the business), then either requirementSlug (ukyb-certificate-of-incorporation, ukyb-proof-of-address, ukyb-register-of-shareholders, ukyb-articles-of-association; the first three are required at submission) — business documents accumulate — or memberId (a declared owner's entityId) and documentType (PASSPORT, ID_CARD, DRIVERS_LICENCE, RESIDENCE_PERMIT, UTILITY_BILL, UTILITY_BILL2) — an owner's new upload of a kind replaces the earlier files of that kind. files: one or more (at most 10, each at most 10 MB), PDF, JPEG, PNG or HEIC, decided from the bytes. No fileId is answered: read the manifest.
+         */
+        post: operations["uploadKybDocuments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ukyb/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit a business for its KYB decision
+         * @description Complete when the documents listed by the manifest include ukyb-certificate-of-incorporation, ukyb-proof-of-address, ukyb-register-of-shareholders and each declared owner has an identity document (PASSPORT, ID_CARD, DRIVERS_LICENCE, RESIDENCE_PERMIT); otherwise 400 with missing. A complete submission waits for every owner's KYC decision (any path), up to 30 days (KYB_SUBMISSION_DEADLINE_SECONDS), then decides: an owner REJECTED → REJECTED; all APPROVED → APPROVED; owners still undecided at the deadline → REJECTED (RETRY). The decision arrives by webhook (kyb_status_change), so a subscription for it must exist. Submitting again while one waits answers the same submission.
+         */
+        post: operations["submitKyb"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/{entityId}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the document manifest of an entity
+         * @description Every live document: business documents by requirement slug (all of them), and per declared owner their documents by kind (the newest upload of each kind). Exactly the set a submission's completeness check reads. An owner's files are downloaded with the owner's own entityId.
+         */
+        get: operations["readDocumentManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/{entityId}/file/{fileId}/presigned-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A download URL for one file of an entity
+         * @description The file must belong to the entity in the path (an owner's files: the owner's entityId). The URL downloads the bytes without an API key for 15 minutes (PRESIGNED_URL_TTL_SECONDS); expired or changed, it answers 403.
+         */
+        get: operations["presignFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/files/{link}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file through a presigned link (no API key)
+         * @description The local file store's links, as GET /entity/{entityId}/file/{fileId}/presigned-url gives them. 403 when expired or changed.
+         */
+        get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/codec/encode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Encode Temporal payloads (for the Temporal UI and CLI)
+         * @description Temporal's codec server protocol: payloads come back encrypted with the current payload key. No API key. Open in the sandbox. CORS allows the Temporal UI's origin (CODEC_CORS_ORIGINS).
+         */
+        post: operations["codecEncode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/codec/decode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decode Temporal payloads (for the Temporal UI and CLI)
+         * @description Temporal's codec server protocol: payloads encrypted by Vouch (binary/encrypted) come back readable; others come back unchanged. No API key. Open in the sandbox. CORS allows the Temporal UI's origin (CODEC_CORS_ORIGINS).
+         */
+        post: operations["codecDecode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics in Prometheus format
+         * @description HTTP requests by route and status with latency; shared records by outcome and category; provider calls by operation and outcome with latency; webhook attempts by outcome and delivery lag; Node's process metrics; and, where workers run in this process, the Temporal SDK's own. No API key. Open in the sandbox.
+         */
+        get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notification": {
         parameters: {
             query?: never;
@@ -2717,6 +2918,1074 @@ export interface operations {
             };
             /** @description `0707000500` The identity provider did not answer; retry in a moment. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createKybProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A BUSINESS entity of yours
+                     */
+                    entityId: string;
+                    business: {
+                        legalName: string;
+                        tradingName?: string;
+                        registrationNumber: string;
+                        country: string;
+                        address: {
+                            country: string;
+                            postCode: string;
+                            street: string;
+                            town?: string;
+                            state?: string;
+                            subStreet?: string;
+                            buildingNumber?: string;
+                            buildingName?: string;
+                            flatNumber?: string;
+                        };
+                        incorporationDate?: string;
+                        taxNumber?: string;
+                        /** Format: uri */
+                        website?: string;
+                        /** Format: email */
+                        email?: string;
+                        phone?: string;
+                    };
+                    ubos: {
+                        /** @description Your reference for the person: reuses your INDIVIDUAL entity with this externalId, or creates one */
+                        externalId: string;
+                        firstName: string;
+                        lastName: string;
+                        dob: string;
+                        nationality: string;
+                        ownershipPercentage: number;
+                        /** @description Default [UBO]; UBO, DIRECTOR, REPRESENTATIVE */
+                        roles?: ("UBO" | "DIRECTOR" | "REPRESENTATIVE")[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "IN_REVIEW" | "APPROVED" | "REJECTED";
+                        ubos: {
+                            entityId: string;
+                            externalId: string | null;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             *
+             *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0702000100` No entity with this id in your business. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0709000200` This business entity already has a KYB profile; change it with PATCH /ukyb. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeKybProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A BUSINESS entity of yours
+                     */
+                    entityId: string;
+                    business?: {
+                        legalName?: string;
+                        tradingName?: string;
+                        registrationNumber?: string;
+                        country?: string;
+                        address?: {
+                            country?: string;
+                            postCode?: string;
+                            street?: string;
+                            town?: string;
+                            state?: string;
+                            subStreet?: string;
+                            buildingNumber?: string;
+                            buildingName?: string;
+                            flatNumber?: string;
+                        };
+                        incorporationDate?: string;
+                        taxNumber?: string;
+                        /** Format: uri */
+                        website?: string;
+                        /** Format: email */
+                        email?: string;
+                        phone?: string;
+                    };
+                    ubos?: {
+                        /** @description Your reference for the person: reuses your INDIVIDUAL entity with this externalId, or creates one */
+                        externalId: string;
+                        firstName: string;
+                        lastName: string;
+                        dob: string;
+                        nationality: string;
+                        ownershipPercentage: number;
+                        /** @description Default [UBO]; UBO, DIRECTOR, REPRESENTATIVE */
+                        roles?: ("UBO" | "DIRECTOR" | "REPRESENTATIVE")[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "IN_REVIEW" | "APPROVED" | "REJECTED";
+                        ubos: {
+                            entityId: string;
+                            externalId: string | null;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             *
+             *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business.
+             *
+             *     `0709000300` This business entity has no KYB profile yet; create it with POST /ukyb.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readKybProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "IN_REVIEW" | "APPROVED" | "REJECTED";
+                        ubos: {
+                            entityId: string;
+                            externalId: string | null;
+                        }[];
+                        business: {
+                            [key: string]: unknown;
+                        };
+                        latestSubmission: {
+                            submissionId: string;
+                            status: string;
+                            deadlineAt: string;
+                        } | null;
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business.
+             *
+             *     `0709000300` This business entity has no KYB profile yet; create it with POST /ukyb.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadKybDocuments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: uuid */
+                    entityId: string;
+                    /** @enum {string} */
+                    requirementSlug?: "ukyb-certificate-of-incorporation" | "ukyb-proof-of-address" | "ukyb-register-of-shareholders" | "ukyb-articles-of-association";
+                    /** Format: uuid */
+                    memberId?: string;
+                    /** @enum {string} */
+                    documentType?: "PASSPORT" | "ID_CARD" | "DRIVERS_LICENCE" | "RESIDENCE_PERMIT" | "UTILITY_BILL" | "UTILITY_BILL2";
+                    files: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Stored */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        requirementSlug?: string;
+                        memberId?: string;
+                        documentType?: string;
+                        files: {
+                            fileName: string | null;
+                            contentType: string;
+                            size: number;
+                            uploadedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
+             *
+             *     `0708000100` No file in the multipart form field files (or the body is not multipart/form-data).
+             *
+             *     `0708000200` A file is empty.
+             *
+             *     `0708000300` A file is larger than the upload limit (10 MB each by default, UPLOAD_MAX_FILE_BYTES).
+             *
+             *     `0708000400` More files than one upload takes (10 by default, UPLOAD_MAX_FILES).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business.
+             *
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0708000500` A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).
+             *
+             *     `0000000320` The Content-Type is not the one this endpoint accepts.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    submitKyb: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A BUSINESS entity of yours
+                     */
+                    entityId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the decision follows by webhook */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        submissionId: string;
+                        /** @constant */
+                        status: "IN_REVIEW";
+                        deadlineAt: string;
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             *
+             *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
+             *
+             *     `0709000400` The submission is incomplete: the body adds `missing`, naming each missing business document slug and each owner without an identity document (`<ownerEntityId>:IDENTITY_DOCUMENT`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business.
+             *
+             *     `0709000300` This business entity has no KYB profile yet; create it with POST /ukyb.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0709000500` The KYB decision is delivered only by webhook: register a subscription for kyb_status_change (POST /notification) first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readDocumentManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entityId: string;
+                        business: {
+                            [key: string]: {
+                                fileId: string;
+                                fileName: string | null;
+                                contentType: string;
+                                size: number;
+                                uploadedAt: string;
+                            }[];
+                        };
+                        ubos: {
+                            entityId: string;
+                            externalId: string | null;
+                            documents: {
+                                [key: string]: {
+                                    fileId: string;
+                                    fileName: string | null;
+                                    contentType: string;
+                                    size: number;
+                                    uploadedAt: string;
+                                }[];
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0702000100` No entity with this id in your business. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    presignFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The URL */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        url: string;
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing.
+             *
+             *     `0000000200` The API key is not valid (unknown or revoked).
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0709000600` No file with this id belongs to this entity of your business (an owner's files are under the owner's own entityId; replaced files are gone from it). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                link: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0709000700` The download link has expired or was changed; ask for a new one (GET /entity/{entityId}/file/{fileId}/presigned-url). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0709000600` No file with this id belongs to this entity of your business (an owner's files are under the owner's own entityId; replaced files are gone from it). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    codecEncode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Bearer <CODEC_ACCESS_TOKEN> (outside the sandbox) */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default [] */
+                    payloads?: {
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        data?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payloads, encoded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @default [] */
+                        payloads: {
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            data?: string;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             *
+             *     `0710000200` A payload could not be decoded: encrypted with a key that is not in the ring, or changed since it was encrypted.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0710000100` The codec endpoint needs `Authorization: Bearer <CODEC_ACCESS_TOKEN>` outside the sandbox (and refuses every call when no token is configured). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    codecDecode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Bearer <CODEC_ACCESS_TOKEN> (outside the sandbox) */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default [] */
+                    payloads?: {
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        data?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The payloads, decoded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @default [] */
+                        payloads: {
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            data?: string;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             *
+             *     `0000000310` The request body is not valid JSON.
+             *
+             *     `0710000200` A payload could not be decoded: encrypted with a key that is not in the ring, or changed since it was encrypted.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0710000100` The codec endpoint needs `Authorization: Bearer <CODEC_ACCESS_TOKEN>` outside the sandbox (and refuses every call when no token is configured). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Bearer <METRICS_TOKEN> (outside the sandbox) */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text format */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description `0710000300` GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` outside the sandbox (and refuses every call when no token is configured). */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

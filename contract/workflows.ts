@@ -5,9 +5,15 @@ import type { ImportErrorCategory } from '../domain/import-errors.ts';
 /** One shared record: a batch row or a sync request. Workflows pass only this, never its data. */
 export type ShareRef = { kind: 'batch'; batchId: string; rowNumber: number } | { kind: 'sync'; requestId: string };
 
-/** The Temporal Schedule that runs housekeeping; created or updated when a worker starts. */
+/**
+ * The Temporal Schedule that runs housekeeping; created or updated when a worker starts. One run an
+ * hour, each making a pass every minute (the reconciler's cadence): 24 runs a day in an operator's
+ * list instead of 1,440.
+ */
 export const HOUSEKEEPING_SCHEDULE_ID = 'vouch-housekeeping';
-export const HOUSEKEEPING_INTERVAL = '1 minute' as const;
+export const HOUSEKEEPING_INTERVAL = '1 hour' as const;
+export type HousekeepingInput = { passes: number; everyMs: number };
+export const HOUSEKEEPING_RUN: HousekeepingInput = { passes: 60, everyMs: 60_000 };
 
 /** One workflow per run of a batch: the upload's, then one per retry of its failed rows. */
 export const batchWorkflowId = (batchId: string, run = 1) => (run === 1 ? `batch-import-${batchId}` : `batch-import-${batchId}-retry-${run - 1}`);
@@ -136,3 +142,55 @@ export type UkycPartReceived = { part: 'data' | 'file' };
 export type UniversalKycInput = { submissionId: string; entityId: string; deadlineAt: string };
 export const UKYC_PROGRESS_QUERY = 'progress';
 export type UkycProgress = { stage: 'waiting' | 'settling' | 'settled'; deadlineAt: string; wakeUps: number };
+
+/**
+ * One workflow per universal KYB submission: it waits, durably, until every owner declared at
+ * submission has a KYC decision (signal `kybOwnerDecided` wakes it to look; it also looks again
+ * every KYB_RECHECK_MS in case a signal was lost) or until its deadline, then settles it once.
+ * A change to the profile supersedes a waiting submission: its workflow ends without a decision.
+ */
+export const universalKybWorkflowId = (submissionId: string) => `universal-kyb-${submissionId}`;
+export const KYB_OWNER_DECIDED_SIGNAL = 'kybOwnerDecided';
+/** Which owner was decided, or that the profile changed (the workflow reads the state itself; ids only). */
+export type KybWake = { reason: 'submitted' } | { reason: 'owner-decided'; ownerEntityId: string } | { reason: 'profile-changed' } | { reason: 'reconciled' };
+export type UniversalKybInput = { submissionId: string; entityId: string; deadlineAt: string };
+export const KYB_PROGRESS_QUERY = 'progress';
+export type KybProgress = { stage: 'waiting' | 'settling' | 'settled' | 'ended'; deadlineAt: string; owners: number; ownersDecided: number; wakeUps: number };
+/** How often a waiting KYB submission looks again without being woken. */
+export const KYB_RECHECK_MS = 5 * 60_000;
+
+/**
+ * Search attributes on every workflow (all Keyword), registered by the development server at start
+ * and on a real cluster by `npm run vouch -- temporal-setup` (README, "Operating Vouch"): so
+ * `BusinessId='…' AND VouchStatus='failed'` finds runs in the CLI and the UI. Ids only: never a
+ * name, a date of birth or a token.
+ */
+export const SEARCH_ATTRIBUTE_KEYS = {
+  businessId: { name: 'BusinessId', type: 'KEYWORD' },
+  batchId: { name: 'BatchId', type: 'KEYWORD' },
+  entityId: { name: 'EntityId', type: 'KEYWORD' },
+  vouchStatus: { name: 'VouchStatus', type: 'KEYWORD' },
+} as const satisfies Record<string, { name: string; type: 'KEYWORD' }>; // the SDK's SearchAttributeKey, structurally
+
+/** What a workflow run is about: set when it starts (and carried across continue-as-new). */
+export type RunTags = { businessId: string; entityId?: string | undefined; batchId?: string | undefined };
+
+/**
+ * Each long workflow's stage in VouchStatus (README, "What each VouchStatus means"):
+ *   batch import          pending → in_progress → completed | failed | canceled
+ *   sync import           in_progress → completed | failed
+ *   person verification   waiting → deciding → approved | rejected (the latest decision; then waiting again for a new review)
+ *   sandbox review        in_progress → completed | failed
+ *   universal KYC         waiting → settling → approved | rejected | expired (decided at its deadline without a document)
+ *   universal KYB         waiting → settling → approved | rejected | superseded
+ *   webhook retry         retrying → delivered | failed | canceled
+ *   webhook dispatcher    running
+ */
+export const VOUCH_STATUSES = [
+  'pending', 'in_progress', 'completed', 'failed', 'canceled',
+  'waiting', 'deciding', 'settling', 'approved', 'rejected', 'expired', 'superseded',
+  'retrying', 'delivered', 'running',
+] as const;
+export type VouchStatus = (typeof VOUCH_STATUSES)[number];
+/** The patch that marks histories whose workflows keep VouchStatus current (older ones replay without it). */
+export const VOUCH_STATUS_PATCH = 'vouch-status-search-attribute';

@@ -2,7 +2,7 @@
 // dev server (state in DATA_DIR, Web UI on TEMPORAL_UI_PORT) unless TEMPORAL_ADDRESS names one,
 // the embedded PGlite database unless DATABASE_URL is set, the workers and the API; it creates a
 // sandbox business on first start and prints its API key. Ctrl-C stops everything.
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listen } from '../api/server.ts';
 import { createBusiness, findBusiness } from '../store/businesses.ts';
@@ -14,6 +14,7 @@ import { openDatabase } from '../runtime/database.ts';
 import { createProvider } from '../runtime/provider.ts';
 import { loadKeyRings } from '../runtime/signing-keys.ts';
 import { runProcess } from '../runtime/process.ts';
+import { replaceAtomically } from '../runtime/secret-file.ts';
 import { connectClient, connectWorker } from '../runtime/temporal.ts';
 import { startTemporalDevServer } from '../runtime/temporal-dev-server.ts';
 
@@ -30,8 +31,7 @@ async function sandboxBusiness(config: Config, db: Db): Promise<Sandbox & { crea
   }
   const { business, apiKey } = await createBusiness(db, { name: 'Sandbox', binSponsored: false, environment: config.environment });
   const sandbox = { businessId: business.id, apiKey };
-  await writeFile(file, JSON.stringify(sandbox, null, 2));
-  await chmod(file, 0o600);
+  replaceAtomically(file, JSON.stringify(sandbox, null, 2)); // mode 600 from the start, never half written
   return { ...sandbox, created: true };
 }
 
@@ -43,6 +43,8 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
       uiPort: config.temporal.uiPort,
       dataDir: config.dataDir,
       namespace: config.temporal.namespace,
+      // the Web UI shows decrypted payloads through our codec endpoint (README, "Operating Vouch")
+      uiCodecEndpoint: `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${config.http.port}/codec`,
     });
     const exited = (code: number | null) => fatal(new Error(`Temporal dev server exited (${code})`));
     temporal.process.once('exit', exited);
@@ -91,7 +93,8 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     '',
     'Vouch is running (Ctrl-C stops everything).',
     `  API            ${api.url}    docs: ${api.url}/docs`,
-    `  Temporal UI    ${uiUrl ?? `(external Temporal at ${config.temporal.address})`}`,
+    `  Temporal UI    ${uiUrl ? `${uiUrl}    payloads decoded by ${api.url}/codec` : `(external Temporal at ${config.temporal.address})`}`,
+    `  Metrics        ${api.url}/metrics    (Prometheus; Grafana dashboard: grafana/vouch-dashboard.json)`,
     `  Database       ${database.embedded ? `embedded PGlite in ${path.join(config.dataDir, 'pglite')} (${database.url})` : 'DATABASE_URL'}`,
     `  Provider       ${simulator ? `simulator (Sumsub API) at ${simulator.url}` : config.provider.baseUrl}`,
     ...(simulator

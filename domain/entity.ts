@@ -116,6 +116,10 @@ export const createEntityBody = z
         ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" applies to ${requirement.associatedEntity} entities, not ${body.type}` });
         return;
       }
+      if (requirement.submittedVia === 'ukyb') {
+        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" is submitted with POST /ukyb (the profile) or POST /ukyb/documents (files)` });
+        return;
+      }
       if (requirement.submittedVia === 'requirement-endpoint') {
         ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" is submitted with POST /entity/{entityId}/requirement` });
         return;

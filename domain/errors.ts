@@ -73,6 +73,30 @@ export const errorCatalogue = {
   uploadTooManyFiles: { code: '0708000400', status: 400, summary: 'More files than one upload takes (10 by default, UPLOAD_MAX_FILES).' },
   uploadUnsupportedType: { code: '0708000500', status: 415, summary: 'A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).' },
   requirementNotFound: { code: '0708000600', status: 404, summary: 'No such requirement slug for this endpoint (ukyc-id-document, ukyc-proof-of-address-document).' },
+  // Business verification (universal KYB) and file downloads.
+  kybNotBusiness: { code: '0709000100', status: 400, summary: 'Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).' },
+  kybProfileExists: { code: '0709000200', status: 409, summary: 'This business entity already has a KYB profile; change it with PATCH /ukyb.' },
+  kybProfileNotFound: { code: '0709000300', status: 404, summary: 'This business entity has no KYB profile yet; create it with POST /ukyb.' },
+  kybIncomplete: {
+    code: '0709000400',
+    status: 400,
+    summary: 'The submission is incomplete: the body adds `missing`, naming each missing business document slug and each owner without an identity document (`<ownerEntityId>:IDENTITY_DOCUMENT`).',
+  },
+  kybWebhookRegistrationRequired: {
+    code: '0709000500',
+    status: 409,
+    summary: 'The KYB decision is delivered only by webhook: register a subscription for kyb_status_change (POST /notification) first.',
+  },
+  fileNotFound: { code: '0709000600', status: 404, summary: 'No file with this id belongs to this entity of your business (an owner\'s files are under the owner\'s own entityId; replaced files are gone from it).' },
+  downloadLinkRefused: { code: '0709000700', status: 403, summary: 'The download link has expired or was changed; ask for a new one (GET /entity/{entityId}/file/{fileId}/presigned-url).' },
+  // The Temporal payload codec endpoint (operators' tools: the Temporal UI and CLI).
+  codecUnauthorized: {
+    code: '0710000100',
+    status: 401,
+    summary: 'The codec endpoint needs `Authorization: Bearer <CODEC_ACCESS_TOKEN>` outside the sandbox (and refuses every call when no token is configured).',
+  },
+  codecUndecodable: { code: '0710000200', status: 400, summary: 'A payload could not be decoded: encrypted with a key that is not in the ring, or changed since it was encrypted.' },
+  metricsUnauthorized: { code: '0710000300', status: 401, summary: 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` outside the sandbox (and refuses every call when no token is configured).' },
   // Features.
   featureNotFound: { code: '0703000100', status: 404, summary: 'No feature with this id.' },
 } as const satisfies Record<string, ErrorSpec>;

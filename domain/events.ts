@@ -23,19 +23,17 @@ const MESSAGES: Record<VerificationPath, Record<Decision['status'], string>> = {
   },
 };
 
+/** Interface 2.10: a decision's data, with moderationComment, rejectLabels and reviewRejectType only when REJECTED. */
+export function decisionData(base: Record<string, unknown>, decision: Decision): Record<string, unknown> {
+  if (decision.status !== 'REJECTED') return base;
+  return { ...base, moderationComment: decision.moderationComment, rejectLabels: decision.rejectLabels, reviewRejectType: decision.reviewRejectType };
+}
+
 export function cardIssuanceEvent(input: { eventId: string; entityId: string; timestamp: string; decision: Decision; path?: VerificationPath }) {
   const { decision } = input;
-  const data: Record<string, unknown> = {
-    eventId: input.eventId,
-    message: MESSAGES[input.path ?? 'token-sharing'][decision.status],
-    entityId: input.entityId,
-    timestamp: input.timestamp,
-    status: decision.status,
-  };
-  if (decision.status === 'REJECTED') {
-    data.moderationComment = decision.moderationComment;
-    data.rejectLabels = decision.rejectLabels;
-    data.reviewRejectType = decision.reviewRejectType;
-  }
+  const data = decisionData(
+    { eventId: input.eventId, message: MESSAGES[input.path ?? 'token-sharing'][decision.status], entityId: input.entityId, timestamp: input.timestamp, status: decision.status },
+    decision,
+  );
   return { ...CARD_ISSUANCE_EVENT, data };
 }

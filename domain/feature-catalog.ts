@@ -5,8 +5,8 @@
 export type RequirementLevel = 'REQUIRED' | 'OPTIONAL' | 'PREFERED';
 export type EntityType = 'INDIVIDUAL' | 'BUSINESS';
 export type ValueType = 'BOOLEAN' | 'NUMERIC' | 'STRING' | 'FILE' | 'JSON';
-/** Where a requirement's value is submitted: in `POST /entity`, the requirement endpoint, or a file upload. */
-export type SubmittedVia = 'entity-create' | 'requirement-endpoint' | 'file-upload';
+/** Where a requirement's value is submitted: in `POST /entity`, the requirement endpoint, a file upload, or universal KYB (`/ukyb`, `/ukyb/documents`). */
+export type SubmittedVia = 'entity-create' | 'requirement-endpoint' | 'file-upload' | 'ukyb';
 
 export type Requirement = {
   id: string;
@@ -59,7 +59,12 @@ export const requirements: readonly Requirement[] = [
     submittedVia: 'entity-create',
     pattern: { regex: /^[A-Z]{3}$/, description: 'an ISO 3166-1 alpha-3 code' },
   }),
-  req({ id: '8abc4822-b072-40a8-bd5e-41f343fcde10', slug: 'kyb-certificate-of-incorporation', name: 'Certificate of incorporation', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'file-upload' }),
+  req({ id: '3a5f0f8e-52a4-4c2e-9d1b-6f0c2e7d9a11', slug: 'ukyb-business-profile', name: 'Business profile and declared owners (POST /ukyb)', valueType: 'JSON', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
+  req({ id: '8abc4822-b072-40a8-bd5e-41f343fcde10', slug: 'ukyb-certificate-of-incorporation', name: 'Certificate of incorporation', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
+  req({ id: '7c1e2b44-0d8f-4a39-b5e6-2f94d3c1a8b7', slug: 'ukyb-proof-of-address', name: 'Proof of business address', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
+  req({ id: 'c9d04b6a-71e3-4f25-8a0c-5b2e96f1d403', slug: 'ukyb-register-of-shareholders', name: 'Register of shareholders', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
+  req({ id: '1f6a8d30-9c47-4e1b-b2d5-e8a07c3f6b92', slug: 'ukyb-articles-of-association', name: 'Articles of association', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
+  req({ id: '5e2b7c19-a843-4d60-9f1e-0b6d4a28c7e5', slug: 'ukyb-owner-document', name: "A declared owner's identity document (PASSPORT, ID_CARD, DRIVERS_LICENCE or RESIDENCE_PERMIT)", valueType: 'FILE', associatedEntity: 'INDIVIDUAL', submittedVia: 'ukyb' }),
   req({
     id: '58924e45-8cb2-4cca-97b0-1833be3c59ca',
     slug: 'kyb-ubo-declaration',
@@ -90,14 +95,18 @@ export const features: readonly Feature[] = [
     id: '66c82cfd-1b04-4a2d-a7d5-73e15c2ce858',
     name: 'Business card program',
     slug: 'business-card-program',
-    description: 'A business may be issued corporate cards. Enabled when the KYB decision is APPROVED.',
+    description: 'A business may be issued corporate cards. Enabled when the universal KYB decision is APPROVED: the profile (POST /ukyb), the documents (POST /ukyb/documents), and every declared owner verified as a person.',
     requirements: [
-      { requirementSlug: 'kyb-legal-name', requirementLevel: 'REQUIRED' },
-      { requirementSlug: 'kyb-registration-number', requirementLevel: 'REQUIRED' },
-      { requirementSlug: 'kyb-country-of-incorporation', requirementLevel: 'REQUIRED' },
-      { requirementSlug: 'kyb-certificate-of-incorporation', requirementLevel: 'REQUIRED' },
-      { requirementSlug: 'kyb-ubo-declaration', requirementLevel: 'REQUIRED' },
-      { requirementSlug: 'ukyc-id-document', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'ukyb-business-profile', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'ukyb-certificate-of-incorporation', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'ukyb-proof-of-address', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'ukyb-register-of-shareholders', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'ukyb-articles-of-association', requirementLevel: 'OPTIONAL' },
+      { requirementSlug: 'ukyb-owner-document', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'kyb-legal-name', requirementLevel: 'OPTIONAL' },
+      { requirementSlug: 'kyb-registration-number', requirementLevel: 'OPTIONAL' },
+      { requirementSlug: 'kyb-country-of-incorporation', requirementLevel: 'OPTIONAL' },
+      { requirementSlug: 'kyb-ubo-declaration', requirementLevel: 'OPTIONAL' },
       { requirementSlug: 'kyb-annual-turnover', requirementLevel: 'PREFERED' },
       { requirementSlug: 'kyb-regulated-entity', requirementLevel: 'OPTIONAL' },
     ],

@@ -3,6 +3,7 @@
 // The store applies these in the onboarding transaction; the rule lives here.
 import { CARD_ISSUANCE_EVENT, cardIssuanceEvent, type VerificationPath } from './events.ts';
 import { features } from './feature-catalog.ts';
+import { KYB_EVENT, kybEvent, type KybDecision } from './kyb.ts';
 import type { Decision } from './reliance.ts';
 
 const CARD_ISSUANCE_FEATURE_ID = features.find((f) => f.slug === 'card-issuance-api-access')!.id;
@@ -13,6 +14,19 @@ export function onboardingChanges(decision: Decision, entityId: string, now: Dat
     event: {
       ...CARD_ISSUANCE_EVENT,
       payload: (eventId: string) => cardIssuanceEvent({ eventId, entityId, timestamp: now.toISOString(), decision, path }),
+    },
+  };
+}
+
+const BUSINESS_CARD_PROGRAM_FEATURE_ID = features.find((f) => f.slug === 'business-card-program')!.id;
+
+/** What a KYB decision changes for the business entity: the business card program on or off, and its kyb_status_change event. */
+export function kybOnboardingChanges(decision: KybDecision, entityId: string, submissionId: string, now: Date) {
+  return {
+    feature: { id: BUSINESS_CARD_PROGRAM_FEATURE_ID, enabled: decision.status === 'APPROVED' },
+    event: {
+      ...KYB_EVENT,
+      payload: (eventId: string) => kybEvent({ eventId, entityId, submissionId, timestamp: now.toISOString(), decision }),
     },
   };
 }

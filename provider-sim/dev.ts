@@ -3,10 +3,11 @@
 // DATA_DIR/provider-sim.json (git-ignored), and one donor applicant per scenario, listed in
 // DATA_DIR/sample-applicants.csv for trying the kyc-share-token CLI.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SCENARIOS } from './scenarios.ts';
 import { startProviderSim, type ProviderSim } from './server.ts';
+import { replaceAtomically } from '../runtime/secret-file.ts';
 
 type Account = { clientId: string; appToken: string; secretKey: string; webhookSecret: string };
 export type DevSimCredentials = { recipient: Account; donor: Account };
@@ -27,8 +28,7 @@ export async function devSimCredentials(dataDir: string, recipientClientId: stri
     // first run: generate below
   }
   const creds = { recipient: account(recipientClientId), donor: account('donor-fintech') };
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(file, JSON.stringify(creds, null, 2), { mode: 0o600 });
+  replaceAtomically(file, JSON.stringify(creds, null, 2)); // mode 600 from the start, never half written
   return creds;
 }
 

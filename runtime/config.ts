@@ -1,6 +1,7 @@
 // Every setting the service reads from its environment, in one place, validated once at start.
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_KYB_DEADLINE_SECONDS } from '../domain/kyb.ts';
 import { DEFAULT_UKYC_DEADLINE_SECONDS } from '../domain/universal-kyc.ts';
 
 const bool = z
@@ -63,7 +64,25 @@ const envSchema = z.object({
   SIGNED_PAYLOAD_KEYS_FILE: z.string().optional(),
   SIGNED_PAYLOAD_TTL_SECONDS: positiveInt.default(86_400),
   UKYC_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(DEFAULT_UKYC_DEADLINE_SECONDS),
+  FILE_STORE: z.enum(['local', 's3']).default('local'),
   FILE_STORE_DIR: z.string().optional(),
+  FILE_LINK_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  PRESIGNED_URL_TTL_SECONDS: positiveInt.max(7 * 86_400).default(900),
+  S3_BUCKET: z.string().min(3).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_FORCE_PATH_STYLE: bool.optional(),
+  S3_KEY_PREFIX: z.string().default(''),
+  METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
+  WORKER_METRICS_PORT: port.default(9464),
+  WORKER_METRICS_HOST: z.string().default('127.0.0.1'),
+  TEMPORAL_CORE_METRICS_PORT: port.default(0),
+  PAYLOAD_CODEC_KEYS: z.string().optional(),
+  PAYLOAD_CODEC_KEYS_FILE: z.string().optional(),
+  CODEC_ACCESS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
+  CODEC_CORS_ORIGINS: z.string().optional(),
+  KYB_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(DEFAULT_KYB_DEADLINE_SECONDS),
   UPLOAD_MAX_FILE_BYTES: positiveInt.default(10 * 1024 * 1024),
   UPLOAD_MAX_FILES: positiveInt.max(50).default(10),
 });
@@ -140,9 +159,38 @@ export type Config = {
     /** How long a submission waits for its data and identity document before it is decided as incomplete. */
     deadlineSeconds: number;
   };
+  metrics: {
+    /** Required (as `Authorization: Bearer …`) by /metrics outside the sandbox. */
+    token: string | undefined;
+    /** The worker process's own metrics endpoint (split mode); 0 turns it off. */
+    workerPort: number;
+    workerHost: string;
+    /** The loopback port the Temporal core exports its metrics on (0: a free one). */
+    corePort: number;
+  };
+  payloadCodec: {
+    keysJson: string | undefined;
+    keysFile: string | undefined;
+    /** Required (as `Authorization: Bearer …`) by the codec endpoint outside the sandbox; unset there → the endpoint refuses every call. */
+    accessToken: string | undefined;
+    /** Browser origins allowed to call the codec endpoint (the Temporal UI's). */
+    corsOrigins: string[];
+  };
+  universalKyb: {
+    /** How long a submission waits for its owners' KYC decisions before it is decided as it stands. */
+    deadlineSeconds: number;
+  };
   files: {
+    store: 'local' | 's3';
     /** The local file store's directory (default DATA_DIR/files). */
     dir: string;
+    /** Signs the local store's download links (FILE_LINK_SECRET; in the sandbox generated into DATA_DIR when unset). */
+    linkSecret: string | undefined;
+    /** Where our API is reached from outside (local download links are made absolute with it; else the request's origin). */
+    publicBaseUrl: string | undefined;
+    /** How long a presigned download URL works. */
+    presignedUrlTtlSeconds: number;
+    s3: { bucket: string; region: string; endpoint: string | undefined; forcePathStyle: boolean; prefix: string } | undefined;
     maxFileBytes: number;
     maxFiles: number;
   };
@@ -162,6 +210,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   if (Boolean(e.TEMPORAL_TLS_CLIENT_CERT_PATH) !== Boolean(e.TEMPORAL_TLS_CLIENT_KEY_PATH)) {
     throw new ConfigError('invalid configuration:\n  TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH go together: set both for mTLS, or neither');
+  }
+  if (e.FILE_STORE === 's3' && !e.S3_BUCKET) {
+    throw new ConfigError('invalid configuration:\n  S3_BUCKET: required when FILE_STORE=s3');
   }
   const dataDir = path.resolve(e.DATA_DIR);
   return {
@@ -226,7 +277,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ttlSeconds: e.SIGNED_PAYLOAD_TTL_SECONDS,
     },
     universalKyc: { deadlineSeconds: e.UKYC_SUBMISSION_DEADLINE_SECONDS },
-    files: { dir: e.FILE_STORE_DIR ? path.resolve(e.FILE_STORE_DIR) : path.join(dataDir, 'files'), maxFileBytes: e.UPLOAD_MAX_FILE_BYTES, maxFiles: e.UPLOAD_MAX_FILES },
+    metrics: { token: e.METRICS_TOKEN, workerPort: e.WORKER_METRICS_PORT, workerHost: e.WORKER_METRICS_HOST, corePort: e.TEMPORAL_CORE_METRICS_PORT },
+    payloadCodec: {
+      keysJson: e.PAYLOAD_CODEC_KEYS,
+      keysFile: e.PAYLOAD_CODEC_KEYS_FILE ? path.resolve(e.PAYLOAD_CODEC_KEYS_FILE) : undefined,
+      accessToken: e.CODEC_ACCESS_TOKEN,
+      corsOrigins: (e.CODEC_CORS_ORIGINS ?? `http://127.0.0.1:${e.TEMPORAL_UI_PORT},http://localhost:${e.TEMPORAL_UI_PORT}`)
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    },
+    universalKyb: { deadlineSeconds: e.KYB_SUBMISSION_DEADLINE_SECONDS },
+    files: {
+      store: e.FILE_STORE,
+      dir: e.FILE_STORE_DIR ? path.resolve(e.FILE_STORE_DIR) : path.join(dataDir, 'files'),
+      linkSecret: e.FILE_LINK_SECRET,
+      publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+      presignedUrlTtlSeconds: e.PRESIGNED_URL_TTL_SECONDS,
+      s3: e.S3_BUCKET
+        ? { bucket: e.S3_BUCKET, region: e.S3_REGION, endpoint: e.S3_ENDPOINT, forcePathStyle: e.S3_FORCE_PATH_STYLE ?? Boolean(e.S3_ENDPOINT), prefix: e.S3_KEY_PREFIX }
+        : undefined,
+      maxFileBytes: e.UPLOAD_MAX_FILE_BYTES,
+      maxFiles: e.UPLOAD_MAX_FILES,
+    },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };
 }

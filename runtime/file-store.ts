@@ -1,8 +1,30 @@
-// The file store the configuration names: a local directory (FILE_STORE_DIR, default DATA_DIR/files).
+// The file store the configuration names: a local directory (FILE_STORE=local, the default:
+// FILE_STORE_DIR or DATA_DIR/files, links signed with FILE_LINK_SECRET) or S3-compatible object
+// storage (FILE_STORE=s3: S3_BUCKET, S3_ENDPOINT, S3_REGION, credentials from the AWS chain).
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { localDirectoryStore } from '../files/local-directory.ts';
+import { s3Store } from '../files/s3.ts';
 import type { FileStore } from '../files/store.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
+import { readOrCreateOnce } from './secret-file.ts';
 
 export function createFileStore(config: Config): FileStore {
-  return localDirectoryStore(config.files.dir);
+  if (config.files.store === 's3') return s3Store(config.files.s3!);
+  return localDirectoryStore(config.files.dir, fileLinkSecret(config));
+}
+
+/**
+ * The secret that signs the local store's download links: FILE_LINK_SECRET, else (sandbox) a
+ * random one kept in DATA_DIR/file-link-secret, made on first start and never committed. Every API
+ * process that serves the same files must have the same secret.
+ */
+export function fileLinkSecret(config: Config): Buffer {
+  if (config.files.linkSecret) return Buffer.from(config.files.linkSecret, 'utf8');
+  const file = path.join(config.dataDir, 'file-link-secret');
+  const make = () => {
+    if (config.environment !== 'sandbox') throw new ConfigError(`FILE_LINK_SECRET is required outside the sandbox with FILE_STORE=local (${file} does not exist)`);
+    return randomBytes(32).toString('base64url');
+  };
+  return Buffer.from(readOrCreateOnce(file, make).trim(), 'base64url');
 }

@@ -3,10 +3,10 @@
 // the sandbox a missing file is generated on first start and never committed (DATA_DIR is
 // git-ignored); other environments must supply their keys.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SigningKey } from '../domain/webhook-signature.ts';
 import { ConfigError, type Config } from './config.ts';
+import { readOrCreateOnce } from './secret-file.ts';
 
 export type RingKind = 'webhook' | 'signed-payload';
 
@@ -79,18 +79,13 @@ export async function loadKeyRing(config: Config, kind: RingKind, options: { gen
   const { json } = k.settings(config);
   if (json && !options.ignoreVariable) return parseRing(json, k.variable);
   const file = keyRingFile(config, kind);
-  try {
-    return parseRing(await readFile(file, 'utf8'), file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  if (!(options.generateMissing ?? config.environment === 'sandbox')) {
-    throw new ConfigError(`no ${kind} signing keys: set ${k.variable} or ${k.fileVariable} (${file} does not exist)`);
-  }
-  const ring = generateKeyRing(kind, config.environment);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, JSON.stringify(ring, null, 2), { mode: 0o600 });
-  return ring;
+  const make = () => {
+    if (!(options.generateMissing ?? config.environment === 'sandbox')) {
+      throw new ConfigError(`no ${kind} signing keys: set ${k.variable} or ${k.fileVariable} (${file} does not exist)`);
+    }
+    return JSON.stringify(generateKeyRing(kind, config.environment), null, 2);
+  };
+  return parseRing(readOrCreateOnce(file, make), file);
 }
 
 /** Both rings a process signs with. */

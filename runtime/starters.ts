@@ -3,18 +3,24 @@
 // (USE_EXISTING), start a new run once it has closed (ALLOW_DUPLICATE). Every start is therefore
 // idempotent: the API, activities and the reconciler may all call them as often as they like.
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { batchImportWorkflow, personVerificationWorkflow, sandboxReviewWorkflow, syncImportWorkflow, universalKycWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
+import { batchImportWorkflow, personVerificationWorkflow, sandboxReviewWorkflow, syncImportWorkflow, universalKybWorkflow, universalKycWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
 import { applicantReviewedSignal, sdkTokenUpdate } from '../workflows/person-verification.ts';
+import { kybWakeSignal } from '../workflows/universal-kyb.ts';
 import { ukycPartReceivedSignal } from '../workflows/universal-kyc.ts';
 import {
   batchWorkflowId,
   personVerificationWorkflowId,
   sandboxReviewWorkflowId,
+  universalKybWorkflowId,
   universalKycWorkflowId,
   syncWorkflowId,
   webhookDispatcherWorkflowId,
   webhookRetryWorkflowId,
   type BatchImportInput,
+  type KybWake,
+  type RunTags,
+  SEARCH_ATTRIBUTE_KEYS,
+  type VouchStatus,
   type PersonVerificationInput,
   type SandboxReviewResult,
   type SdkToken,
@@ -23,6 +29,22 @@ import {
 import type { Config } from './config.ts';
 
 const once = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
+
+/**
+ * What an operator sees of a run: search attributes (BusinessId, EntityId, BatchId, VouchStatus),
+ * a one-line summary and details in the Temporal UI. Ids and stages only, never personal data.
+ */
+function described(tags: RunTags | undefined, status: VouchStatus, summary: string, details: string[] = []) {
+  const k = SEARCH_ATTRIBUTE_KEYS;
+  const typedSearchAttributes = [
+    ...(tags ? [{ key: k.businessId, value: tags.businessId }] : []),
+    ...(tags?.entityId ? [{ key: k.entityId, value: tags.entityId }] : []),
+    ...(tags?.batchId ? [{ key: k.batchId, value: tags.batchId }] : []),
+    { key: k.vouchStatus, value: status },
+  ];
+  const lines = [...(tags ? [`business ${tags.businessId}`] : []), ...(tags?.entityId ? [`entity ${tags.entityId}`] : []), ...details];
+  return { typedSearchAttributes, staticSummary: summary, ...(lines.length ? { staticDetails: lines.join('  \n') } : {}) };
+}
 
 /** A person's verification workflow ends after this long with nothing to do (a token request or callback restarts it). */
 const PERSON_IDLE_MS = 7 * 24 * 3600_000;
@@ -39,20 +61,32 @@ export function createStarters(client: Client, config: Config) {
     pageSize: t.batchPageSize,
     providerRetry: { maximumAttempts: t.batchProviderMaxAttempts, initialIntervalMs: t.batchProviderRetryInitialMs },
   });
-  const person = (entityId: string) => {
-    const input: PersonVerificationInput = { entityId, providerTaskQueue: t.providerTaskQueue, idleMs: PERSON_IDLE_MS };
-    return { taskQueue: t.taskQueue, workflowId: personVerificationWorkflowId(entityId), args: [input] as [PersonVerificationInput] };
+  const person = (tags: RunTags & { entityId: string }) => {
+    const input: PersonVerificationInput = { entityId: tags.entityId, providerTaskQueue: t.providerTaskQueue, idleMs: PERSON_IDLE_MS };
+    return {
+      taskQueue: t.taskQueue,
+      workflowId: personVerificationWorkflowId(tags.entityId),
+      args: [input] as [PersonVerificationInput],
+      ...described(tags, 'waiting', `Hosted-SDK verification of person ${tags.entityId}`),
+    };
   };
   return {
     /** A run of a batch (the upload's, or a retry of its failed rows). */
-    async batchRun(batchId: string, run: number): Promise<void> {
-      await client.workflow.start(batchImportWorkflow, { ...once, taskQueue: t.taskQueue, workflowId: batchWorkflowId(batchId, run), args: [batchInput(batchId)] });
+    async batchRun(batchId: string, run: number, businessId: string): Promise<void> {
+      await client.workflow.start(batchImportWorkflow, {
+        ...once,
+        taskQueue: t.taskQueue,
+        workflowId: batchWorkflowId(batchId, run),
+        args: [batchInput(batchId)],
+        ...described({ businessId, batchId }, 'pending', run === 1 ? `Batch import ${batchId}` : `Batch import ${batchId}, retry ${run - 1} of its failed rows`, [`batch ${batchId}`]),
+      });
     },
 
     /** A sync import's workflow; the handle's result() is its outcome. */
-    syncImport(requestId: string): Promise<WorkflowHandle<typeof syncImportWorkflow>> {
+    syncImport(requestId: string, tags: RunTags): Promise<WorkflowHandle<typeof syncImportWorkflow>> {
       return client.workflow.start(syncImportWorkflow, {
         ...once,
+        ...described(tags, 'in_progress', `Sync import ${requestId}`, [`request ${requestId}`]),
         taskQueue: t.syncTaskQueue,
         workflowId: syncWorkflowId(requestId),
         args: [{ requestId, providerTaskQueue: t.providerTaskQueue }],
@@ -61,21 +95,23 @@ export function createStarters(client: Client, config: Config) {
     },
 
     /** An SDK token for a person, from the person's verification workflow (started if it is not running). */
-    sdkToken(entityId: string): Promise<SdkToken> {
+    sdkToken(tags: RunTags & { entityId: string }): Promise<SdkToken> {
       return client.workflow.executeUpdateWithStart(sdkTokenUpdate, {
-        startWorkflowOperation: new WithStartWorkflowOperation(personVerificationWorkflow, { ...once, ...person(entityId) }),
+        startWorkflowOperation: new WithStartWorkflowOperation(personVerificationWorkflow, { ...once, ...person(tags) }),
       });
     },
 
     /** Tells the person's verification workflow that the provider reviewed an applicant (started if it is not running). */
-    async applicantReviewed(entityId: string, applicantId: string): Promise<void> {
-      await client.workflow.signalWithStart(personVerificationWorkflow, { ...person(entityId), signal: applicantReviewedSignal, signalArgs: [{ applicantId }] });
+    async applicantReviewed(tags: RunTags & { entityId: string }, applicantId: string): Promise<void> {
+      await client.workflow.signalWithStart(personVerificationWorkflow, { ...person(tags), signal: applicantReviewedSignal, signalArgs: [{ applicantId }] });
     },
 
     /** Plays a sandbox control request to its end (the review's callback then reaches the person's workflow). */
-    sandboxReview(requestId: string, entityId: string, withPerson: boolean): Promise<SandboxReviewResult> {
+    sandboxReview(requestId: string, tags: RunTags & { entityId: string }, withPerson: boolean): Promise<SandboxReviewResult> {
+      const entityId = tags.entityId;
       return client.workflow.execute(sandboxReviewWorkflow, {
         ...once,
+        ...described(tags, 'in_progress', `Sandbox: plays person ${entityId} and a review`, [`request ${requestId}`]),
         taskQueue: t.taskQueue,
         workflowId: sandboxReviewWorkflowId(requestId),
         args: [{ requestId, entityId, providerTaskQueue: t.providerTaskQueue, withPerson }],
@@ -84,19 +120,44 @@ export function createStarters(client: Client, config: Config) {
     },
 
     /** Tells a universal KYC submission's workflow that a part arrived (started if it is not running). */
-    async ukycPartReceived(submission: { submissionId: string; entityId: string; deadlineAt: string }, part: UkycPartReceived['part']): Promise<void> {
+    async ukycPartReceived(submission: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }, part: UkycPartReceived['part']): Promise<void> {
+      const { businessId, ...input } = submission;
       await client.workflow.signalWithStart(universalKycWorkflow, {
+        ...described({ businessId, entityId: input.entityId }, 'waiting', `Universal KYC submission ${input.submissionId} of person ${input.entityId}`, [`submission ${input.submissionId}`, `deadline ${input.deadlineAt}`]),
         taskQueue: t.taskQueue,
-        workflowId: universalKycWorkflowId(submission.submissionId),
-        args: [submission],
+        workflowId: universalKycWorkflowId(input.submissionId),
+        args: [input],
         signal: ukycPartReceivedSignal,
         signalArgs: [{ part }],
       });
     },
 
+    /** Wakes a universal KYB submission's workflow (started if it is not running: a submission, or a lost workflow). */
+    async kybWake(submission: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }, wake: KybWake): Promise<void> {
+      const { businessId, ...input } = submission;
+      await client.workflow.signalWithStart(universalKybWorkflow, {
+        ...described({ businessId, entityId: input.entityId }, 'waiting', `Universal KYB submission ${input.submissionId} of business entity ${input.entityId}`, [`submission ${input.submissionId}`, `deadline ${input.deadlineAt}`]),
+        taskQueue: t.taskQueue,
+        workflowId: universalKybWorkflowId(input.submissionId),
+        args: [input],
+        signal: kybWakeSignal,
+        signalArgs: [wake],
+      });
+    },
+
     /** The retry workflow of a delivery whose attempt failed. */
-    async deliveryRetry(deliveryId: string, run: number): Promise<void> {
-      await client.workflow.start(webhookRetryWorkflow, { ...once, taskQueue: config.webhooks.taskQueue, workflowId: webhookRetryWorkflowId(deliveryId, run), args: [{ deliveryId }] });
+    async deliveryRetry(deliveryId: string, run: number, about: DeliveryTags): Promise<void> {
+      await client.workflow.start(webhookRetryWorkflow, {
+        ...once,
+        taskQueue: config.webhooks.taskQueue,
+        workflowId: webhookRetryWorkflowId(deliveryId, run),
+        args: [{ deliveryId }],
+        ...described(about.entityId ? { businessId: about.businessId, entityId: about.entityId } : { businessId: about.businessId }, 'retrying', `Webhook delivery of event ${about.eventId} (${about.eventType}) to subscription ${about.subscriptionId}`, [
+          `event ${about.eventId}`,
+          `subscription ${about.subscriptionId}`,
+          `delivery ${deliveryId}, run ${run}`,
+        ]),
+      });
     },
 
     /** The dispatcher of the webhook queue (started by every worker, and by the reconciler if it is gone). */
@@ -106,9 +167,13 @@ export function createStarters(client: Client, config: Config) {
         taskQueue: config.webhooks.taskQueue,
         workflowId: webhookDispatcherWorkflowId(config.webhooks.taskQueue),
         args: [{ dispatchers: config.webhooks.dispatchers, runForMs: DISPATCHER_RUN_MS }],
+        ...described(undefined, 'running', `Webhook dispatcher of queue ${config.webhooks.taskQueue}: first attempts of every delivery`),
       });
     },
   };
 }
 
 export type Starters = ReturnType<typeof createStarters>;
+
+/** What a delivery's retry workflow is about (the event's business and entity, the event and subscription). */
+export type DeliveryTags = { businessId: string; entityId: string | null; eventId: string; eventType: string; subscriptionId: string };

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { devServerSearchAttributeFlags } from './search-attributes.ts';
 import { requireTemporalCli } from './temporal-cli.ts';
 
 const DEV_DYNAMIC_CONFIG = { 'matching.numTaskqueueReadPartitions': 1, 'matching.numTaskqueueWritePartitions': 1 };
@@ -17,6 +18,8 @@ export async function startTemporalDevServer(options: {
   namespace?: string;
   headless?: boolean;
   logLevel?: string;
+  /** The Web UI decodes payloads through this codec server (our API's /codec). */
+  uiCodecEndpoint?: string;
 }): Promise<TemporalDevServer> {
   const cli = requireTemporalCli();
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', options.logLevel ?? 'error'];
@@ -24,6 +27,7 @@ export async function startTemporalDevServer(options: {
   // exactly (with the default four, each partition gets a quarter of the rate and its own priority
   // order, and a batch reached 91 % of the limit). Real clusters: see README, "Task queues".
   for (const [key, value] of Object.entries(DEV_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${value}`);
+  args.push(...devServerSearchAttributeFlags()); // BusinessId, BatchId, EntityId, VouchStatus (operators filter runs by them)
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   if (options.dataDir) {
     await mkdir(options.dataDir, { recursive: true });
@@ -31,6 +35,7 @@ export async function startTemporalDevServer(options: {
   }
   if (options.headless || options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
+  if (options.uiCodecEndpoint && !args.includes('--headless')) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: false });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {

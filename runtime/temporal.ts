@@ -4,6 +4,9 @@ import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { encryptingDataConverter, loadCodecKeys } from './payload-codec.ts';
+import { createServer, type AddressInfo } from 'node:net';
+import { setCoreMetricsUrl } from './metrics.ts';
 
 /**
  * TLS to the Temporal frontend: off for the dev server; on with TEMPORAL_TLS, an API key (Temporal
@@ -22,20 +25,39 @@ export function temporalTls(t: Config['temporal']): TLSConfig | undefined {
 const connectionOptions = (t: Config['temporal']) => ({ address: t.address, tls: temporalTls(t), apiKey: t.apiKey });
 
 export async function connectClient(config: Config): Promise<Client> {
+  const dataConverter = encryptingDataConverter(await loadCodecKeys(config)); // every payload encrypted (runtime/payload-codec.ts)
   const connection = await Connection.connect(connectionOptions(config.temporal));
-  return new Client({ connection, namespace: config.temporal.namespace });
+  return new Client({ connection, namespace: config.temporal.namespace, dataConverter });
 }
 
 let runtimeInstalled = false;
-/** Sends the Temporal core's and workers' logs through our logger; must precede the first worker connection. */
-function installRuntime(log: Logger) {
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+/**
+ * Sends the Temporal core's and workers' logs through our logger, and has the core export its metrics
+ * on a loopback port that /metrics reads (runtime/metrics.ts); must precede the first worker connection.
+ */
+function installRuntime(log: Logger, metricsPort: number) {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  setCoreMetricsUrl(`http://127.0.0.1:${metricsPort}/metrics`);
   const at = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error') => (message: string, meta?: Record<string, unknown>) =>
     log[level]({ ...meta, component: 'temporal' }, message);
   Runtime.install({
     // Core (Rust) logs are forwarded too, so every line is JSON through pino.
-    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      metrics: { prometheus: { bindAddress: `127.0.0.1:${metricsPort}` } },
+    },
     logger: {
       log: (level, message, meta) => at(level.toLowerCase() as 'info')(message, meta),
       trace: at('trace'),
@@ -47,7 +69,7 @@ function installRuntime(log: Logger) {
   });
 }
 
-export function connectWorker(config: Config, log: Logger): Promise<NativeConnection> {
-  installRuntime(log);
+export async function connectWorker(config: Config, log: Logger): Promise<NativeConnection> {
+  if (!runtimeInstalled) installRuntime(log, config.metrics.corePort || (await freeLoopbackPort()));
   return NativeConnection.connect(connectionOptions(config.temporal));
 }

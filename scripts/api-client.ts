@@ -16,10 +16,13 @@ import { createLogger } from '../runtime/logger.ts';
 const root = path.resolve(import.meta.dirname, '..');
 export const CLIENT_SCHEMA = path.join(root, 'client', 'schema.d.ts');
 
-/** The document exactly as the API serves it on its default configuration. */
+/**
+ * The document exactly as the API serves it on its default configuration. A link secret is given so
+ * that describing the routes makes no file store secret in anyone's DATA_DIR (it is not in the document).
+ */
 function document() {
   const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
-  const routes = allRoutes({ config: loadConfig({}), db: {} as never, temporal: {} as never, log: createLogger('silent'), keys: { webhooks: [], signedPayloads: [] } });
+  const routes = allRoutes({ config: loadConfig({ FILE_LINK_SECRET: 'describing-the-routes-only-never-signing-a-link' }), db: {} as never, temporal: {} as never, log: createLogger('silent'), keys: { webhooks: [], signedPayloads: [] } });
   return buildOpenApi(routes, { version });
 }
 

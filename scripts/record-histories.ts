@@ -9,13 +9,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { requireTemporalCli } from '../runtime/temporal-cli.ts';
 import { createStarters } from '../runtime/starters.ts';
 import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/webhooks.ts';
-import { batchWorkflowId, personVerificationWorkflowId, sandboxReviewWorkflowId, universalKycWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
-import { canonicalPayload, FILES, filesForm } from '../test/helpers/ukyc.ts';
+import { batchWorkflowId, personVerificationWorkflowId, sandboxReviewWorkflowId, universalKybWorkflowId, universalKycWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
+import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
 import { housekeepingWorkflow } from '../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
@@ -26,6 +27,7 @@ import { startStack } from '../test/helpers/stack.ts';
 
 const dir = path.resolve(import.meta.dirname, '..', 'test', 'fixtures', 'histories');
 const say = (s: string) => process.stdout.write(`[histories] ${s}\n`);
+const execFileAsync = promisify(execFile);
 
 const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? DEFAULT_POSTGRES_URL, 'vouch_histories');
 const temporal = await startTemporal();
@@ -43,9 +45,11 @@ const only = new Set(process.argv.slice(2));
 /** Saves a run's history in the Temporal CLI's JSON form (what `temporal workflow show --output json` prints). */
 async function save(name: string, handle: WorkflowHandle, runId?: string) {
   if (only.size > 0 && !only.has(name)) return;
-  const args = ['workflow', 'show', '--address', temporal.address, '--workflow-id', handle.workflowId, '--output', 'json'];
+  // decoded through our codec endpoint: the fixtures must replay without the sandbox's payload key
+  const args = ['workflow', 'show', '--address', temporal.address, '--workflow-id', handle.workflowId, '--output', 'json', '--codec-endpoint', `${stack.url}/codec`];
   if (runId) args.push('--run-id', runId);
-  const json = execFileSync(requireTemporalCli(), args, { maxBuffer: 64 * 1024 * 1024 }).toString();
+  // not execFileSync: the CLI calls this process's own API (/codec), which must keep answering
+  const { stdout: json } = await execFileAsync(requireTemporalCli(), args, { maxBuffer: 64 * 1024 * 1024 });
   await writeFile(path.join(dir, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1) + '\n');
   saved.push(name);
 }
@@ -54,7 +58,7 @@ try {
   await mkdir(dir, { recursive: true });
   const start = createStarters(stack.temporal, stack.config);
   const { apiKey, businessId } = await stack.newBusiness({ name: 'histories' });
-  await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
+  await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url });
 
   // a batch of mixed outcomes over two pages (continue-as-new), one token used by someone else
   const externalIds = ['h-1', 'h-2', 'h-3', 'h-4', 'h-5'];
@@ -113,7 +117,9 @@ try {
     await save(name, handle);
   }
 
-  // a delivery refused once, then delivered by its retry workflow (about 5 s)
+  // a delivery refused once, then delivered by its retry workflow (about 5 s); first, every earlier
+  // decision's deliveries are done, so none of them takes the scripted refusal
+  for (let i = 0; i < 300 && (await stack.db.query("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1")).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
   receiver.answer({ status: 503 }, { status: 200 });
   const before = receiver.received.length;
   const eventId = await recordTestEvent(stack.db, businessId, 'histories');
@@ -122,6 +128,34 @@ try {
   const retry = stack.temporal.workflow.getHandle(webhookRetryWorkflowId(delivery!.id, 1));
   await retry.result();
   await save('webhook-retry-delivered', retry);
+
+  // universal KYB: a business with one owner, its documents, submitted, the owner verified through the sandbox (decided)
+  {
+    const company = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: 'universal-kyb-decided', type: 'BUSINESS' } })).body.id as string;
+    const profile = await stack.request('POST', '/ukyb', {
+      key: apiKey,
+      json: {
+        entityId: company,
+        business: { legalName: 'Histories Ltd', registrationNumber: '1', country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } },
+        ubos: [{ externalId: 'kyb-owner-1', firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 60 }],
+      },
+    });
+    if (profile.status !== 201) throw new Error(profile.text);
+    const ownerId = profile.body.ubos[0].entityId as string;
+    const document = (fields: Record<string, string>) => {
+      const form = documentsForm(fields);
+      return stack.request('POST', '/ukyb/documents', { key: apiKey, form });
+    };
+    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders']) await document({ entityId: company, requirementSlug });
+    await document({ entityId: company, memberId: ownerId, documentType: 'PASSPORT' });
+    const submitted = await stack.request('POST', '/ukyb/submit', { key: apiKey, json: { entityId: company } });
+    if (submitted.status !== 202) throw new Error(submitted.text);
+    const verified = await stack.request('POST', `/sandbox/entity/${company}/kyc/complete?memberId=${ownerId}`, { key: apiKey, json: { reviewAnswer: 'GREEN' } });
+    if (verified.status !== 202) throw new Error(verified.text);
+    const handle = stack.temporal.workflow.getHandle(universalKybWorkflowId(submitted.body.submissionId));
+    await handle.result();
+    await save('universal-kyb-decided', handle);
+  }
 
   // the dispatcher, as it runs (its history so far)
   await start.webhookDispatcher();

@@ -155,13 +155,13 @@ export async function requeueRetryableRows(db: Db, businessId: string, batchId: 
 }
 
 /** Unfinished batches not updated for `olderThanMs` (the reconciler checks that their workflow lives). */
-export async function staleUnfinishedBatches(q: Queryable, olderThanMs: number, limit = 200): Promise<{ batchId: string; run: number }[]> {
-  const rows = await q.query<{ id: string; run: number }>(
-    `SELECT id, run FROM import_batches WHERE status IN ('pending', 'in_progress') AND updated_at < now() - make_interval(secs => $1)
+export async function staleUnfinishedBatches(q: Queryable, olderThanMs: number, limit = 200): Promise<{ batchId: string; run: number; businessId: string }[]> {
+  const rows = await q.query<{ id: string; run: number; business_id: string }>(
+    `SELECT id, run, business_id FROM import_batches WHERE status IN ('pending', 'in_progress') AND updated_at < now() - make_interval(secs => $1)
       ORDER BY updated_at LIMIT $2`,
     [olderThanMs / 1000, limit],
   );
-  return rows.map((r) => ({ batchId: r.id, run: Number(r.run) }));
+  return rows.map((r) => ({ batchId: r.id, run: Number(r.run), businessId: String(r.business_id) }));
 }
 
 export type FailedRow = {

@@ -19,6 +19,10 @@ export function connectDb(url: string, poolSize = 10): Db {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
   // A pooled client that errors while idle must not take the process down; the pool replaces it.
   pool.on('error', () => {});
+  // Nor one in use: when the server goes away mid-query (a restart: 57P01, then the socket's end),
+  // a client may emit 'error' more than once, and pool.query listens only once. The query itself
+  // still fails (its callback gets the error), so a listener on every client is all that is needed.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const run = async <T extends Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
     (await client.query<T>(sql, params as unknown[] | undefined)).rows;
   return {

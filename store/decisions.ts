@@ -4,7 +4,8 @@
 // event with its webhook deliveries (once per source key).
 import { randomUUID } from 'node:crypto';
 import type { VerificationPath } from '../domain/events.ts';
-import { onboardingChanges } from '../domain/onboarding.ts';
+import type { KybDecision } from '../domain/kyb.ts';
+import { kybOnboardingChanges, onboardingChanges } from '../domain/onboarding.ts';
 import type { Decision } from '../domain/reliance.ts';
 import type { Queryable } from './db.ts';
 import { recordEvent } from './events.ts';
@@ -44,10 +45,22 @@ export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<s
   const cpt = a.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
   await q.query(`UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`, a.cardProcessorPublicToken ? [a.entityId, a.provider, a.cardProcessorPublicToken] : [a.entityId, a.provider]);
   const changes = onboardingChanges(d, a.entityId, a.now, a.path);
-  if (changes.feature.enabled) {
-    await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [a.entityId, changes.feature.id]);
-  } else {
-    await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [a.entityId, changes.feature.id]);
-  }
+  await setFeature(q, a.entityId, changes.feature);
   return recordEvent(q, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey: a.eventSourceKey });
+}
+
+async function setFeature(q: Queryable, entityId: string, feature: { id: string; enabled: boolean }): Promise<void> {
+  if (feature.enabled) {
+    await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [entityId, feature.id]);
+  } else {
+    await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [entityId, feature.id]);
+  }
+}
+
+/** Applies a KYB decision to the business entity (verifier, business card program) and records its event once; returns the event's id. */
+export async function applyKybDecision(q: Queryable, a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date }): Promise<string> {
+  await q.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
+  const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
+  await setFeature(q, a.entityId, changes.feature);
+  return recordEvent(q, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey: `universal-kyb:${a.submissionId}` });
 }

@@ -122,6 +122,12 @@ export async function entityType(q: Queryable, businessId: string, id: string): 
   return (await entityTypes(q, businessId, [id])).get(id);
 }
 
+/** The business an entity belongs to (null when there is no such entity). */
+export async function businessOfEntity(q: Queryable, entityId: string): Promise<string | null> {
+  const [row] = await q.query<{ business_id: string }>('SELECT business_id FROM entities WHERE id = $1', [entityId]);
+  return row ? String(row.business_id) : null;
+}
+
 /** Whether `memberId` is a declared member of the business entity `entityId`. */
 export async function isMemberOf(q: Queryable, entityId: string, memberId: string): Promise<boolean> {
   const rows = await q.query('SELECT 1 FROM entity_members WHERE business_entity_id = $1 AND member_entity_id = $2', [entityId, memberId]);

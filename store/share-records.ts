@@ -88,14 +88,15 @@ async function bumpBatch(q: Queryable, ref: ShareRef, outcome: 'succeeded' | 'fa
 }
 
 /** Marks a pending record failed and counts it — only if this call moved it (overlapping attempts count once). */
-export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<void> {
-  await db.tx(async (q) => {
+export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<boolean> {
+  return db.tx(async (q) => {
     const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [error.category, error.message, error.retryable]);
     if (changed) await bumpBatch(q, ref, 'failed');
+    return changed > 0;
   });
 }
 
-export type CompleteResult = { outcome: 'succeeded'; eventId: string } | { outcome: 'failed'; error: RecordError } | { outcome: 'already-done' };
+export type CompleteResult = { outcome: 'succeeded'; eventId: string; entityId: string } | { outcome: 'failed'; error: RecordError } | { outcome: 'already-done' };
 
 /**
  * The onboarding itself, in one transaction: the KYC account, the card processor token, the
@@ -125,7 +126,7 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
         now,
       });
       if ((await update(q, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(q, ref, 'succeeded');
-      return { outcome: 'succeeded', eventId };
+      return { outcome: 'succeeded', eventId, entityId: rec.entityId };
     });
   } catch (err) {
     if (!isUniqueViolation(err, 'entities_card_processor_token_key')) throw err;

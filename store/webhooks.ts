@@ -86,6 +86,8 @@ export type DeliveryTarget = {
   runAttempts: number;
   body: string;
   url: string | null;
+  /** When the delivery was created (with its event). */
+  createdAt: string;
 };
 
 const toTarget = (r: Row): DeliveryTarget => ({
@@ -98,6 +100,7 @@ const toTarget = (r: Row): DeliveryTarget => ({
   attempts: Number(r.attempts),
   runAttempts: Number(r.run_attempts),
   body: String(r.body),
+  createdAt: iso(r.created_at),
   url: (r.url as string | null) ?? null,
 });
 
@@ -278,6 +281,16 @@ export async function deliveryLog(q: Queryable, businessId: string, filter: { ev
 
 export async function eventOfBusiness(q: Queryable, businessId: string, eventId: string): Promise<boolean> {
   return (await q.query('SELECT 1 FROM events WHERE id = $1 AND business_id = $2', [eventId, businessId])).length === 1;
+}
+
+/** What a delivery's retry workflow is about, for operators (runtime/starters.ts DeliveryTags). */
+export type DeliveryTagsRow = { businessId: string; entityId: string | null; eventId: string; eventType: string; subscriptionId: string };
+export async function deliveryTags(q: Queryable, deliveryId: string): Promise<DeliveryTagsRow | null> {
+  const [r] = await q.query<{ business_id: string; entity_id: string | null; event_id: string; event_type: string; subscription_id: string }>(
+    'SELECT d.business_id, e.entity_id, d.event_id, e.event_type, d.subscription_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1',
+    [deliveryId],
+  );
+  return r ? { businessId: String(r.business_id), entityId: r.entity_id === null ? null : String(r.entity_id), eventId: String(r.event_id), eventType: r.event_type, subscriptionId: String(r.subscription_id) } : null;
 }
 
 /** Whether the business has a subscription that takes this event type (the prerequisite of interface 1.4). */

@@ -1,5 +1,6 @@
 // `npm test`: one Temporal dev server and one fresh PostgreSQL database for the whole run, then
 // node's test runner over test/**/*.test.ts (or the files given). Everything is torn down after.
+//   DATA_DIR           set to a directory of the run's own (never a developer's .data)
 //   TEST_POSTGRES_URL  admin connection used to create and drop the run's database
 //                      (default postgres://postgres@127.0.0.1:5432/postgres)
 import { spawn } from 'node:child_process';
@@ -39,6 +40,8 @@ async function main(): Promise<number> {
         TEST_POSTGRES_URL: adminUrl,
         TEMPORAL_ADDRESS: temporal.address,
         WORKFLOW_BUNDLE_PATH: bundlePath,
+        // keys, secrets and files of this run only: made on first use by test files starting together
+        DATA_DIR: path.join(tmp, 'data'),
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
       },
     });

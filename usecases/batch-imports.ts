@@ -91,7 +91,7 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
     }
     // If the first attempt stored the batch but could not start it (Temporal unavailable), this
     // retry starts it (so would the reconciler within minutes).
-    await start.batchRun(existing.id, existing.run);
+    await start.batchRun(existing.id, existing.run, caller.id);
     return done(accepted(existing));
   };
 
@@ -119,7 +119,7 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
   }
   // If the start fails (Temporal unavailable) the batch is stored and the answer is an error; the
   // client's retry with the same key starts it, and so does the reconciler within minutes.
-  await start.batchRun(batch.id, batch.run);
+  await start.batchRun(batch.id, batch.run, caller.id);
   return done(accepted(batch));
 }
 
@@ -151,7 +151,7 @@ export async function retryBatch({ db, start }: UseCaseContext, caller: Caller, 
   if (result === 'not-found') return notFound(batchId);
   if (result === 'running') return refuse('batchNotRetryable', 'The batch is still running; retry its failed rows once it has finished.', { parameter: 'batchId' });
   if (result === 'nothing') return refuse('batchNotRetryable', 'The batch has no retryable failed rows.', { parameter: 'batchId' });
-  await start.batchRun(batchId, result.run);
+  await start.batchRun(batchId, result.run, caller.id);
   return done({ batchId, status: 'in_progress' as const, requeuedRecords: result.requeued });
 }
 

@@ -7,7 +7,7 @@ import { entityOfSdkUserId, type SdkToken } from '../contract/workflows.ts';
 import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
-import { entityType, isMemberOf } from '../store/entities.ts';
+import { businessOfEntity, entityType, isMemberOf } from '../store/entities.ts';
 import { subscribesTo } from '../store/webhooks.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
@@ -47,7 +47,7 @@ export async function issueSdkToken(ctx: UseCaseContext, caller: Caller, entityI
   const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
   try {
-    return done(await ctx.start.sdkToken(person.value));
+    return done(await ctx.start.sdkToken({ businessId: caller.id, entityId: person.value }));
   } catch (err) {
     if (!(err instanceof WorkflowUpdateFailedError)) throw err;
     const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
@@ -78,6 +78,8 @@ export async function receiveProviderCallback(ctx: UseCaseContext, raw: Buffer, 
   }
   const entityId = typeof body.externalUserId === 'string' ? entityOfSdkUserId(body.externalUserId) : null;
   if (body.type !== 'applicantReviewed' || typeof body.applicantId !== 'string' || !entityId) return done({ received: true, forwarded: false });
-  await ctx.start.applicantReviewed(entityId, body.applicantId);
+  const businessId = await businessOfEntity(ctx.db, entityId);
+  if (!businessId) return done({ received: true, forwarded: false }); // the person was deleted
+  await ctx.start.applicantReviewed({ businessId, entityId }, body.applicantId);
   return done({ received: true, forwarded: true });
 }

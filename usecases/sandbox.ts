@@ -17,7 +17,7 @@ export async function completeSandboxKyc(ctx: UseCaseContext, caller: Caller, en
   if (!person.ok) return person;
   const requestId = await insertSandboxReview(ctx.db, { businessId: caller.id, entityId: person.value, request });
   try {
-    const result = await ctx.start.sandboxReview(requestId, person.value, request.person !== undefined);
+    const result = await ctx.start.sandboxReview(requestId, { businessId: caller.id, entityId: person.value }, request.person !== undefined);
     return done({
       entityId: person.value,
       applicantId: result.applicantId,

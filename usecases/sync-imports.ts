@@ -44,10 +44,10 @@ function answerOf(rec: SyncImport): Outcome<SyncImportAnswer> {
 }
 
 /** Runs (or joins) the request's workflow and answers from the record it leaves. */
-async function runToAnswer({ db, start }: UseCaseContext, requestId: string): Promise<Outcome<SyncImportAnswer>> {
+async function runToAnswer({ db, start }: UseCaseContext, requestId: string, businessId: string): Promise<Outcome<SyncImportAnswer>> {
   let result: SyncImportResult;
   try {
-    result = await (await start.syncImport(requestId)).result();
+    result = await (await start.syncImport(requestId, { businessId })).result();
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
     if (err.cause instanceof TimeoutFailure) return failure('PROVIDER_UNAVAILABLE', requestId);
@@ -58,14 +58,14 @@ async function runToAnswer({ db, start }: UseCaseContext, requestId: string): Pr
 }
 
 /** The same key again: the stored answer, or the running request's once it ends. */
-function replay(ctx: UseCaseContext, earlier: SyncImport, hash: string): Outcome<SyncImportAnswer> | Promise<Outcome<SyncImportAnswer>> {
+function replay(ctx: UseCaseContext, businessId: string, earlier: SyncImport, hash: string): Outcome<SyncImportAnswer> | Promise<Outcome<SyncImportAnswer>> {
   if (earlier.requestSha256 !== hash) {
     return refuse('syncIdempotencyKeyReused', `This Idempotency-Key was first used for another request (${earlier.requestId}); use a new key for a new request.`, {
       parameter: 'Idempotency-Key',
       extra: { requestId: earlier.requestId },
     });
   }
-  return earlier.status === 'pending' ? runToAnswer(ctx, earlier.requestId) : answerOf(earlier);
+  return earlier.status === 'pending' ? runToAnswer(ctx, earlier.requestId, businessId) : answerOf(earlier);
 }
 
 /** `idempotencyKey` is the header as sent ('' when absent: the request is then not deduplicated). */
@@ -77,7 +77,7 @@ export async function syncImport(ctx: UseCaseContext, caller: Caller, body: Sync
   const hash = requestHash(body);
   if (key !== null) {
     const earlier = await findSyncImportByKey(db, caller.id, key);
-    if (earlier) return replay(ctx, earlier, hash);
+    if (earlier) return replay(ctx, caller.id, earlier, hash);
   }
   if (caller.binSponsored && !body.cardProcessorPublicToken) {
     return refuse('invalidRequest', 'cardProcessorPublicToken: is required for BIN-sponsored programs', { parameter: 'cardProcessorPublicToken' });
@@ -97,8 +97,8 @@ export async function syncImport(ctx: UseCaseContext, caller: Caller, body: Sync
     });
   } catch (err) {
     // the same key arrived twice at once: the second joins the first
-    if (key !== null && isUniqueViolation(err, 'sync_imports_idempotency_key')) return replay(ctx, (await findSyncImportByKey(db, caller.id, key))!, hash);
+    if (key !== null && isUniqueViolation(err, 'sync_imports_idempotency_key')) return replay(ctx, caller.id, (await findSyncImportByKey(db, caller.id, key))!, hash);
     throw err;
   }
-  return runToAnswer(ctx, requestId);
+  return runToAnswer(ctx, requestId, caller.id);
 }

@@ -34,7 +34,7 @@ export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, en
     if (holder && holder !== person.value) return refuse('syncCardProcessorTokenTaken', `cardProcessorPublicToken is already assigned to entity ${holder}.`, { parameter: 'cardProcessorPublicToken' });
   }
   const submission = await submitCanonicalData(ctx.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: ctx.config.universalKyc.deadlineSeconds });
-  await ctx.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt }, 'data');
+  await ctx.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id }, 'data');
   const state = await loadSubmission(ctx.db, submission.submissionId);
   return done({
     entityId: person.value,
@@ -78,7 +78,7 @@ export async function uploadUkycFiles(
     stored.push({ id: f.id, fileName: f.fileName, contentType: f.contentType, size: f.size, sha256: f.sha256, storageKey });
   }
   const recorded = await recordUploadedFiles(ctx.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
-  if (recorded.submission) await ctx.start.ukycPartReceived({ ...recorded.submission, entityId: person.value }, 'file');
+  if (recorded.submission) await ctx.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
   return done({
     entityId: person.value,
     requirementSlug: slug as UkycFileSlug,

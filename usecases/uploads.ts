@@ -7,7 +7,7 @@ import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import type { UploadedFile } from './batch-imports.ts';
 
 export type FilesRead =
-  | { ok: true; files: UploadedFile[] }
+  | { ok: true; files: UploadedFile[]; /** The form's text fields. */ fields?: Record<string, string> }
   | { ok: false; problem: 'not-multipart' | 'no-file' | 'too-large' | 'too-many' | 'malformed'; message: string };
 
 export type CheckedFile = { id: string; bytes: Buffer; fileName: string | null; contentType: string; size: number; sha256: string };

@@ -1,9 +1,10 @@
 // Periodic work, run by a Temporal Schedule so that exactly one run happens per interval however
 // many API and worker processes there are, and a missed run shows in the UI: clean-up of short-lived
 // rows, and the reconciler (workflows that must exist and do not: the webhook dispatcher, retry
-// workflows of overdue deliveries, workflows of unfinished batches). Each step runs even if another
-// failed.
-import { proxyActivities } from '@temporalio/workflow';
+// workflows of overdue deliveries, workflows of unfinished batches, KYB submissions that lost their
+// wake). Each step runs even if another failed.
+import { patched, proxyActivities, sleep } from '@temporalio/workflow';
+import type { HousekeepingInput } from '../contract/workflows.ts';
 import type { GeneralActivities } from '../activities/index.ts';
 
 const a = proxyActivities<GeneralActivities>({
@@ -11,9 +12,28 @@ const a = proxyActivities<GeneralActivities>({
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
 
-export type HousekeepingResult = { rateLimitWindowsPurged: number; deliveriesRestarted: number; batchesRestarted: number; failedSteps: string[] };
+export type HousekeepingResult = { rateLimitWindowsPurged: number; deliveriesRestarted: number; batchesRestarted: number; kybSubmissionsWoken?: number; failedSteps: string[] };
 
-export async function housekeepingWorkflow(): Promise<HousekeepingResult> {
+/**
+ * `passes` passes, `everyMs` apart (the schedule: 60 a minute apart, one run an hour); without input
+ * one pass, as runs started before the hourly schedule did.
+ */
+export async function housekeepingWorkflow(input?: HousekeepingInput): Promise<HousekeepingResult> {
+  const passes = input?.passes ?? 1;
+  const total: HousekeepingResult = { rateLimitWindowsPurged: 0, deliveriesRestarted: 0, batchesRestarted: 0, failedSteps: [] };
+  for (let i = 0; i < passes; i++) {
+    if (i > 0) await sleep(input!.everyMs);
+    const r = await pass();
+    total.rateLimitWindowsPurged += r.rateLimitWindowsPurged;
+    total.deliveriesRestarted += r.deliveriesRestarted;
+    total.batchesRestarted += r.batchesRestarted;
+    if (r.kybSubmissionsWoken !== undefined) total.kybSubmissionsWoken = (total.kybSubmissionsWoken ?? 0) + r.kybSubmissionsWoken;
+    for (const s of r.failedSteps) if (!total.failedSteps.includes(s)) total.failedSteps.push(s);
+  }
+  return total;
+}
+
+async function pass(): Promise<HousekeepingResult> {
   const failedSteps: string[] = [];
   const step = async <T>(name: string, fn: () => Promise<T>, fallback: T): Promise<T> => {
     try {
@@ -27,5 +47,7 @@ export async function housekeepingWorkflow(): Promise<HousekeepingResult> {
   await step('ensureWebhookDispatcher', () => a.ensureWebhookDispatcher(), undefined);
   const deliveriesRestarted = await step('reconcileDeliveries', () => a.reconcileDeliveries(), 0);
   const batchesRestarted = await step('reconcileBatches', () => a.reconcileBatches(), 0);
-  return { rateLimitWindowsPurged, deliveriesRestarted, batchesRestarted, failedSteps };
+  // added with universal KYB: runs recorded before it replay without the step
+  const kybSubmissionsWoken = patched('reconcile-kyb-submissions') ? await step('reconcileKybSubmissions', () => a.reconcileKybSubmissions(), 0) : undefined;
+  return { rateLimitWindowsPurged, deliveriesRestarted, batchesRestarted, ...(kybSubmissionsWoken === undefined ? {} : { kybSubmissionsWoken }), failedSteps };
 }

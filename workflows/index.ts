@@ -7,3 +7,4 @@ export { webhookRetryWorkflow } from './webhook-retry.ts';
 export { personVerificationWorkflow } from './person-verification.ts';
 export { sandboxReviewWorkflow } from './sandbox-review.ts';
 export { universalKycWorkflow } from './universal-kyc.ts';
+export { universalKybWorkflow } from './universal-kyb.ts';

@@ -15,6 +15,7 @@ import {
   type PersonVerificationInput,
   type SdkToken,
 } from '../contract/workflows.ts';
+import { setVouchStatus } from './status.ts';
 
 export const sdkTokenUpdate = defineUpdate<SdkToken>(SDK_TOKEN_UPDATE);
 export const applicantReviewedSignal = defineSignal<[ApplicantReviewed]>(APPLICANT_REVIEWED_SIGNAL);
@@ -47,8 +48,10 @@ export async function personVerificationWorkflow(input: PersonVerificationInput)
     const applicantId = waiting.shift();
     if (applicantId === undefined) continue;
     deciding = true;
-    await forReview.decidePersonReview({ entityId: input.entityId, applicantId });
+    setVouchStatus('deciding');
+    const outcome = await forReview.decidePersonReview.executeWithOptions({ summary: `Decide the review of applicant ${applicantId}` }, [{ entityId: input.entityId, applicantId }]);
     deciding = false;
+    setVouchStatus(outcome.outcome === 'decided' ? (outcome.status === 'APPROVED' ? 'approved' : 'rejected') : 'waiting');
     decided++;
     if (workflowInfo().continueAsNewSuggested && waiting.length === 0) {
       await condition(allHandlersFinished);

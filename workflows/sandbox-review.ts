@@ -5,8 +5,20 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/index.ts';
 import { PROVIDER_PRIORITY, SANDBOX_APPLICANT_EXISTS_FAILURE, type SandboxReviewInput, type SandboxReviewResult } from '../contract/workflows.ts';
+import { setVouchStatus } from './status.ts';
 
 export async function sandboxReviewWorkflow(input: SandboxReviewInput): Promise<SandboxReviewResult> {
+  try {
+    const played = await play(input);
+    setVouchStatus('completed');
+    return played;
+  } catch (err) {
+    setVouchStatus('failed');
+    throw err;
+  }
+}
+
+async function play(input: SandboxReviewInput): Promise<SandboxReviewResult> {
   // a client waits on this: a few quick attempts, then the API answers 503
   const provider = proxyActivities<ProviderActivities>({
     taskQueue: input.providerTaskQueue,

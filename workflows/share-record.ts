@@ -1,16 +1,19 @@
 // Onboarding one shared applicant: used by the batch and the sync workflows. Deterministic: it sees
 // only record references, outcomes and failure types.
-import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import type { ShareOutcome } from '../activities/share.ts';
 import { categoryOfFailureType, RUN_LEVEL_FAILURE, type ShareRef } from '../contract/workflows.ts';
 
-export type ShareSteps = Pick<GeneralActivities, 'failShare'> & Pick<ProviderActivities, 'processShare' | 'recoverShare'>;
+export type ShareSteps = ActivityInterfaceFor<Pick<GeneralActivities, 'failShare'> & Pick<ProviderActivities, 'processShare' | 'recoverShare'>>;
+
+/** What an operator reads beside each step in the Temporal UI (ids only). */
+const named = (ref: ShareRef) => (ref.kind === 'batch' ? `row ${ref.rowNumber} of batch ${ref.batchId}` : `sync request ${ref.requestId}`);
 
 export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exclude<ShareOutcome, { outcome: 'token_used' }>> {
   try {
-    const first = await steps.processShare(ref);
-    const result = first.outcome === 'token_used' ? await steps.recoverShare(ref) : first;
+    const first = await steps.processShare.executeWithOptions({ summary: `Import and decide ${named(ref)}` }, [ref]);
+    const result = first.outcome === 'token_used' ? await steps.recoverShare.executeWithOptions({ summary: `Find the applicant of ${named(ref)} (its token was already used)` }, [ref]) : first;
     if (result.outcome === 'token_used') throw ApplicationFailure.nonRetryable('recoverShare answered token_used', 'Bug');
     return result;
   } catch (err) {
@@ -21,7 +24,7 @@ export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exc
       throw ApplicationFailure.create({ type: RUN_LEVEL_FAILURE, message: 'The identity provider refused our credentials; check PROVIDER_APP_TOKEN and PROVIDER_SECRET_KEY.', nonRetryable: true });
     }
     const category = categoryOfFailureType(type ?? undefined);
-    await steps.failShare(ref, category);
+    await steps.failShare.executeWithOptions({ summary: `Record ${named(ref)} as failed: ${category}` }, [ref, category]);
     return { outcome: 'failed', category };
   }
 }

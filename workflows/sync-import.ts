@@ -6,6 +6,7 @@ import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, type SyncImportInput, type SyncImportResult } from '../contract/workflows.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
+import { setVouchStatus } from './status.ts';
 
 const general = proxyActivities<GeneralActivities>({
   startToCloseTimeout: '10 seconds',
@@ -24,6 +25,7 @@ export async function syncImportWorkflow(input: SyncImportInput): Promise<SyncIm
   });
   const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: lookup.recoverShare };
   const result = await shareRecord({ kind: 'sync', requestId: input.requestId }, steps);
+  setVouchStatus(result.outcome === 'succeeded' ? 'completed' : 'failed');
   if (result.outcome === 'failed') return { outcome: 'failed', category: result.category };
   if (result.outcome === 'skipped') throw ApplicationFailure.nonRetryable('a sync import is never skipped', 'Bug');
   return { outcome: 'succeeded' };

@@ -5,6 +5,7 @@
 // and the file store.
 import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { GeneralActivities } from '../activities/index.ts';
+import { setVouchStatus } from './status.ts';
 import { UKYC_PART_RECEIVED_SIGNAL, UKYC_PROGRESS_QUERY, type UkycPartReceived, type UkycProgress, type UniversalKycInput } from '../contract/workflows.ts';
 
 export const ukycPartReceivedSignal = defineSignal<[UkycPartReceived]>(UKYC_PART_RECEIVED_SIGNAL);
@@ -23,7 +24,7 @@ export async function universalKycWorkflow(input: UniversalKycInput): Promise<{ 
   const deadline = Date.parse(input.deadlineAt);
   for (;;) {
     const seen = wakeUps;
-    const readiness = await db.ukycReadiness({ submissionId: input.submissionId });
+    const readiness = await db.ukycReadiness.executeWithOptions({ summary: `Has submission ${input.submissionId} its data and a document?` }, [{ submissionId: input.submissionId }]);
     if (readiness.status !== 'waiting') return { outcome: readiness.status === 'gone' ? 'gone' : 'already-settled' };
     if (readiness.complete) break;
     const left = deadline - Date.now();
@@ -32,7 +33,9 @@ export async function universalKycWorkflow(input: UniversalKycInput): Promise<{ 
     if (!woken) break; // the deadline passed: settle as it is (complete if a signal was lost)
   }
   stage = 'settling';
-  const settled = await db.settleUniversalKyc({ submissionId: input.submissionId });
+  setVouchStatus('settling');
+  const settled = await db.settleUniversalKyc.executeWithOptions({ summary: `Decide submission ${input.submissionId}` }, [{ submissionId: input.submissionId }]);
   stage = 'settled';
+  if ('status' in settled) setVouchStatus(settled.outcome === 'expired' ? 'expired' : settled.status === 'APPROVED' ? 'approved' : 'rejected');
   return 'status' in settled ? { outcome: settled.outcome, status: settled.status } : { outcome: settled.outcome };
 }

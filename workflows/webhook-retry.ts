@@ -7,6 +7,7 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/index.ts';
 import type { WebhookRetryInput } from '../contract/workflows.ts';
+import { setVouchStatus } from './status.ts';
 
 const { deliveryDueIn, attemptDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',
@@ -24,5 +25,6 @@ export async function webhookRetryWorkflow(input: WebhookRetryInput): Promise<st
     status = attempt.status;
     wait = attempt.nextDelayMs;
   }
+  if (status === 'delivered' || status === 'failed' || status === 'canceled') setVouchStatus(status);
   return status;
 }

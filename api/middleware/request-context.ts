@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { runWithLogContext } from '../../runtime/logger.ts';
+import { observeRequest } from '../metrics.ts';
 
 const SAFE_ID = /^[\w.:-]{1,128}$/;
 
@@ -18,6 +19,7 @@ export function requestContext(log: Logger): Middleware {
       try {
         await next();
       } finally {
+        observeRequest((ctx as { _matchedRoute?: string })._matchedRoute, ctx.method, ctx.status, (performance.now() - started) / 1000);
         log.info(
           { method: ctx.method, path: ctx.path, status: ctx.status, durationMs: Math.round((performance.now() - started) * 10) / 10 },
           'request',

@@ -8,6 +8,7 @@ import type { IdentityProvider, ImportApplicantInput, ProviderApplicant } from '
 import { toProviderApplicant } from './applicant.ts';
 import { classifyHttpError, classifyNetworkError, type SumsubErrorBody } from './classify.ts';
 import { signRequest, verifyWebhookDigest } from './signing.ts';
+import { observeProviderCall, providerOperation } from '../metrics.ts';
 
 export type SumsubConfig = {
   baseUrl: string;
@@ -33,8 +34,22 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
   const timeout = config.timeoutMs ?? 10_000;
   const now = config.now ?? Date.now;
 
-  /** A JSON body, or a multipart one (`{ multipart: { name: json } }`, each part a JSON document, as Sumsub's idDoc metadata). */
+  /** One request, counted and timed by operation and outcome (provider/metrics.ts). */
   async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const started = performance.now();
+    let outcome = 'ok';
+    try {
+      return await request<T>(method, path, body);
+    } catch (err) {
+      outcome = err instanceof ProviderError ? err.kind : 'error';
+      throw err;
+    } finally {
+      observeProviderCall(providerOperation(method, path), outcome, (performance.now() - started) / 1000);
+    }
+  }
+
+  /** A JSON body, or a multipart one (`{ multipart: { name: json } }`, each part a JSON document, as Sumsub's idDoc metadata). */
+  async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const url = new URL(path, config.baseUrl);
     let payload: string | Buffer = '';
     let contentType: string | undefined;

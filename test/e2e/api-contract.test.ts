@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -43,7 +43,9 @@ describe('the API against its OpenAPI document (Schemathesis)', () => {
     await rm(cwd, { recursive: true, force: true });
     const summary = output.slice(output.lastIndexOf('SUMMARY'));
     process.stdout.write(`# ${summary.split('\n').filter((l) => /generated|passed|failures|Selected|Tested/.test(l)).map((l) => l.trim()).join('; ')}\n`);
-    assert.equal(code, 0, output.slice(-6000));
+    const report = path.join(os.tmpdir(), 'vouch-schemathesis-report.txt');
+    if (code !== 0) await writeFile(report, output); // the whole report; the assertion shows its tail
+    assert.equal(code, 0, `full report: ${report}\n${output.slice(-6000)}`);
     assert.match(summary, /\d+ generated, \d+ passed/);
     assert.doesNotMatch(summary, /failures?:/i);
   });

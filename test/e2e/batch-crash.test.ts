@@ -1,52 +1,24 @@
 // A batch whose worker process is killed with SIGKILL mid-run and restarted: every record is
 // imported exactly once at the provider, and the batch completes.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Scenario } from '../../provider-sim/scenarios.ts';
-import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
-import type { SimClient } from '../../provider-sim/state.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
-import { start, type Running } from '../helpers/processes.ts';
-import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
+import { crashRig } from '../helpers/crash-rig.ts';
 
 describe('a worker killed in the middle of a batch', () => {
-  let stack: Stack;
-  let sim: ProviderSim;
-  let us: SimClient;
-  let worker: Running | undefined;
-  const workerEnv = () => ({
-    DATABASE_URL: stack.config.database.url,
-    TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
-    TASK_QUEUE: stack.config.temporal.taskQueue,
-    PROVIDER_TASK_QUEUE: stack.config.temporal.providerTaskQueue,
-    SYNC_TASK_QUEUE: stack.config.temporal.syncTaskQueue,
-    WEBHOOK_TASK_QUEUE: stack.config.webhooks.taskQueue,
-    PROVIDER_BASE_URL: sim.url,
-    PROVIDER_APP_TOKEN: us.appToken,
-    PROVIDER_SECRET_KEY: us.secretKey,
-    PROVIDER_RATE_LIMIT_PER_SECOND: '100',
-    LOG_LEVEL: 'warn',
-  });
-  before(async () => {
-    stack = await startStack(); // API in this process; the worker runs as its own process below
-    sim = await startProviderSim();
-    us = sim.state.addClient({ clientId: 'vouch', limits: { postPer5s: 1_000_000, getPer5s: 1_000_000 } });
-  });
-  after(async () => {
-    await worker?.stop('SIGKILL');
-    await sim.close();
-    await stack.close();
-  });
+  const rig = crashRig({ workerEnv: { PROVIDER_RATE_LIMIT_PER_SECOND: '100' }, account: () => ({ limits: { postPer5s: 1_000_000, getPer5s: 1_000_000 } }) });
 
   it('resumes after SIGKILL and a restart, and imports every record exactly once', async () => {
+    const { stack, sim, us } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Crash' });
     const externalIds = Array.from({ length: 300 }, (_, i) => `crash-${i}`);
     await bulkEntities(stack.db, businessId, externalIds);
     const tokens = bulkTokens(sim, 'crash-donor', us.clientId, externalIds.map((): Scenario => 'complete'));
     // slow answers keep many imports in flight, so the kill loses answers the provider already acted on
     sim.state.faults = { ...sim.state.faults, latencyMs: 400, pathPattern: 'reusableIdentity' };
-    worker = start('worker.ts', [], workerEnv());
+    let worker = rig.startWorker();
     await worker.waitFor(/worker polling/, 60_000).catch(() => {});
     const res = await upload(stack, key, csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])));
     assert.equal(res.status, 201, res.text);
@@ -58,10 +30,9 @@ describe('a worker killed in the middle of a batch', () => {
     await worker.stop('SIGKILL');
     const inFlightAtKill = Object.values(sim.state.stats.imports).filter((s) => s.attempts > 0).length;
     await new Promise((r) => setTimeout(r, 1000)); // let the simulator finish the requests it had
-    worker = start('worker.ts', [], workerEnv());
+    worker = rig.startWorker();
     const status = await waitForBatch(stack, key, res.body.batchId, 180_000);
     await worker.stop('SIGTERM');
-    worker = undefined;
 
     assert.equal(status.status, 'completed', JSON.stringify(status).slice(0, 500));
     assert.equal(status.summary.successfulRecords, 300, JSON.stringify(status.summary.errors.slice(0, 3)));

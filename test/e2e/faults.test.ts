@@ -23,6 +23,7 @@ import { freePort } from '../helpers/ports.ts';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { start, type Running } from '../helpers/processes.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { codecKeysFile } from '../../runtime/payload-codec.ts';
 
 const ROWS = 600;
 const SUBSCRIPTIONS = ['a', 'b', 'c'];
@@ -56,6 +57,7 @@ describe('the pipeline under faults', () => {
       PROVIDER_SECRET_KEY: us.secretKey,
       PROVIDER_RATE_LIMIT_PER_SECOND: '20',
       DATA_DIR: path.join(tmp, 'worker'), // the webhook key ring, the same across restarts
+      PAYLOAD_CODEC_KEYS_FILE: codecKeysFile(stack.config), // every process of a deployment shares the payload key ring
       LOG_LEVEL: 'info',
     });
 

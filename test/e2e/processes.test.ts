@@ -5,6 +5,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { freePort } from '../helpers/ports.ts';
@@ -40,6 +42,44 @@ describe('admin CLI', () => {
     const keys = await db.query('SELECT key_hash FROM api_keys WHERE business_id = $1', [out.businessId]);
     assert.equal(keys.length, 1);
     assert.notEqual(keys[0]!.key_hash, out.apiKey);
+  });
+
+  it('registers the search attributes in a namespace that lacks them (temporal-setup), and only once', async () => {
+    const namespace = `setup-${process.pid}-${Date.now()}`;
+    const connection = await Connection.connect({ address: testEnv('TEMPORAL_ADDRESS') });
+    try {
+      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    } finally {
+      await connection.close();
+    }
+    let first = { code: null as number | null, stdout: '', stderr: '' };
+    for (let i = 0; i < 30; i++) {
+      first = await run('cli/vouch.ts', ['temporal-setup'], { ...env(), TEMPORAL_NAMESPACE: namespace });
+      if (first.code === 0) break;
+      await new Promise((r) => setTimeout(r, 300)); // a new namespace takes a moment to be served
+    }
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(JSON.parse(first.stdout), { namespace, added: ['BusinessId', 'BatchId', 'EntityId', 'VouchStatus'], present: [] });
+    const again = await run('cli/vouch.ts', ['temporal-setup'], { ...env(), TEMPORAL_NAMESPACE: namespace });
+    assert.deepEqual(JSON.parse(again.stdout), { namespace, added: [], present: ['BusinessId', 'BatchId', 'EntityId', 'VouchStatus'] });
+  });
+
+  it('makes the payload key ring once and rotates it: a new key first, the old ones kept', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vouch-payload-keys-'));
+    try {
+      const at = { ...env(), DATA_DIR: dir, VOUCH_ENVIRONMENT: 'production' };
+      const made = JSON.parse((await run('cli/vouch.ts', ['payload-keys', 'generate'], at)).stdout);
+      assert.equal(made.keyIds.length, 1);
+      assert.match(made.keyIds[0], /^production-\d{4}-\d{2}-\d{2}-[0-9a-f]{6}$/);
+      assert.deepEqual(JSON.parse((await run('cli/vouch.ts', ['payload-keys', 'generate'], at)).stdout).keyIds, made.keyIds, 'an existing ring is kept');
+      const rotated = JSON.parse((await run('cli/vouch.ts', ['payload-keys', 'rotate'], at)).stdout);
+      assert.equal(rotated.keyIds.length, 2);
+      assert.notEqual(rotated.keyIds[0], made.keyIds[0]);
+      assert.equal(rotated.keyIds[1], made.keyIds[0]);
+      assert.equal(((await stat(rotated.file)).mode & 0o777).toString(8), '600');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('adds a second key to a business, and revokes one', async () => {
@@ -95,12 +135,14 @@ describe('API and worker as separate processes', () => {
   let api: Running;
   let worker: Running;
   let port: number;
+  let metricsPort: number;
   let sim: ProviderSim;
   before(async () => {
     port = await freePort();
+    metricsPort = await freePort();
     sim = await startProviderSim();
     const us = sim.state.addClient({ clientId: 'vouch' });
-    worker = start('worker.ts', [], { ...env(), PROVIDER_BASE_URL: sim.url, PROVIDER_APP_TOKEN: us.appToken, PROVIDER_SECRET_KEY: us.secretKey });
+    worker = start('worker.ts', [], { ...env(), PROVIDER_BASE_URL: sim.url, PROVIDER_APP_TOKEN: us.appToken, PROVIDER_SECRET_KEY: us.secretKey, WORKER_METRICS_PORT: String(metricsPort) });
     api = start('api/server.ts', [], { ...env(), PORT: String(port) });
     await Promise.all([api.waitFor(/"msg":"API listening"/), worker.waitFor(/"msg":"worker polling"/)]);
   });
@@ -108,6 +150,15 @@ describe('API and worker as separate processes', () => {
     await api?.stop('SIGKILL');
     await worker?.stop('SIGKILL');
     await sim?.close();
+  });
+
+  it("serves the worker's own metrics on its port (split mode): the Temporal SDK core's and the process's", async () => {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /^temporal_worker_task_slots_available\{/m);
+    assert.match(text, /^vouch_process_cpu_user_seconds_total /m);
+    assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status, 404);
   });
 
   it('serves requests with a key made by the CLI', async () => {

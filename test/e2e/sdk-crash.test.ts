@@ -3,58 +3,28 @@
 // receives each decision.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sdkUserId } from '../../contract/workflows.ts';
 import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { scenarioApplicant } from '../../provider-sim/scenarios.ts';
-import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
-import type { SimClient } from '../../provider-sim/state.ts';
-import { start, type Running } from '../helpers/processes.ts';
-import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
+import { crashRig } from '../helpers/crash-rig.ts';
 
 const PEOPLE = 60;
 
 describe('a worker killed while reviews arrive (hosted SDK)', () => {
   const secret = `crash-${randomUUID()}`;
-  let stack: Stack;
-  let sim: ProviderSim;
-  let us: SimClient;
-  let receiver: Receiver;
-  let worker: Running | undefined;
-  const workerEnv = () => ({
-    DATABASE_URL: stack.config.database.url,
-    TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
-    TASK_QUEUE: stack.config.temporal.taskQueue,
-    PROVIDER_TASK_QUEUE: stack.config.temporal.providerTaskQueue,
-    SYNC_TASK_QUEUE: stack.config.temporal.syncTaskQueue,
-    WEBHOOK_TASK_QUEUE: stack.config.webhooks.taskQueue,
-    PROVIDER_BASE_URL: sim.url,
-    PROVIDER_APP_TOKEN: us.appToken,
-    PROVIDER_SECRET_KEY: us.secretKey,
-    PROVIDER_RATE_LIMIT_PER_SECOND: '100',
-    WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-    LOG_LEVEL: 'warn',
-  });
-  before(async () => {
-    // the API in this process; the worker runs as its own process below
-    stack = await startStack({ env: { PROVIDER_WEBHOOK_SECRET: secret, WEBHOOK_ALLOW_INSECURE_URLS: 'true', API_RATE_LIMIT_PER_SECOND: '1000' } });
-    sim = await startProviderSim();
-    us = sim.state.addClient({ clientId: 'vouch', webhookSecret: secret, webhookUrl: `${stack.url}/provider-webhooks/sumsub`, limits: { postPer5s: 1_000_000, getPer5s: 1_000_000 } });
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await worker?.stop('SIGKILL');
-    await receiver.close();
-    await sim.close();
-    await stack.close();
+  const rig = crashRig({
+    env: { PROVIDER_WEBHOOK_SECRET: secret, API_RATE_LIMIT_PER_SECOND: '1000' },
+    workerEnv: { PROVIDER_RATE_LIMIT_PER_SECOND: '100' },
+    account: (stack) => ({ webhookSecret: secret, webhookUrl: `${stack.url}/provider-webhooks/sumsub`, limits: { postPer5s: 1_000_000, getPer5s: 1_000_000 } }),
   });
 
   it('decides every review exactly once across SIGKILL and a restart', async () => {
+    const { stack, sim, us, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'SDK crash' });
     const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
     assert.equal(sub.status, 201, sub.text);
-    worker = start('worker.ts', [], workerEnv());
+    let worker = rig.startWorker();
     const people: string[] = [];
     for (let i = 0; i < PEOPLE; i++) {
       people.push((await stack.request('POST', '/entity', { key, json: { externalId: `crash-person-${i}`, type: 'INDIVIDUAL' } })).body.id);
@@ -76,7 +46,7 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
     const atKill = await eventCount();
     assert.ok(atKill < PEOPLE, `work was left when the worker died (${atKill} of ${PEOPLE} decided)`);
     await new Promise((r) => setTimeout(r, 1000));
-    worker = start('worker.ts', [], workerEnv());
+    worker = rig.startWorker();
     for (let i = 0; i < 1200 && (await eventCount()) < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
 
@@ -88,6 +58,5 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
     for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size, PEOPLE, 'the client heard of every decision');
     await worker.stop('SIGTERM');
-    worker = undefined;
   });
 });

@@ -2,55 +2,21 @@
 // restarted: every person gets exactly one decision, one event and one KYC account, every
 // submission is settled, and the client receives each decision.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
-import type { SimClient } from '../../provider-sim/state.ts';
-import { start, type Running } from '../helpers/processes.ts';
-import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
+import { describe, it } from 'node:test';
+import { crashRig } from '../helpers/crash-rig.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
 
 const PEOPLE = 60;
 
 describe('a worker killed while universal KYC submissions complete', () => {
-  let stack: Stack;
-  let sim: ProviderSim;
-  let us: SimClient;
-  let receiver: Receiver;
-  let worker: Running | undefined;
-  const workerEnv = () => ({
-    DATABASE_URL: stack.config.database.url,
-    TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
-    TASK_QUEUE: stack.config.temporal.taskQueue,
-    PROVIDER_TASK_QUEUE: stack.config.temporal.providerTaskQueue,
-    SYNC_TASK_QUEUE: stack.config.temporal.syncTaskQueue,
-    WEBHOOK_TASK_QUEUE: stack.config.webhooks.taskQueue,
-    PROVIDER_BASE_URL: sim.url,
-    PROVIDER_APP_TOKEN: us.appToken,
-    PROVIDER_SECRET_KEY: us.secretKey,
-    FILE_STORE_DIR: stack.config.files.dir,
-    WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-    LOG_LEVEL: 'warn',
-  });
-  before(async () => {
-    // the API in this process; the worker runs as its own process below
-    stack = await startStack({ env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', API_RATE_LIMIT_PER_SECOND: '1000' } });
-    sim = await startProviderSim();
-    us = sim.state.addClient({ clientId: 'vouch' });
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await worker?.stop('SIGKILL');
-    await receiver.close();
-    await sim.close();
-    await stack.close();
-  });
+  const rig = crashRig({ env: { API_RATE_LIMIT_PER_SECOND: '1000' } });
 
   it('settles every submission exactly once across SIGKILL and a restart', async () => {
+    const { stack, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'UKYC crash' });
     const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
     assert.equal(sub.status, 201, sub.text);
-    worker = start('worker.ts', [], workerEnv());
+    let worker = rig.startWorker();
     const people: string[] = [];
     for (let i = 0; i < PEOPLE; i++) {
       const id = (await stack.request('POST', '/entity', { key, json: { externalId: `ukyc-crash-${i}`, type: 'INDIVIDUAL' } })).body.id as string;
@@ -69,7 +35,7 @@ describe('a worker killed while universal KYC submissions complete', () => {
     const atKill = await eventCount();
     assert.ok(atKill < PEOPLE, `work was left when the worker died (${atKill} of ${PEOPLE} decided)`);
     await new Promise((r) => setTimeout(r, 1000));
-    worker = start('worker.ts', [], workerEnv());
+    worker = rig.startWorker();
     for (let i = 0; i < 1200 && (await eventCount()) < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
 
@@ -83,6 +49,5 @@ describe('a worker killed while universal KYC submissions complete', () => {
     for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size, PEOPLE, 'the client heard of every decision');
     await worker.stop('SIGTERM');
-    worker = undefined;
   });
 });

@@ -6,7 +6,8 @@ export const root = path.resolve(import.meta.dirname, '..', '..');
 
 /** The test process's environment with `env` laid over it; an undefined value removes the variable. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
+  // worker processes of test files that run at once would share the default metrics port: off unless a test asks
+  const merged: NodeJS.ProcessEnv = { ...process.env, WORKER_METRICS_PORT: '0', ...env };
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
   return merged;
 }

@@ -1,7 +1,7 @@
 // A test's view of the service: the real API over HTTP on a random port, the run's PostgreSQL
 // database and Temporal dev server (started once by test/run.ts), and, when asked, real workers on
 // task queues of the test's own so parallel test files never take each other's tasks.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,7 @@ import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import type { SimClient } from '../../provider-sim/state.ts';
 import { createWorkers, type Workers } from '../../worker.ts';
+import { codecKeysFile } from '../../runtime/payload-codec.ts';
 
 let ring: SigningKey[] | undefined;
 /** A development key ring made once per test process (RSA key generation is slow). */
@@ -166,3 +167,39 @@ export async function startStack(options: { env?: Record<string, string>; worker
     },
   };
 }
+
+/**
+ * A staging environment's settings: what outside the sandbox must be supplied rather than generated
+ * (the payload key ring, the file-link secret), fresh random values, over `env`.
+ */
+export function stagingEnv(env: Record<string, string> = {}): Record<string, string> {
+  return {
+    VOUCH_ENVIRONMENT: 'staging',
+    PAYLOAD_CODEC_KEYS: JSON.stringify([{ id: `staging-${randomUUID().slice(0, 8)}`, key: randomBytes(32).toString('base64'), createdAt: new Date().toISOString() }]),
+    FILE_LINK_SECRET: randomBytes(24).toString('hex'),
+    ...env,
+  };
+}
+
+/**
+ * The environment of a worker process working for this stack: its database, queues, file store and
+ * payload key ring (every process of a deployment shares them), against a provider account.
+ */
+export function workerEnvFor(stack: Stack, provider: { url: string; appToken: string; secretKey: string }, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: stack.config.database.url!,
+    TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
+    TASK_QUEUE: stack.config.temporal.taskQueue,
+    PROVIDER_TASK_QUEUE: stack.config.temporal.providerTaskQueue,
+    SYNC_TASK_QUEUE: stack.config.temporal.syncTaskQueue,
+    WEBHOOK_TASK_QUEUE: stack.config.webhooks.taskQueue,
+    PROVIDER_BASE_URL: provider.url,
+    PROVIDER_APP_TOKEN: provider.appToken,
+    PROVIDER_SECRET_KEY: provider.secretKey,
+    FILE_STORE_DIR: stack.config.files.dir,
+    PAYLOAD_CODEC_KEYS_FILE: codecKeysFile(stack.config),
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+

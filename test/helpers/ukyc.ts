@@ -35,3 +35,11 @@ export function filesForm(files: { bytes: Buffer; name: string; type?: string }[
   for (const f of files) form.append(field, new Blob([f.bytes], { type: f.type ?? 'application/octet-stream' }), f.name);
   return form;
 }
+
+/** A KYB documents form (POST /ukyb/documents): the text fields first, as clients send them, then the files. */
+export function documentsForm(fields: Record<string, string>, files: { bytes: Buffer; name: string }[] = [{ bytes: FILES.pdf, name: 'doc.pdf' }]): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  for (const [name, value] of filesForm(files).entries()) form.append(name, value);
+  return form;
+}

@@ -1,12 +1,14 @@
 // The reconciler (run by the housekeeping workflow every minute): whatever lost its workflow — a
 // batch whose workflow never started or was terminated, a delivery whose retry workflow was never
-// started or is gone, the webhook dispatcher itself — gets one again, and the work completes once.
+// started or is gone, the webhook dispatcher itself, a KYB submission whose owner was decided while
+// its workflow was gone — gets one again, and the work completes once.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createBatch } from '../../store/batches.ts';
 import { createSubscription } from '../../store/webhooks.ts';
-import { batchWorkflowId, webhookDispatcherWorkflowId } from '../../contract/workflows.ts';
+import { batchWorkflowId, universalKybWorkflowId, webhookDispatcherWorkflowId } from '../../contract/workflows.ts';
+import { documentsForm } from '../helpers/ukyc.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';
@@ -165,5 +167,45 @@ describe('the reconciler', () => {
     assert.equal((await dispatcher.describe()).status.name, 'RUNNING');
     await receiver.waitFor(before + 1);
     assert.equal(JSON.parse(receiver.received.at(-1)!.body.toString()).data.eventId, eventId);
+  });
+
+  it('settles, once, a KYB submission whose owner was decided while its workflow was gone', async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness({ name: 'kyb-lost-wake' });
+    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['kyb_status_change'], webhookUrl: receiver.url });
+    receiver.answer({ status: 200 });
+    const company = (await stack.request('POST', '/entity', { key, json: { externalId: 'lost-wake-co', type: 'BUSINESS' } })).body.id as string;
+    const profile = await stack.request('POST', '/ukyb', {
+      key,
+      json: {
+        entityId: company,
+        business: { legalName: 'Lost Wake Ltd', registrationNumber: '7', country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } },
+        ubos: [{ externalId: 'lost-wake-owner', firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 50 }],
+      },
+    });
+    assert.equal(profile.status, 201, profile.text);
+    const owner = profile.body.ubos[0].entityId as string;
+    const document = async (fields: Record<string, string>) => {
+      const form = documentsForm(fields);
+      assert.equal((await stack.request('POST', '/ukyb/documents', { key, form })).status, 201);
+    };
+    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders']) await document({ entityId: company, requirementSlug });
+    await document({ entityId: company, memberId: owner, documentType: 'ID_CARD' });
+    const submitted = await stack.request('POST', '/ukyb/submit', { key, json: { entityId: company } });
+    assert.equal(submitted.status, 202, submitted.text);
+    const submissionId = submitted.body.submissionId as string;
+    await stack.temporal.workflow.getHandle(universalKybWorkflowId(submissionId)).terminate('test: the workflow is gone');
+    // the owner is decided with no wake reaching the submission (as when a worker dies between the two)
+    await stack.db.query("INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')", [randomUUID(), owner, `lost-wake-${randomUUID()}`]);
+    const before = receiver.received.length;
+    assert.equal((await housekeeping()).kybSubmissionsWoken, 0, 'a fresh submission is left to its workflow');
+    await stack.db.query("UPDATE kyb_submissions SET created_at = now() - interval '5 minutes' WHERE id = $1", [submissionId]);
+    const result = await housekeeping();
+    assert.equal(result.kybSubmissionsWoken, 1, JSON.stringify(result));
+    await receiver.waitFor(before + 1);
+    const event = JSON.parse(receiver.received.at(-1)!.body.toString());
+    assert.deepEqual([event.eventType, event.data.entityId, event.data.status], ['kyb_status_change', company, 'APPROVED']);
+    assert.equal((await housekeeping()).kybSubmissionsWoken, 0, 'settled: nothing left to wake');
+    const [{ n }] = (await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE entity_id = $1 AND event_type = 'kyb_status_change'", [company])) as [{ n: string }];
+    assert.equal(Number(n), 1);
   });
 });

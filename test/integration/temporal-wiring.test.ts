@@ -2,7 +2,8 @@
 // workflow do their job against the real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HOUSEKEEPING_SCHEDULE_ID } from '../../contract/workflows.ts';
+import { HOUSEKEEPING_RUN, HOUSEKEEPING_SCHEDULE_ID } from '../../contract/workflows.ts';
+import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { ensureHousekeepingSchedule } from '../../worker.ts';
 import { takeRateToken } from '../../store/rate-limit.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
@@ -47,5 +48,16 @@ describe('Temporal wiring', () => {
     const description = await stack.temporal.schedule.getHandle(HOUSEKEEPING_SCHEDULE_ID).describe();
     assert.equal(description.action.type, 'startWorkflow');
     assert.equal(description.action.workflowType, 'housekeepingWorkflow');
+    assert.deepEqual(description.action.args, [HOUSEKEEPING_RUN], 'one run an hour, a pass a minute');
+    assert.deepEqual(description.spec.intervals?.map((i) => i.every), [3_600_000]);
+    assert.equal(description.action.type === 'startWorkflow' && description.action.workflowRunTimeout, 70 * 60_000, 'a stranded run ends');
+  });
+
+  it('makes each housekeeping pass of a run, a given interval apart', async () => {
+    const handle = await stack.temporal.workflow.start(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `housekeeping-passes-${Date.now()}`, args: [{ passes: 3, everyMs: 50 }] });
+    const result = await handle.result();
+    assert.deepEqual(result.failedSteps, []);
+    const scheduled = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'purgeRateLimitWindows').length;
+    assert.equal(scheduled, 3);
   });
 });

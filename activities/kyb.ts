@@ -1,0 +1,75 @@
+// Activities of universal KYB, on the general queue (database work only). The workflow asks how far
+// a submission is (are its owners decided?) and, once they are or its deadline has passed, settles
+// it: the decision by domain/kyb.ts from the owners' latest KYC decisions and the manifest's
+// completeness check, the profile's status, the business card program and the kyb_status_change
+// event, in one transaction. Only ids and counts go back to the workflow.
+import type { Logger } from 'pino';
+import type { KybWake } from '../contract/workflows.ts';
+import { decideKyb, decideKybAtDeadline, type OwnerDecision } from '../domain/kyb.ts';
+import { buildManifest, missingFromManifest } from '../domain/kyb-manifest.ts';
+import type { Db, Queryable } from '../store/db.ts';
+import { applyKybDecision } from '../store/decisions.ts';
+import { declaredOwners, latestOwnerDecisions, liveKybFiles, loadKybSubmission, settleKybSubmission, waitingSubmissionsOfOwner, type KybSubmissionState } from '../store/kyb.ts';
+
+export type KybReadiness = { status: KybSubmissionState['status'] | 'gone'; ready: boolean; owners: number; ownersDecided: number };
+export type KybSettled = { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string } | { outcome: 'already-settled' } | { outcome: 'gone' };
+
+/** Wakes the KYB submission's workflow (starting it if it is gone). */
+export type KybWaker = (submission: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }, wake: KybWake) => Promise<void>;
+
+async function ownersOf(q: Queryable, s: KybSubmissionState): Promise<OwnerDecision[]> {
+  const decisions = await latestOwnerDecisions(q, s.owners);
+  const refs = new Map((await declaredOwners(q, s.entityId)).map((o) => [o.entityId, o.externalId]));
+  return s.owners.map((id) => ({ entityId: id, externalId: refs.get(id) ?? null, decision: decisions.get(id) ?? null }));
+}
+
+async function missingDocuments(q: Queryable, s: KybSubmissionState): Promise<string[]> {
+  const owners = await declaredOwners(q, s.entityId);
+  const current = owners.filter((o) => s.owners.includes(o.entityId));
+  return missingFromManifest(buildManifest(s.entityId, current, await liveKybFiles(q, s.entityId, s.owners)));
+}
+
+export function createKybActivities(deps: { db: Db }) {
+  const { db } = deps;
+  return {
+    async kybReadiness(input: { submissionId: string }): Promise<KybReadiness> {
+      const s = await loadKybSubmission(db, input.submissionId);
+      if (!s) return { status: 'gone', ready: false, owners: 0, ownersDecided: 0 };
+      const owners = await ownersOf(db, s);
+      const decided = owners.filter((o) => o.decision !== null).length;
+      return { status: s.status, ready: decided === owners.length, owners: owners.length, ownersDecided: decided };
+    },
+
+    /** Decides the submission: from its owners when all are decided, else as it stands at the deadline. A settled one stays as it is. */
+    async settleUniversalKyb(input: { submissionId: string }): Promise<KybSettled> {
+      return db.tx(async (q) => {
+        const s = await loadKybSubmission(q, input.submissionId, true);
+        if (!s) return { outcome: 'gone' };
+        if (s.status !== 'waiting') return { outcome: 'already-settled' };
+        const owners = await ownersOf(q, s);
+        const missing = await missingDocuments(q, s);
+        const onTime = decideKyb(owners, missing);
+        const decision = onTime ?? decideKybAtDeadline(owners, missing, (Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
+        const eventId = await applyKybDecision(q, { businessId: s.businessId, entityId: s.entityId, submissionId: input.submissionId, decision, now: new Date() });
+        const outcome = onTime ? 'decided' : 'expired';
+        await settleKybSubmission(q, input.submissionId, { entityId: s.entityId, status: outcome, decision: decision.status, eventId });
+        return { outcome, status: decision.status, eventId };
+      });
+    },
+  };
+}
+
+/**
+ * Called after a person's decision is committed (any individual path): wakes every waiting KYB
+ * submission that names the person as an owner. A wake that fails is logged, not retried here:
+ * the submission's workflow looks again on its own every KYB_RECHECK_MS.
+ */
+export function createPersonDecidedHook(deps: { db: Db; log: Logger; wake: KybWaker }) {
+  return async (entityId: string): Promise<void> => {
+    try {
+      for (const s of await waitingSubmissionsOfOwner(deps.db, entityId)) await deps.wake(s, { reason: 'owner-decided', ownerEntityId: entityId });
+    } catch (err) {
+      deps.log.warn({ err, entityId }, 'KYB submissions waiting on this owner were not woken; they look again within minutes');
+    }
+  };
+}

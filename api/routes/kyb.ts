@@ -1,0 +1,168 @@
+// Universal KYB (interface 2.9, 4.7): the profile, documents, manifest, submission, and downloads.
+import { z } from 'zod';
+import { entityIdParams } from '../../domain/entity.ts';
+import { KYB_DOCUMENT_SLUGS, KYB_EVENT, KYB_REQUIRED_DOCUMENT_SLUGS, KYB_STATUSES, OWNER_DOCUMENT_TYPES, OWNER_IDENTITY_DOCUMENT_TYPES, kybCreate, kybPatch, kybSubmit } from '../../domain/kyb.ts';
+import { ACCEPTED_UPLOAD_NAMES } from '../../domain/uploads.ts';
+import { MAX_LINK_LENGTH } from '../../files/download-links.ts';
+import { attachmentDisposition } from '../../files/store.ts';
+import type { UseCaseContext } from '../../usecases/context.ts';
+import { changeKybProfile, createKybProfile, downloadFile, presignFile, readKybProfile, readManifest, submitKyb, uploadKybDocuments } from '../../usecases/kyb.ts';
+import { readFiles } from '../multipart.ts';
+import { route } from '../route.ts';
+
+const tag = 'Business verification' as const;
+const ownerRef = z.object({ entityId: z.string(), externalId: z.string().nullable() });
+const profileSaved = z.object({ entityId: z.string(), status: z.enum(KYB_STATUSES), ubos: z.array(ownerRef) });
+const manifestFile = z.object({ fileId: z.string(), fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() });
+const STATUS_TEXT = 'DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners), APPROVED or REJECTED (the latest decision)';
+
+export function kybRoutes(uc: UseCaseContext) {
+  const { maxFileBytes, maxFiles, presignedUrlTtlSeconds } = uc.config.files;
+  const deadlineDays = uc.config.universalKyb.deadlineSeconds / 86_400;
+  return [
+    route({
+      method: 'post',
+      path: '/ukyb',
+      operationId: 'createKybProfile',
+      summary: "Create a business's KYB profile and declare its owners",
+      description: `The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with that externalId (an existing one is reused) and a declared member of the business: verify them as people (hosted SDK with memberId, universal KYC, token sharing). Status: ${STATUS_TEXT}.`,
+      tag,
+      body: kybCreate,
+      responses: { 201: { description: 'Created', schema: profileSaved } },
+      errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileExists'],
+      handler: ({ body, business }) => createKybProfile(uc, business, body),
+    }),
+    route({
+      method: 'patch',
+      path: '/ukyb',
+      operationId: 'changeKybProfile',
+      summary: "Change a business's KYB profile",
+      description: 'entityId and the parts to change: business fields replace (the address merges field by field); ubos replaces the declared owners. A submission still waiting is superseded (it ends without a decision): submit again.',
+      tag,
+      body: kybPatch,
+      responses: { 200: { description: 'Changed', schema: profileSaved } },
+      errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound'],
+      handler: ({ body, business }) => changeKybProfile(uc, business, body),
+    }),
+    route({
+      method: 'get',
+      path: '/ukyb/:entityId',
+      operationId: 'readKybProfile',
+      summary: "Read a business's KYB profile, status and latest submission",
+      tag,
+      params: entityIdParams,
+      responses: {
+        200: {
+          description: 'The profile',
+          schema: profileSaved.extend({
+            business: z.record(z.string(), z.unknown()),
+            latestSubmission: z.object({ submissionId: z.string(), status: z.string(), deadlineAt: z.string() }).nullable(),
+          }),
+        },
+      },
+      errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound'],
+      handler: ({ params, business }) => readKybProfile(uc, business, params.entityId),
+    }),
+    route({
+      method: 'post',
+      path: '/ukyb/documents',
+      operationId: 'uploadKybDocuments',
+      summary: "Upload a business document, or a declared owner's document",
+      description: `multipart/form-data: entityId (the business), then either requirementSlug (${KYB_DOCUMENT_SLUGS.join(', ')}; the first three are required at submission) — business documents accumulate — or memberId (a declared owner's entityId) and documentType (${OWNER_DOCUMENT_TYPES.join(', ')}) — an owner's new upload of a kind replaces the earlier files of that kind. files: one or more (at most ${maxFiles}, each at most ${maxFileBytes / 1024 / 1024} MB), ${ACCEPTED_UPLOAD_NAMES}, decided from the bytes. No fileId is answered: read the manifest.`,
+      tag,
+      docBody: {
+        contentType: 'multipart/form-data',
+        schema: {
+          type: 'object',
+          required: ['entityId', 'files'],
+          properties: {
+            entityId: { type: 'string', format: 'uuid' },
+            requirementSlug: { type: 'string', enum: [...KYB_DOCUMENT_SLUGS] },
+            memberId: { type: 'string', format: 'uuid' },
+            documentType: { type: 'string', enum: [...OWNER_DOCUMENT_TYPES] },
+            files: { type: 'array', items: { type: 'string', format: 'binary' } },
+          },
+        },
+      },
+      responses: {
+        201: {
+          description: 'Stored',
+          schema: z.object({
+            entityId: z.string(),
+            requirementSlug: z.string().optional(),
+            memberId: z.string().optional(),
+            documentType: z.string().optional(),
+            files: z.array(z.object({ fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() })),
+          }),
+        },
+      },
+      errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType'],
+      handler: ({ ctx, business }) => uploadKybDocuments(uc, business, () => readFiles(ctx, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' })),
+    }),
+    route({
+      method: 'post',
+      path: '/ukyb/submit',
+      operationId: 'submitKyb',
+      summary: 'Submit a business for its KYB decision',
+      description: `Complete when the documents listed by the manifest include ${KYB_REQUIRED_DOCUMENT_SLUGS.join(', ')} and each declared owner has an identity document (${OWNER_IDENTITY_DOCUMENT_TYPES.join(', ')}); otherwise 400 with missing. A complete submission waits for every owner's KYC decision (any path), up to ${deadlineDays} days (KYB_SUBMISSION_DEADLINE_SECONDS), then decides: an owner REJECTED → REJECTED; all APPROVED → APPROVED; owners still undecided at the deadline → REJECTED (RETRY). The decision arrives by webhook (${KYB_EVENT.eventType}), so a subscription for it must exist. Submitting again while one waits answers the same submission.`,
+      tag,
+      body: kybSubmit,
+      responses: {
+        202: { description: 'Accepted: the decision follows by webhook', schema: z.object({ entityId: z.string(), submissionId: z.string(), status: z.literal('IN_REVIEW'), deadlineAt: z.string() }) },
+      },
+      errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound', 'kybIncomplete', 'kybWebhookRegistrationRequired'],
+      handler: ({ body, business }) => submitKyb(uc, business, body.entityId),
+    }),
+    route({
+      method: 'get',
+      path: '/entity/:entityId/documents',
+      operationId: 'readDocumentManifest',
+      summary: 'Read the document manifest of an entity',
+      description: "Every live document: business documents by requirement slug (all of them), and per declared owner their documents by kind (the newest upload of each kind). Exactly the set a submission's completeness check reads. An owner's files are downloaded with the owner's own entityId.",
+      tag,
+      params: entityIdParams,
+      responses: {
+        200: {
+          description: 'The manifest',
+          schema: z.object({
+            entityId: z.string(),
+            business: z.record(z.string(), z.array(manifestFile)),
+            ubos: z.array(z.object({ entityId: z.string(), externalId: z.string().nullable(), documents: z.record(z.string(), z.array(manifestFile)) })),
+          }),
+        },
+      },
+      errors: ['invalidRequest', 'entityNotFound'],
+      handler: ({ params, business }) => readManifest(uc, business, params.entityId),
+    }),
+    route({
+      method: 'get',
+      path: '/entity/:entityId/file/:fileId/presigned-url',
+      operationId: 'presignFile',
+      summary: 'A download URL for one file of an entity',
+      description: `The file must belong to the entity in the path (an owner's files: the owner's entityId). The URL downloads the bytes without an API key for ${presignedUrlTtlSeconds / 60} minutes (PRESIGNED_URL_TTL_SECONDS); expired or changed, it answers 403.`,
+      tag,
+      params: z.object({ entityId: z.uuid({ message: 'entityId must be a UUID' }), fileId: z.uuid({ message: 'fileId must be a UUID' }) }).strict(),
+      responses: { 200: { description: 'The URL', schema: z.object({ url: z.string(), expiresAt: z.string() }) } },
+      errors: ['invalidRequest', 'fileNotFound'], // any miss (entity, file, business) is fileNotFound: ids leak nothing
+      handler: ({ ctx, params, business }) => presignFile(uc, business, params.entityId, params.fileId, `${ctx.protocol}://${ctx.host}`),
+    }),
+    route({
+      method: 'get',
+      path: '/files/:link',
+      operationId: 'downloadFile',
+      summary: 'Download a file through a presigned link (no API key)',
+      description: 'The local file store\'s links, as GET /entity/{entityId}/file/{fileId}/presigned-url gives them. 403 when expired or changed.',
+      tag,
+      auth: false,
+      params: z.object({ link: z.string().min(1).max(MAX_LINK_LENGTH) }).strict(),
+      responses: { 200: { description: 'The bytes', contentType: 'application/octet-stream', schema: z.string() } },
+      errors: ['invalidRequest', 'downloadLinkRefused', 'fileNotFound'],
+      handler: ({ params }) => downloadFile(uc, params.link),
+      present: (d) => ({
+        status: 200,
+        body: d.bytes,
+        headers: { 'Content-Type': d.contentType, 'Content-Disposition': attachmentDisposition(d.fileName), 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff' },
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,47 @@
+// The business document manifest (interface 2.9) and the completeness check of a KYB submission.
+// The check reads the manifest and nothing else (rule 3): what a client sees listed is exactly what
+// the submission is judged on.
+import { KYB_REQUIRED_DOCUMENT_SLUGS, OWNER_IDENTITY_DOCUMENT_TYPES } from './kyb.ts';
+
+export type ManifestFile = { fileId: string; fileName: string | null; contentType: string; size: number; uploadedAt: string };
+
+export type Manifest = {
+  entityId: string;
+  /** The business's own documents by requirement slug: every file ever uploaded (rule 1). */
+  business: Record<string, ManifestFile[]>;
+  /** One entry per declared owner, in declaration order, with the newest file of each kind (rule 2). */
+  ubos: { entityId: string; externalId: string | null; documents: Record<string, ManifestFile[]> }[];
+};
+
+/** A live file as the store lists it: a business document (slug) or an owner's (owner and kind). */
+export type LiveFile = ManifestFile & { entityId: string; slug: string; documentType: string | null };
+
+/**
+ * The manifest from the live files of the business entity and of its declared owners. An owner's
+ * re-upload of a kind retires the earlier files of that kind when it is stored, so each kind lists
+ * what is live; files are listed oldest first.
+ */
+export function buildManifest(entityId: string, owners: readonly { entityId: string; externalId: string | null }[], files: readonly LiveFile[]): Manifest {
+  const byUpload = [...files].sort((a, b) => a.uploadedAt.localeCompare(b.uploadedAt) || a.fileId.localeCompare(b.fileId));
+  const entry = ({ fileId, fileName, contentType, size, uploadedAt }: LiveFile): ManifestFile => ({ fileId, fileName, contentType, size, uploadedAt });
+  const business: Record<string, ManifestFile[]> = {};
+  for (const f of byUpload) if (f.entityId === entityId && f.documentType === null) (business[f.slug] ??= []).push(entry(f));
+  const ubos = owners.map((o) => {
+    const documents: Record<string, ManifestFile[]> = {};
+    for (const f of byUpload) if (f.entityId === o.entityId && f.documentType !== null) (documents[f.documentType] ??= []).push(entry(f));
+    return { entityId: o.entityId, externalId: o.externalId, documents };
+  });
+  return { entityId, business, ubos };
+}
+
+/** The key naming an owner's missing identity document in a refused submission's `missing`. */
+export const ownerMissingKey = (ownerEntityId: string) => `${ownerEntityId}:IDENTITY_DOCUMENT`;
+
+/** What a submission still lacks, read from the manifest: each required business slug, and each owner without an identity document. */
+export function missingFromManifest(manifest: Manifest): string[] {
+  const missing: string[] = KYB_REQUIRED_DOCUMENT_SLUGS.filter((slug) => !(manifest.business[slug]?.length ?? 0));
+  for (const o of manifest.ubos) {
+    if (!OWNER_IDENTITY_DOCUMENT_TYPES.some((t) => (o.documents[t]?.length ?? 0) > 0)) missing.push(ownerMissingKey(o.entityId));
+  }
+  return missing;
+}

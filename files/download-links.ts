@@ -1,0 +1,37 @@
+// Download links of the local file store: `/files/<claims>.<signature>`, where the claims (base64url
+// JSON: the store key and the expiry; short, so a link stays far below any URL limit) are signed
+// with HMAC-SHA256 under a secret only the API holds. A link whose claims or signature changed, or
+// whose expiry passed, is refused; no API key is needed to use one.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export const DOWNLOAD_PATH_PREFIX = '/files/';
+
+type Claims = { k: string; e: number };
+export type DownloadLink = { key: string; expiresAt: Date };
+/** The longest link we make is about 230 characters; the API refuses longer ones unread. */
+export const MAX_LINK_LENGTH = 512;
+
+const sign = (secret: Buffer, claims: string) => createHmac('sha256', secret).update(claims).digest('base64url');
+
+export function signDownloadLink(secret: Buffer, link: DownloadLink): string {
+  const claims = Buffer.from(JSON.stringify({ k: link.key, e: Math.floor(link.expiresAt.getTime() / 1000) } satisfies Claims)).toString('base64url');
+  return `${DOWNLOAD_PATH_PREFIX}${claims}.${sign(secret, claims)}`;
+}
+
+/** The link's contents when its signature holds and it has not expired; otherwise why not. */
+export function openDownloadLink(secret: Buffer, token: string, now: Date): { ok: true; link: DownloadLink } | { ok: false; reason: 'invalid' | 'expired' } {
+  const [claims, signature, extra] = token.split('.');
+  if (!claims || !signature || extra !== undefined) return { ok: false, reason: 'invalid' };
+  const expected = Buffer.from(sign(secret, claims));
+  const given = Buffer.from(signature);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'invalid' };
+  let c: Claims;
+  try {
+    c = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Claims;
+  } catch {
+    return { ok: false, reason: 'invalid' };
+  }
+  if (typeof c.k !== 'string' || typeof c.e !== 'number') return { ok: false, reason: 'invalid' };
+  if (c.e * 1000 <= now.getTime()) return { ok: false, reason: 'expired' };
+  return { ok: true, link: { key: c.k, expiresAt: new Date(c.e * 1000) } };
+}

@@ -1,0 +1,53 @@
+// The file store in S3-compatible object storage (@aws-sdk/client-s3): one bucket, keys under an
+// optional prefix; download links are the storage's own presigned GET URLs
+// (@aws-sdk/s3-request-presigner), which the storage refuses with 403 once expired or changed.
+// Credentials come from the SDK's usual chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile,
+// or the instance's role).
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { attachmentDisposition, type FileStore } from './store.ts';
+
+export type S3Settings = {
+  bucket: string;
+  region: string;
+  /** An S3-compatible endpoint (MinIO, Ceph, moto, …); AWS itself when absent. */
+  endpoint: string | undefined;
+  /** Path-style addressing (bucket in the path), which most S3-compatible servers need. */
+  forcePathStyle: boolean;
+  /** Prepended to every key (for a bucket shared with other data). */
+  prefix: string;
+};
+
+export function s3Store(s: S3Settings): FileStore {
+  const client = new S3Client({ region: s.region, forcePathStyle: s.forcePathStyle, ...(s.endpoint ? { endpoint: s.endpoint } : {}) });
+  const Key = (key: string) => `${s.prefix}${key}`;
+  return {
+    kind: 's3',
+    async put(key, bytes, contentType) {
+      await client.send(new PutObjectCommand({ Bucket: s.bucket, Key: Key(key), Body: bytes, ContentType: contentType }));
+    },
+    async get(key) {
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
+        return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+      } catch (err) {
+        if (err instanceof NoSuchKey) return null;
+        throw err;
+      }
+    },
+    async delete(key) {
+      await client.send(new DeleteObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
+    },
+    async presign(key, options) {
+      const command = new GetObjectCommand({
+        Bucket: s.bucket,
+        Key: Key(key),
+        ResponseContentType: options.contentType,
+        ResponseContentDisposition: attachmentDisposition(options.fileName),
+      });
+      const signedAt = new Date();
+      const url = await getSignedUrl(client, command, { expiresIn: options.expiresInSeconds, signingDate: signedAt });
+      return { url, expiresAt: new Date(signedAt.getTime() + options.expiresInSeconds * 1000).toISOString() };
+    },
+  };
+}

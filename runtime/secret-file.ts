@@ -1,0 +1,47 @@
+// Files of keys and secrets the sandbox makes on first start. Several processes start at once (the
+// API, the worker, test files in parallel), so a file must appear whole or not at all: the content
+// is written to a private temporary file beside it and linked into place, which fails when another
+// process got there first; then everyone reads the one that won. A replacement (a rotation) is
+// written the same way and renamed over the old file, so a reader never sees half of either.
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+function writeBeside(file: string, content: string): string {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' });
+  return temporary;
+}
+
+/**
+ * The file's content, made from `make()` when the file does not exist (once, even when processes
+ * race). `make` may throw to refuse (where keys must be supplied, not generated): nothing is written.
+ */
+export function readOrCreateOnce(file: string, make: () => string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const temporary = writeBeside(file, make());
+  try {
+    linkSync(temporary, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // else another process made it first
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  return readFileSync(file, 'utf8');
+}
+
+/** Replaces the file's content in one step. */
+export function replaceAtomically(file: string, content: string): void {
+  const temporary = writeBeside(file, content);
+  try {
+    renameSync(temporary, file);
+  } catch (err) {
+    rmSync(temporary, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,272 @@
+// Universal KYB: a business entity's profile and declared owners, its documents and its owners'
+// documents (file metadata; the bytes are in the file store), and its submissions, each settled
+// once. Writes lock the business entity's row, so one business entity's steps happen one at a time
+// across API processes and activities.
+import { randomUUID } from 'node:crypto';
+import { KYB_DOCUMENT_SLUGS, KYB_PROFILE_SLUG, OWNER_DOCUMENT_SLUG, type KybStatus } from '../domain/kyb.ts';
+import type { LiveFile } from '../domain/kyb-manifest.ts';
+import type { Decision } from '../domain/reliance.ts';
+import { iso, type Db, type Queryable } from './db.ts';
+import type { StoredFile } from './universal-kyc.ts';
+
+async function lockEntity(q: Queryable, entityId: string): Promise<void> {
+  await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId]);
+}
+
+/** An owner as the profile declares it: the person's details are kept on the membership. */
+export type DeclaredOwner = { externalId: string; role: string; ownershipPercentage: number; details: Record<string, unknown> };
+export type OwnerRef = { entityId: string; externalId: string | null };
+
+/** Why a profile could not be saved: an owner's externalId names a BUSINESS entity (index in the list). */
+export type ProfileProblem = { problem: 'owner-is-business'; index: number } | { problem: 'exists' } | { problem: 'missing' };
+
+export type SavedProfile = { status: KybStatus; owners: OwnerRef[]; supersededSubmissionId: string | null };
+
+/**
+ * Creates the profile, or changes the existing one (`business` builds the new business part from
+ * the current one). Saves the profile's business part and (when given) replaces the declared owners, each an
+ * INDIVIDUAL entity of the business found by externalId or created. A change supersedes a
+ * submission that is waiting (its workflow ends without a decision) and leaves the profile DRAFT.
+ */
+export async function saveProfile(
+  db: Db,
+  p: { mode: 'create' | 'change'; businessId: string; entityId: string; business: (current: unknown) => unknown; owners: readonly DeclaredOwner[] | undefined },
+): Promise<SavedProfile | ProfileProblem> {
+  return db.tx(async (q) => {
+    await lockEntity(q, p.entityId);
+    const [existing] = await q.query<{ profile: unknown }>('SELECT profile FROM kyb_profiles WHERE entity_id = $1', [p.entityId]);
+    if (p.mode === 'create' && existing) return { problem: 'exists' };
+    if (p.mode === 'change' && !existing) return { problem: 'missing' };
+    const business = p.business(existing?.profile);
+    if (p.owners) {
+      const ids: string[] = [];
+      for (const [index, o] of p.owners.entries()) {
+        await q.query("INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, 'INDIVIDUAL') ON CONFLICT (business_id, external_id) DO NOTHING", [
+          randomUUID(),
+          p.businessId,
+          o.externalId,
+        ]);
+        const [row] = await q.query<{ id: string; type: string }>('SELECT id, type FROM entities WHERE business_id = $1 AND external_id = $2', [p.businessId, o.externalId]);
+        if (row!.type !== 'INDIVIDUAL') return { problem: 'owner-is-business', index };
+        ids.push(String(row!.id));
+      }
+      await q.query('DELETE FROM entity_members WHERE business_entity_id = $1', [p.entityId]);
+      for (const [index, o] of p.owners.entries()) {
+        await q.query(
+          'INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, position) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          [p.entityId, ids[index], o.role, o.ownershipPercentage, o.externalId, JSON.stringify(o.details), index],
+        );
+      }
+    }
+    await q.query(
+      `INSERT INTO kyb_profiles (entity_id, business_id, profile) VALUES ($1, $2, $3)
+       ON CONFLICT (entity_id) DO UPDATE SET profile = EXCLUDED.profile, status = 'DRAFT', updated_at = now()`,
+      [p.entityId, p.businessId, JSON.stringify(business)],
+    );
+    await q.query("UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE entity_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED'", [p.entityId, KYB_PROFILE_SLUG]);
+    await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [randomUUID(), p.entityId, KYB_PROFILE_SLUG, JSON.stringify(business)]);
+    const [superseded] = await q.query<{ id: string }>(
+      "UPDATE kyb_submissions SET status = 'superseded', settled_at = now() WHERE entity_id = $1 AND status = 'waiting' RETURNING id",
+      [p.entityId],
+    );
+    return { status: 'DRAFT' as const, owners: await declaredOwners(q, p.entityId), supersededSubmissionId: superseded ? String(superseded.id) : null };
+  });
+}
+
+/** The profile of a business entity of the business, or null when none was saved. */
+export async function loadProfile(q: Queryable, businessId: string, entityId: string): Promise<{ business: unknown; status: KybStatus; owners: OwnerRef[] } | null> {
+  const [row] = await q.query<{ profile: unknown; status: KybStatus }>('SELECT profile, status FROM kyb_profiles WHERE entity_id = $1 AND business_id = $2', [entityId, businessId]);
+  if (!row) return null;
+  return { business: row.profile, status: row.status, owners: await declaredOwners(q, entityId) };
+}
+
+/** The declared owners (members) of a business entity, in declaration order. */
+export async function declaredOwners(q: Queryable, entityId: string): Promise<OwnerRef[]> {
+  const rows = await q.query<{ member_entity_id: string; external_id: string | null; entity_external_id: string }>(
+    `SELECT m.member_entity_id, m.external_id, e.external_id AS entity_external_id FROM entity_members m JOIN entities e ON e.id = m.member_entity_id
+      WHERE m.business_entity_id = $1 ORDER BY m.position, m.created_at, m.member_entity_id`,
+    [entityId],
+  );
+  return rows.map((r) => ({ entityId: String(r.member_entity_id), externalId: r.external_id ?? r.entity_external_id }));
+}
+
+/** The live KYB files of the business entity (its documents) and of the given owners (their documents). */
+export async function liveKybFiles(q: Queryable, entityId: string, ownerIds: readonly string[]): Promise<LiveFile[]> {
+  const rows = await q.query<{ id: string; entity_id: string; slug: string; document_type: string | null; file_name: string | null; content_type: string; size: number; uploaded_at: string }>(
+    `SELECT id, entity_id, slug, document_type, file_name, content_type, size, uploaded_at FROM files
+      WHERE retired_at IS NULL AND ((entity_id = $1 AND slug = ANY ($2)) OR (entity_id = ANY ($3::uuid[]) AND slug = $4))`,
+    [entityId, KYB_DOCUMENT_SLUGS, ownerIds, OWNER_DOCUMENT_SLUG],
+  );
+  return rows.map((r) => ({
+    fileId: String(r.id),
+    entityId: String(r.entity_id),
+    slug: r.slug,
+    documentType: r.document_type,
+    fileName: r.file_name,
+    contentType: r.content_type,
+    size: Number(r.size),
+    uploadedAt: iso(r.uploaded_at),
+  }));
+}
+
+/**
+ * Records KYB files whose bytes are in the file store: a business's documents under their slug
+ * (they accumulate, each also a FILE requirement of the entity), or an owner's documents of one
+ * kind on the owner's entity (earlier live files of that kind are retired).
+ */
+export async function recordKybFiles(
+  db: Db,
+  u: { businessId: string; businessEntityId: string; target: { entityId: string; slug: string; documentType: string | null }; files: readonly StoredFile[] },
+): Promise<{ uploadedAt: string }> {
+  return db.tx(async (q) => {
+    await lockEntity(q, u.businessEntityId);
+    const { entityId, slug, documentType } = u.target;
+    if (documentType !== null) {
+      await q.query('UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL', [entityId, slug, documentType]);
+    }
+    let uploadedAt = '';
+    for (const f of u.files) {
+      const [row] = await q.query<{ uploaded_at: string }>(
+        `INSERT INTO files (id, business_id, entity_id, slug, document_type, file_name, content_type, size, sha256, storage_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING uploaded_at`,
+        [f.id, u.businessId, entityId, slug, documentType, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
+      );
+      uploadedAt = iso(row!.uploaded_at);
+      if (documentType === null) {
+        await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, file_id) VALUES ($1, $2, $3, $4, $5)', [
+          randomUUID(),
+          entityId,
+          slug,
+          JSON.stringify({ fileName: f.fileName, contentType: f.contentType, size: f.size }),
+          f.id,
+        ]);
+      }
+    }
+    return { uploadedAt };
+  });
+}
+
+/** A live file of the entity (of the business), for a download; retired files and other entities' files are not. */
+export async function liveFileOf(q: Queryable, businessId: string, entityId: string, fileId: string): Promise<{ storageKey: string; fileName: string | null; contentType: string } | null> {
+  const [row] = await q.query<{ storage_key: string; file_name: string | null; content_type: string }>(
+    'SELECT storage_key, file_name, content_type FROM files WHERE id = $1 AND entity_id = $2 AND business_id = $3 AND retired_at IS NULL',
+    [fileId, entityId, businessId],
+  );
+  return row ? { storageKey: row.storage_key, fileName: row.file_name, contentType: row.content_type } : null;
+}
+
+/** A file's name and type by its store key (a download link names the key). */
+export async function fileByStorageKey(q: Queryable, storageKey: string): Promise<{ fileName: string | null; contentType: string } | null> {
+  const [row] = await q.query<{ file_name: string | null; content_type: string }>('SELECT file_name, content_type FROM files WHERE storage_key = $1', [storageKey]);
+  return row ? { fileName: row.file_name, contentType: row.content_type } : null;
+}
+
+export type KybSubmissionRef = { submissionId: string; deadlineAt: string; opened: boolean };
+
+/**
+ * Opens a submission for the profile's current owners, or returns the one waiting (submitting
+ * again without a change is the same submission). The profile goes IN_REVIEW.
+ */
+export async function openKybSubmission(db: Db, s: { businessId: string; entityId: string; deadlineSeconds: number }): Promise<KybSubmissionRef> {
+  return db.tx(async (q) => {
+    await lockEntity(q, s.entityId);
+    const [open] = await q.query<{ id: string; deadline_at: string }>("SELECT id, deadline_at FROM kyb_submissions WHERE entity_id = $1 AND status = 'waiting'", [s.entityId]);
+    if (open) return { submissionId: String(open.id), deadlineAt: iso(open.deadline_at), opened: false };
+    const owners = (await declaredOwners(q, s.entityId)).map((o) => o.entityId);
+    const id = randomUUID();
+    const [row] = await q.query<{ deadline_at: string }>(
+      'INSERT INTO kyb_submissions (id, business_id, entity_id, owners, deadline_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5)) RETURNING deadline_at',
+      [id, s.businessId, s.entityId, owners, s.deadlineSeconds],
+    );
+    await q.query("UPDATE kyb_profiles SET status = 'IN_REVIEW', updated_at = now() WHERE entity_id = $1", [s.entityId]);
+    return { submissionId: id, deadlineAt: iso(row!.deadline_at), opened: true };
+  });
+}
+
+export type KybSubmissionState = {
+  businessId: string;
+  entityId: string;
+  owners: string[];
+  status: 'waiting' | 'decided' | 'expired' | 'superseded';
+  createdAt: string;
+  deadlineAt: string;
+};
+
+/** The submission as its settling reads it; `lock` holds it and its business entity for the caller's transaction. */
+export async function loadKybSubmission(q: Queryable, submissionId: string, lock = false): Promise<KybSubmissionState | null> {
+  const [s] = await q.query<{ business_id: string; entity_id: string; owners: string[]; status: KybSubmissionState['status']; created_at: string; deadline_at: string }>(
+    `SELECT business_id, entity_id, owners, status, created_at, deadline_at FROM kyb_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [submissionId],
+  );
+  if (!s) return null;
+  if (lock) await lockEntity(q, s.entity_id);
+  return { businessId: s.business_id, entityId: s.entity_id, owners: s.owners.map(String), status: s.status, createdAt: iso(s.created_at), deadlineAt: iso(s.deadline_at) };
+}
+
+/** Each owner's latest KYC decision (whichever path made it), or null when it has none. */
+export async function latestOwnerDecisions(q: Queryable, ownerIds: readonly string[]): Promise<Map<string, Decision>> {
+  if (ownerIds.length === 0) return new Map();
+  const rows = await q.query<{ entity_id: string; decision: 'APPROVED' | 'REJECTED'; reject_labels: string[]; review_reject_type: 'RETRY' | 'FINAL' | null; moderation_comment: string | null }>(
+    `SELECT DISTINCT ON (entity_id) entity_id, decision, reject_labels, review_reject_type, moderation_comment FROM kyc_accounts
+      WHERE entity_id = ANY ($1::uuid[]) ORDER BY entity_id, decided_at DESC, created_at DESC`,
+    [ownerIds],
+  );
+  return new Map(
+    rows.map((r): [string, Decision] => [
+      String(r.entity_id),
+      r.decision === 'APPROVED'
+        ? { status: 'APPROVED' }
+        : { status: 'REJECTED', rejectLabels: r.reject_labels, reviewRejectType: r.review_reject_type ?? 'RETRY', moderationComment: r.moderation_comment ?? 'not verified' },
+    ]),
+  );
+}
+
+export type WaitingSubmission = { submissionId: string; entityId: string; deadlineAt: string; businessId: string };
+const waiting = (r: { id: string; entity_id: string; deadline_at: string; business_id: string }): WaitingSubmission => ({
+  submissionId: String(r.id),
+  entityId: String(r.entity_id),
+  deadlineAt: iso(r.deadline_at),
+  businessId: String(r.business_id),
+});
+
+/** Waiting submissions that name this owner (to wake when the owner is decided). */
+export async function waitingSubmissionsOfOwner(q: Queryable, ownerId: string): Promise<WaitingSubmission[]> {
+  const rows = await q.query<{ id: string; entity_id: string; deadline_at: string; business_id: string }>(
+    "SELECT id, entity_id, deadline_at, business_id FROM kyb_submissions WHERE status = 'waiting' AND owners @> ARRAY[$1::uuid]",
+    [ownerId],
+  );
+  return rows.map(waiting);
+}
+
+/**
+ * Waiting submissions older than `graceMs` that should have been settled by now: every owner has a
+ * decision, or the deadline has passed. A live workflow settles these within seconds; these have
+ * lost their wake (a crash between an owner's decision and its signal) or their workflow.
+ */
+export async function overdueWaitingSubmissions(q: Queryable, graceMs: number): Promise<WaitingSubmission[]> {
+  const rows = await q.query<{ id: string; entity_id: string; deadline_at: string; business_id: string }>(
+    `SELECT s.id, s.entity_id, s.deadline_at, s.business_id FROM kyb_submissions s
+      WHERE s.status = 'waiting' AND s.created_at < now() - make_interval(secs => $1)
+        AND (s.deadline_at < now() - make_interval(secs => $1)
+             OR NOT EXISTS (SELECT 1 FROM unnest(s.owners) AS o(id) WHERE NOT EXISTS (SELECT 1 FROM kyc_accounts k WHERE k.entity_id = o.id)))
+      ORDER BY s.created_at LIMIT 500`,
+    [graceMs / 1000],
+  );
+  return rows.map(waiting);
+}
+
+/** Closes the submission with its decision: the profile's status, and the entity's PENDING KYB requirements. */
+export async function settleKybSubmission(q: Queryable, submissionId: string, s: { entityId: string; status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string }): Promise<void> {
+  await q.query('UPDATE kyb_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [submissionId, s.status, s.decision, s.eventId]);
+  await q.query('UPDATE kyb_profiles SET status = $2, updated_at = now() WHERE entity_id = $1', [s.entityId, s.decision]);
+  await q.query(
+    "UPDATE entity_requirements SET status = $2, updated_at = now() WHERE entity_id = $1 AND status = 'PENDING' AND (requirement_slug = $3 OR requirement_slug = ANY ($4))",
+    [s.entityId, s.decision, KYB_PROFILE_SLUG, KYB_DOCUMENT_SLUGS],
+  );
+}
+
+/** The latest submission of a business entity (for operators and the profile's readers). */
+export async function latestKybSubmission(q: Queryable, entityId: string): Promise<{ submissionId: string; status: string; deadlineAt: string } | null> {
+  const [row] = await q.query<{ id: string; status: string; deadline_at: string }>('SELECT id, status, deadline_at FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at DESC LIMIT 1', [entityId]);
+  return row ? { submissionId: String(row.id), status: row.status, deadlineAt: iso(row.deadline_at) } : null;
+}

@@ -1,0 +1,36 @@
+// An S3-compatible server for tests: moto's server mode (PyPI, installed into .tools/venv by npm
+// install), on a free port of 127.0.0.1, with one bucket. It stores objects for real; it does not
+// check presigned URLs' signatures or expiry (that is the real storage's part).
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { venvBin } from '../../runtime/temporal-cli.ts';
+import { freePort } from './ports.ts';
+
+export const MOTO_CREDENTIALS = { accessKeyId: 'vouch-test', secretAccessKey: 'vouch-test-secret' };
+
+export async function startMoto(bucket: string): Promise<{ endpoint: string; client: S3Client; close(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(path.join(venvBin, 'moto_server'), ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`moto_server exited: ${stderr}`);
+    if (await fetch(`${endpoint}/moto-api/`).then((r) => r.ok, () => false)) break;
+    if (Date.now() > until) throw new Error(`moto_server did not answer in 30 s: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: MOTO_CREDENTIALS });
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  return {
+    endpoint,
+    client,
+    async close() {
+      client.destroy();
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('exit', r)));
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// Payload encryption end to end: a sync import of a known person leaves a history in which every
+// payload is binary/encrypted and neither the name nor the date of birth appears; the codec endpoint
+// (Temporal's codec server protocol) decodes those payloads, answers the Temporal UI's CORS
+// preflight, and outside the sandbox refuses callers without its bearer token.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { syncWorkflowId } from '../../contract/workflows.ts';
+import { bulkEntities } from '../helpers/bulk.ts';
+import { donorAt } from '../helpers/imports.ts';
+import { stagingEnv, startStack, type Stack } from '../helpers/stack.ts';
+
+const ENCRYPTED = Buffer.from('binary/encrypted').toString('base64');
+
+/**
+ * Every payload object in a history (as JSON) that goes through the data converter: all but the
+ * search attributes (the server indexes them, so they stay readable: ids and stages only) and the
+ * SDK's own patch markers (written by the SDK core: a patch's name).
+ */
+function payloadsIn(value: unknown, found: { metadata: Record<string, string>; data: string }[] = []) {
+  if (Array.isArray(value)) for (const v of value) payloadsIn(v, found);
+  else if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    if (o.metadata && typeof o.metadata === 'object' && 'encoding' in (o.metadata as object)) found.push(o as never);
+    else for (const [k, v] of Object.entries(o)) if (k !== 'searchAttributes' && k !== 'patch-data') payloadsIn(v, found);
+  }
+  return found;
+}
+
+describe('payload encryption and the codec endpoint', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
+  });
+  after(async () => {
+    await stack.close();
+  });
+
+  it("keeps a sync import's history encrypted (no name, no date of birth in clear text) and decodes it through /codec/decode", async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Codec' });
+    await bulkEntities(stack.db, businessId, ['codec-1']);
+    const donor = donorAt(stack);
+    const applicant = stack.sim!.state.addScenarioApplicant(donor.account.clientId, 'complete');
+    applicant.info = { ...applicant.info, firstName: 'Wilhelmina', lastName: 'Quarterfield', dob: '1977-03-14' };
+    const { token: shareToken } = await donor.api.createShareToken({ applicantId: applicant.id, forClientId: stack.recipient!.clientId });
+    const res = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId: 'codec-1', shareToken } });
+    assert.equal(res.status, 200, res.text);
+
+    const history = await stack.temporal.workflow.getHandle(syncWorkflowId(res.body.requestId)).fetchHistory();
+    const raw = JSON.stringify(history, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v));
+    const payloads = payloadsIn(JSON.parse(raw));
+    assert.ok(payloads.length >= 3, `payloads in the history: ${payloads.length}`);
+    assert.deepEqual([...new Set(payloads.map((p) => p.metadata.encoding))], [ENCRYPTED], 'every payload is binary/encrypted');
+    const clear = Buffer.from(raw).toString('latin1') + payloads.map((p) => Buffer.from(p.data, 'base64').toString('latin1')).join('');
+    for (const secret of ['Wilhelmina', 'Quarterfield', '1977-03-14']) assert.equal(clear.includes(secret), false, secret);
+    // the request id names the run (workflow id, summary) but the encrypted input does not show it
+    assert.equal(payloads.some((p) => Buffer.from(p.data, 'base64').toString('latin1').includes(res.body.requestId)), false);
+
+    const decoded = await stack.request('POST', '/codec/decode', { json: { payloads }, headers: { 'X-Namespace': 'default' } });
+    assert.equal(decoded.status, 200, decoded.text);
+    const texts = (decoded.body.payloads as { metadata: Record<string, string>; data: string }[]).map((p) => Buffer.from(p.data, 'base64').toString());
+    assert.ok(texts.some((t) => t.includes(res.body.requestId)), 'the input (the request id) reads in clear once decoded');
+    assert.ok(decoded.body.payloads.every((p: { metadata: Record<string, string> }) => p.metadata.encoding !== ENCRYPTED));
+
+    const empty = await stack.request('POST', '/codec/decode', { json: {} }); // what the Temporal CLI sends for no payloads
+    assert.deepEqual([empty.status, empty.body], [200, { payloads: [] }]);
+    const reencoded = await stack.request('POST', '/codec/encode', { json: { payloads: decoded.body.payloads } });
+    assert.equal(reencoded.status, 200);
+    assert.deepEqual([...new Set(reencoded.body.payloads.map((p: { metadata: Record<string, string> }) => p.metadata.encoding))], [ENCRYPTED]);
+    const tampered = { ...payloads[0]!, data: Buffer.from(Buffer.from(payloads[0]!.data, 'base64').map((b, i) => (i === 20 ? b ^ 1 : b))).toString('base64') };
+    const refused = await stack.request('POST', '/codec/decode', { json: { payloads: [tampered] } });
+    assert.deepEqual([refused.status, refused.body.code], [400, '0710000200']);
+  });
+
+  it("answers the Temporal UI's CORS preflight for its origin, and no other", async () => {
+    const preflight = await fetch(`${stack.url}/codec/decode`, { method: 'OPTIONS', headers: { Origin: 'http://127.0.0.1:8233', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://127.0.0.1:8233');
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-Namespace/);
+    const foreign = await fetch(`${stack.url}/codec/decode`, { method: 'OPTIONS', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+  });
+
+  it('outside the sandbox refuses callers without the bearer token, and serves the holder of it', async () => {
+    const token = randomBytes(24).toString('hex');
+    const staging = await startStack({ env: stagingEnv({ CODEC_ACCESS_TOKEN: token }) });
+    try {
+      const body = { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }] };
+      const none = await staging.request('POST', '/codec/encode', { json: body });
+      assert.deepEqual([none.status, none.body.code, none.body.parameter], [401, '0710000100', 'Authorization']);
+      const wrong = await staging.request('POST', '/codec/encode', { json: body, headers: { Authorization: `Bearer ${token.slice(1)}x` } });
+      assert.equal(wrong.status, 401);
+      const right = await staging.request('POST', '/codec/encode', { json: body, headers: { Authorization: `Bearer ${token}` } });
+      assert.equal(right.status, 200, right.text);
+    } finally {
+      await staging.close();
+    }
+  });
+});

@@ -1,0 +1,115 @@
+// The object-storage file store (FILE_STORE=s3) against an S3-compatible server (moto's server mode,
+// over HTTP: no mock of the SDK): a business's and an owner's KYB documents and a person's universal
+// KYC file go into the bucket under business/entity/file keys, a presigned URL downloads the bytes
+// without an API key, and deleting the entity removes its objects. moto does not check presigned
+// signatures or expiry, so the 403 for a changed or expired URL is tested on the local store
+// (kyb.test.ts); here the URL's own signature and expiry parameters are checked.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { s3Store } from '../../files/s3.ts';
+import { MOTO_CREDENTIALS, startMoto } from '../helpers/moto.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
+import { documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+
+const BUCKET = 'vouch-files';
+
+describe('file store on S3-compatible object storage', () => {
+  let moto: Awaited<ReturnType<typeof startMoto>>;
+  let stack: Stack;
+  let key: string;
+  let businessId: string;
+  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+
+  before(async () => {
+    moto = await startMoto(BUCKET);
+    process.env.AWS_ACCESS_KEY_ID = MOTO_CREDENTIALS.accessKeyId; // the SDK's usual chain, as in production
+    process.env.AWS_SECRET_ACCESS_KEY = MOTO_CREDENTIALS.secretAccessKey;
+    stack = await startStack({ env: { FILE_STORE: 's3', S3_BUCKET: BUCKET, S3_ENDPOINT: moto.endpoint, S3_KEY_PREFIX: 'test/', API_RATE_LIMIT_PER_SECOND: '100000', WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
+    ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'S3' }));
+  });
+  after(async () => {
+    await stack.close();
+    await moto.close();
+    process.env.AWS_ACCESS_KEY_ID = saved.id;
+    process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+  });
+
+  const objects = async (prefix: string) => ((await moto.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
+
+  it('stores KYB documents in the bucket, presigns a URL that downloads them without an API key, and removes them with the entity', async () => {
+    const company = (await stack.request('POST', '/entity', { key, json: { externalId: `s3-co-${randomUUID()}`, type: 'BUSINESS' } })).body.id as string;
+    const profile = await stack.request('POST', '/ukyb', {
+      key,
+      json: {
+        entityId: company,
+        business: { legalName: 'Bucket Ltd', registrationNumber: '9', country: 'DEU', address: { country: 'DEU', postCode: '10115', street: 'Invalidenstraße' } },
+        ubos: [{ externalId: `s3-owner-${randomUUID()}`, firstName: 'Emmy', lastName: 'Noether', dob: '1982-03-23', nationality: 'DEU', ownershipPercentage: 100 }],
+      },
+    });
+    assert.equal(profile.status, 201, profile.text);
+    const ownerId = profile.body.ubos[0].entityId as string;
+    const send = (fields: Record<string, string>, bytes: Buffer, name: string) => {
+      const form = documentsForm(fields, [{ bytes, name }]);
+      return stack.request('POST', '/ukyb/documents', { key, form });
+    };
+    assert.equal((await send({ entityId: company, requirementSlug: 'ukyb-certificate-of-incorporation' }, FILES.png, 'Zertifikat.png')).status, 201);
+    assert.equal((await send({ entityId: company, memberId: ownerId, documentType: 'PASSPORT' }, FILES.pdf, 'pass.pdf')).status, 201);
+    const manifest = (await stack.request('GET', `/entity/${company}/documents`, { key })).body;
+    const certificate = manifest.business['ukyb-certificate-of-incorporation'][0].fileId as string;
+    const passport = manifest.ubos[0].documents.PASSPORT[0].fileId as string;
+
+    assert.deepEqual(await objects(`test/${businessId}/${company}/`), [`test/${businessId}/${company}/${certificate}`]);
+    assert.deepEqual(await objects(`test/${businessId}/${ownerId}/`), [`test/${businessId}/${ownerId}/${passport}`]);
+    const stored = await moto.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: `test/${businessId}/${company}/${certificate}` }));
+    assert.deepEqual(Buffer.from(await stored.Body!.transformToByteArray()), FILES.png);
+    assert.equal(stored.ContentType, 'image/png');
+
+    const signed = await stack.request('GET', `/entity/${company}/file/${certificate}/presigned-url`, { key });
+    assert.equal(signed.status, 200, signed.text);
+    const url = new URL(signed.body.url);
+    assert.equal(url.origin, moto.endpoint);
+    assert.equal(url.searchParams.get('X-Amz-Expires'), '900');
+    assert.match(url.searchParams.get('X-Amz-Signature') ?? '', /^[0-9a-f]{64}$/);
+    assert.match(url.searchParams.get('X-Amz-Credential') ?? '', new RegExp(`^${MOTO_CREDENTIALS.accessKeyId}/`));
+    assert.ok(Math.abs(Date.parse(signed.body.expiresAt) - (Date.now() + 900_000)) < 10_000);
+    const got = await fetch(signed.body.url);
+    assert.equal(got.status, 200);
+    assert.deepEqual(Buffer.from(await got.arrayBuffer()), FILES.png);
+    assert.equal(got.headers.get('content-type'), 'image/png');
+    assert.match(got.headers.get('content-disposition') ?? '', /filename\*=UTF-8''Zertifikat\.png/);
+    assert.equal((await stack.request('GET', `/entity/${company}/file/${passport}/presigned-url`, { key })).status, 404);
+    const viaOwner = await stack.request('GET', `/entity/${ownerId}/file/${passport}/presigned-url`, { key });
+    assert.deepEqual(Buffer.from(await (await fetch(viaOwner.body.url)).arrayBuffer()), FILES.pdf);
+    // our own download route serves no S3 links
+    assert.equal((await fetch(`${stack.url}/files/anything`)).status, 404);
+
+    assert.equal((await stack.request('DELETE', `/entity/${ownerId}`, { key })).status, 204);
+    assert.deepEqual(await objects(`test/${businessId}/${ownerId}/`), []);
+    assert.equal((await stack.request('DELETE', `/entity/${company}`, { key })).status, 204);
+    assert.deepEqual(await objects(`test/${businessId}/`), []);
+  });
+
+  it('keeps universal KYC files in the same store', async () => {
+    const person = (await stack.request('POST', '/entity', { key, json: { externalId: `s3-person-${randomUUID()}`, type: 'INDIVIDUAL' } })).body.id as string;
+    await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: 'http://127.0.0.1:9/hooks' } });
+    const up = await stack.request('POST', `/entity/${person}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: FILES.jpeg, name: 'id.jpg' }]) });
+    assert.equal(up.status, 201, up.text);
+    const [only] = await objects(`test/${businessId}/${person}/`);
+    assert.ok(only, 'the file is in the bucket');
+  });
+
+  it('answers null for a missing key and deletes idempotently (the store itself)', async () => {
+    const store = s3Store({ bucket: BUCKET, region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: 'unit/' });
+    const k = `${randomUUID()}/${randomUUID()}/${randomUUID()}`;
+    assert.equal(await store.get(k), null);
+    await store.put(k, FILES.pdf, 'application/pdf');
+    assert.deepEqual(await store.get(k), FILES.pdf);
+    await store.delete(k);
+    await store.delete(k);
+    assert.equal(await store.get(k), null);
+  });
+});

@@ -1,0 +1,44 @@
+// The Temporal codec server protocol (POST /codec/encode, /codec/decode): the Temporal UI and CLI
+// send payloads as { payloads: [{ metadata: { key: base64 }, data: base64 }] } and get them back
+// encoded or decoded with the same codec our clients and workers use (runtime/payload-codec.ts),
+// so an operator reads decrypted inputs and results. In the sandbox the endpoint is open; elsewhere
+// it needs CODEC_ACCESS_TOKEN as a bearer token.
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { bearerAllowed } from '../domain/bearer.ts';
+import type { UseCaseContext } from './context.ts';
+
+export type JsonPayload = { metadata?: Record<string, string>; data?: string };
+
+const toPayload = (p: JsonPayload): Payload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+  data: Buffer.from(p.data ?? '', 'base64'),
+});
+const toJson = (p: Payload): JsonPayload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+  data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+});
+
+const authorised = (ctx: UseCaseContext, authorization: string | undefined) => bearerAllowed(ctx.config.environment, ctx.config.payloadCodec.accessToken, authorization);
+
+/** The codec our Temporal client uses (the same ring as every worker). */
+const codecOf = (ctx: UseCaseContext): PayloadCodec => {
+  const codec = ctx.temporal.options.loadedDataConverter.payloadCodecs[0];
+  if (!codec) throw new Error('the Temporal client has no payload codec');
+  return codec;
+};
+
+export async function runCodec(ctx: UseCaseContext, direction: 'encode' | 'decode', payloads: JsonPayload[], authorization: string | undefined): Promise<Outcome<{ payloads: JsonPayload[] }>> {
+  if (!authorised(ctx, authorization)) {
+    return refuse('codecUnauthorized', ctx.config.payloadCodec.accessToken ? 'Send Authorization: Bearer <CODEC_ACCESS_TOKEN>.' : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.', {
+      parameter: 'Authorization',
+    });
+  }
+  const codec = codecOf(ctx);
+  try {
+    const out = direction === 'encode' ? await codec.encode(payloads.map(toPayload)) : await codec.decode(payloads.map(toPayload));
+    return done({ payloads: out.map(toJson) });
+  } catch (err) {
+    return refuse('codecUndecodable', `A payload could not be ${direction}d: ${(err as Error).message}`, { parameter: 'payloads' });
+  }
+}

@@ -1,0 +1,13 @@
+// GET /metrics: every metric of this process in Prometheus's text format (runtime/metrics.ts);
+// open in the sandbox, elsewhere only for `Authorization: Bearer <METRICS_TOKEN>`.
+import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { metricsText } from '../runtime/metrics.ts';
+import { bearerAllowed } from '../domain/bearer.ts';
+import type { UseCaseContext } from './context.ts';
+
+export async function readMetrics(ctx: UseCaseContext, authorization: string | undefined): Promise<Outcome<string>> {
+  if (!bearerAllowed(ctx.config.environment, ctx.config.metrics.token, authorization)) {
+    return refuse('metricsUnauthorized', ctx.config.metrics.token ? 'Send Authorization: Bearer <METRICS_TOKEN>.' : 'Metrics are closed here: set METRICS_TOKEN to open them to holders of that token.', { parameter: 'Authorization' });
+  }
+  return done(await metricsText());
+}
