@@ -36,14 +36,13 @@ export async function startTemporalDevServer(options: {
   if (options.headless || options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   if (options.uiCodecEndpoint && !args.includes('--headless')) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
-  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: false });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  const output = new OutputKeeper(); // some refusals (a port in use) are printed on stdout
+  child.stdout?.on('data', (chunk: Buffer) => output.add(chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => output.add(chunk.toString()));
   const address = `127.0.0.1:${options.port}`;
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`temporal dev server exited (${code}): ${stderr.trim()}`))),
+    child.once('exit', (code) => reject(new Error(`temporal dev server exited (${code}): ${output.text()}`))),
   );
   exited.catch(() => {});
   await Promise.race([waitForFrontend(address), exited]);
@@ -80,4 +79,22 @@ export function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> 
     });
     child.kill('SIGTERM');
   });
+}
+
+/** Keeps the start of a process's output (where a Go panic or fatal error names its cause) and its end. */
+class OutputKeeper {
+  private head = '';
+  private tail = '';
+  private readonly limit = 3000;
+  add(chunk: string): void {
+    if (this.head.length < this.limit) {
+      const room = this.limit - this.head.length;
+      this.head += chunk.slice(0, room);
+      chunk = chunk.slice(room);
+    }
+    this.tail = (this.tail + chunk).slice(-this.limit);
+  }
+  text(): string {
+    return (this.tail ? `${this.head}\n…\n${this.tail}` : this.head).trim();
+  }
 }

@@ -5,7 +5,7 @@ import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { encryptingDataConverter, loadCodecKeys } from './payload-codec.ts';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from './free-port.ts';
 import { setCoreMetricsUrl } from './metrics.ts';
 
 /**
@@ -32,16 +32,6 @@ export async function connectClient(config: Config): Promise<Client> {
 
 let runtimeInstalled = false;
 
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 /**
  * Sends the Temporal core's and workers' logs through our logger, and has the core export its metrics
  * on a loopback port that /metrics reads (runtime/metrics.ts); must precede the first worker connection.
@@ -70,6 +60,6 @@ function installRuntime(log: Logger, metricsPort: number) {
 }
 
 export async function connectWorker(config: Config, log: Logger): Promise<NativeConnection> {
-  if (!runtimeInstalled) installRuntime(log, config.metrics.corePort || (await freeLoopbackPort()));
+  if (!runtimeInstalled) installRuntime(log, config.metrics.corePort || (await freePort()));
   return NativeConnection.connect(connectionOptions(config.temporal));
 }
