@@ -301,7 +301,12 @@ export function createProviderSim(state = new SimState()) {
       }
       if (faultApplies(url.pathname)) {
         const f = state.faults;
-        if (f.latencyMs > 0) await new Promise((r) => setTimeout(r, f.latencyMs));
+        if (f.latencyMs > 0) {
+          const stats = state.stats; // the same object even if the stats are reset meanwhile
+          stats.delayed++;
+          await new Promise((r) => setTimeout(r, f.latencyMs));
+          stats.delayed--;
+        }
         if (f.timeoutNext > 0 || (f.timeoutRate > 0 && Math.random() < f.timeoutRate)) {
           if (f.timeoutNext > 0) f.timeoutNext--;
           return; // never answer; the socket closes when the client gives up or the server stops

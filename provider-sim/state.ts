@@ -67,6 +67,8 @@ export class SimState {
       byStatus: {} as Record<string, number>,
       rateLimited: 0,
       signatureFailures: 0,
+      /** Requests being held by the latency fault right now (received, not yet acted on). */
+      delayed: 0,
       imports: {} as Record<string, ImportStats>,
       webhooks: [] as { url: string; type: string; applicantId: string; status: number | null; error?: string }[],
     };
