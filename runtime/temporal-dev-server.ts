@@ -45,7 +45,7 @@ export async function startTemporalDevServer(options: {
     child.once('exit', (code) => reject(new Error(`temporal dev server exited (${code}): ${output.text()}`))),
   );
   exited.catch(() => {});
-  await Promise.race([waitForFrontend(address), exited]);
+  await Promise.race([waitForFrontend(address, () => child.exitCode !== null || child.signalCode !== null), exited]);
   return {
     address,
     uiUrl: options.headless || options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`,
@@ -54,9 +54,11 @@ export async function startTemporalDevServer(options: {
   };
 }
 
-async function waitForFrontend(address: string, timeoutMs = 60_000): Promise<void> {
+/** Polls until the frontend answers; gives up when the server process has exited (its exit is the error). */
+async function waitForFrontend(address: string, exited: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (exited()) return;
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       await connection.workflowService.getSystemInfo({});
@@ -85,6 +87,7 @@ export function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> 
 class OutputKeeper {
   private head = '';
   private tail = '';
+  private dropped = false;
   private readonly limit = 3000;
   add(chunk: string): void {
     if (this.head.length < this.limit) {
@@ -92,9 +95,11 @@ class OutputKeeper {
       this.head += chunk.slice(0, room);
       chunk = chunk.slice(room);
     }
-    this.tail = (this.tail + chunk).slice(-this.limit);
+    const tail = this.tail + chunk;
+    if (tail.length > this.limit) this.dropped = true;
+    this.tail = tail.slice(-this.limit);
   }
   text(): string {
-    return (this.tail ? `${this.head}\n…\n${this.tail}` : this.head).trim();
+    return `${this.head}${this.dropped ? '\n…\n' : ''}${this.tail}`.trim();
   }
 }
