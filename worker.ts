@@ -10,6 +10,7 @@ import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/w
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
+import { createFileStore } from './runtime/file-store.ts';
 import { createStarters } from './runtime/starters.ts';
 import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_RUN, HOUSEKEEPING_SCHEDULE_ID } from './contract/workflows.ts';
 import { encryptingDataConverter, loadCodecKeys } from './runtime/payload-codec.ts';
@@ -47,14 +48,14 @@ export async function workflowBundle(config: Config): Promise<{ codePath: string
  * - webhook queue: the dispatcher and the retry workflows of deliveries, apart from imports.
  * The webhook dispatcher workflow is started (if it is not running) before they poll.
  */
-export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'settings' | 'start'>): Promise<Workers> {
+export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'settings' | 'start' | 'files'>): Promise<Workers> {
   const start = createStarters(base.temporal, config);
   const w = config.webhooks;
   const settings = {
     defaultLevel: config.provider.defaultLevel,
-    webhooks: { allowInsecureUrls: w.allowInsecureUrls, maxInFlight: w.maxInFlight, maxInFlightPerSubscription: w.maxInFlightPerSubscription, pollMs: w.pollMs },
+    webhooks: { allowInsecureUrls: w.allowInsecureUrls, maxInFlight: w.maxInFlight, maxInFlightPerSubscription: w.maxInFlightPerSubscription, maxInFlightPerBusiness: w.maxInFlightPerBusiness, pollMs: w.pollMs },
   };
-  const deps: ActivityDeps = { ...base, settings, start };
+  const deps: ActivityDeps = { ...base, settings, start, files: createFileStore(config) };
   const t = config.temporal;
   const bundle = await workflowBundle(config);
   // every payload encrypted, as the clients do (runtime/payload-codec.ts)
@@ -135,8 +136,8 @@ if (import.meta.main) {
     await ensureHousekeepingSchedule(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
     const { loadKeyRing } = await import('./runtime/signing-keys.ts');
-    const keyRing = await loadKeyRing(config, 'webhook');
-    const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, keyRing });
+    const webhookKeys = { signature: await loadKeyRing(config, 'webhook'), standard: await loadKeyRing(config, 'standard-webhook') };
+    const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, webhookKeys });
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);
     if (config.metrics.workerPort > 0) {

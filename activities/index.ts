@@ -2,8 +2,8 @@
 // these factories and call them through proxyActivities.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { SigningKey } from '../domain/webhook-signature.ts';
 import type { IdentityProvider } from '../provider/types.ts';
+import type { FileStore } from '../files/store.ts';
 import type { Db } from '../store/db.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
@@ -14,13 +14,13 @@ import { createSandboxActivities } from './sandbox.ts';
 import { createShareActivities } from './share.ts';
 import { createUniversalKycActivities } from './universal-kyc.ts';
 import { createWebhookActivities } from './webhooks.ts';
-import { createWebhookSender } from './webhook-send.ts';
+import { createWebhookSender, type WebhookKeys } from './webhook-send.ts';
 
 /** What activities need to know of the configuration (the worker fills it in from runtime/config.ts). */
 export type ActivitySettings = {
   /** The provider level used when a record names none. */
   defaultLevel: string;
-  webhooks: { allowInsecureUrls: boolean; maxInFlight: number; maxInFlightPerSubscription: number; pollMs: number };
+  webhooks: { allowInsecureUrls: boolean; maxInFlight: number; maxInFlightPerSubscription: number; maxInFlightPerBusiness: number; pollMs: number };
 };
 
 export type ActivityDeps = {
@@ -32,7 +32,9 @@ export type ActivityDeps = {
   temporal: Client;
   /** Idempotent workflow starts (runtime/starters.ts): activities never name workflow code themselves. */
   start: ReconcileDeps['start'];
-  keyRing: readonly SigningKey[];
+  webhookKeys: WebhookKeys;
+  /** The file store (housekeeping removes the bytes no row names). */
+  files: FileStore;
 };
 
 /** Activities of the general task queue (database work, housekeeping, the reconciler). */
@@ -74,8 +76,8 @@ export function createWebhookQueueActivities(deps: ActivityDeps) {
   return createWebhookActivities({
     db: deps.db,
     log: deps.log,
-    send: createWebhookSender({ keyRing: deps.keyRing, allowInsecureUrls: w.allowInsecureUrls }),
-    dispatcher: { maxInFlight: w.maxInFlight, perSubscription: w.maxInFlightPerSubscription, leaseMs: 30_000, pollMs: w.pollMs },
+    send: createWebhookSender({ keys: deps.webhookKeys, allowInsecureUrls: w.allowInsecureUrls }),
+    dispatcher: { maxInFlight: w.maxInFlight, perSubscription: w.maxInFlightPerSubscription, perBusiness: w.maxInFlightPerBusiness, leaseMs: 30_000, pollMs: w.pollMs },
     startRetry: (deliveryId, run) => startDeliveryRetry(deps, deliveryId, run),
   });
 }

@@ -31,7 +31,7 @@ export function createPersonVerificationActivities(deps: { db: Db; provider: Ide
       if (entityOfSdkUserId(applicant.externalUserId ?? '') !== input.entityId) return { outcome: 'ignored', reason: 'the applicant belongs to someone else' };
       const decision = decideProviderReview(applicant, new Date());
       if (!decision) return { outcome: 'not-reviewed' };
-      await keepPersonData(db, provider.name, applicant.id, verifiedPersonOf(applicant));
+      if (!(await keepPersonData(db, input.entityId, provider.name, applicant.id, verifiedPersonOf(applicant)))) return { outcome: 'ignored', reason: 'the entity was deleted' };
       const recorded = await recordReviewDecision(db, {
         entityId: input.entityId,
         provider: provider.name,

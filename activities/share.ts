@@ -54,9 +54,14 @@ export function createShareActivities(deps: ShareDeps) {
     return { outcome: 'failed', category };
   };
 
-  const onboard = async (ref: ShareRef, applicant: ProviderApplicant | null): Promise<ShareOutcome> => {
+  /**
+   * Keeps the applicant's data and decides; an entity deleted while its applicant was imported
+   * (the token is spent by then) fails the record as ENTITY_NOT_FOUND, for good: nothing of the
+   * person is kept, and a retry could only spend another token on an entity that is gone.
+   */
+  const onboard = async (ref: ShareRef, entityId: string, applicant: ProviderApplicant | null): Promise<ShareOutcome> => {
     if (applicant) {
-      await keepPersonData(db, provider.name, applicant.id, verifiedPersonOf(applicant));
+      if (!(await keepPersonData(db, entityId, provider.name, applicant.id, verifiedPersonOf(applicant)))) return fail(ref, 'ENTITY_NOT_FOUND');
       await setRecordImported(db, ref, applicant.id, decide(applicant, new Date()));
     }
     const done = await completeRecord(db, ref, provider.name, new Date());
@@ -86,7 +91,7 @@ export function createShareActivities(deps: ShareDeps) {
       }
       if (rec.applicantId) {
         if (!rec.entityId) await setRecordEntity(db, ref, entityId);
-        return onboard(ref, null); // imported by an earlier attempt
+        return onboard(ref, entityId, null); // imported by an earlier attempt
       }
       await beforeImport(db, ref, entityId); // one statement: the entity, and the import request about to be sent
       let applicant: ProviderApplicant;
@@ -100,7 +105,7 @@ export function createShareActivities(deps: ShareDeps) {
         }
         throw toActivityFailure(err); // retryable: Temporal retries; our credentials refused: the run stops
       }
-      return onboard(ref, applicant);
+      return onboard(ref, entityId, applicant);
     },
 
     /**
@@ -114,9 +119,12 @@ export function createShareActivities(deps: ShareDeps) {
     async recoverShare(ref: ShareRef): Promise<ShareOutcome> {
       const rec = await loadShareRecord(db, ref);
       if (rec.status !== 'pending') return storedOutcome(rec);
-      if (rec.applicantId) return onboard(ref, null);
+      // an import request of ours was sent, so beforeImport recorded the entity
+      const entityId = rec.entityId;
+      if (!entityId) return fail(ref, 'ENTITY_NOT_FOUND');
+      if (rec.applicantId) return onboard(ref, entityId, null);
       const applicant = await once(() => provider.findApplicantByExternalUserId(shareRefKey(ref)));
-      if (applicant) return onboard(ref, applicant);
+      if (applicant) return onboard(ref, entityId, applicant);
       if (rec.importAttempts > 1 && Context.current().info.attempt < RECOVER_LOOKUP_MAX_ATTEMPTS) {
         throw ApplicationFailure.create({ type: LOOKUP_PENDING_FAILURE, message: 'the applicant imported with this token is not listed yet; looking again' });
       }

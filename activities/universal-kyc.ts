@@ -52,7 +52,7 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
       if (complete) {
         const identity = identityOfCanonical(payload);
         decision = decide(identity, now);
-        await keepPersonData(q, provider, applicantId, verifiedPersonOf(identity));
+        await keepPersonData(q, s.entityId, provider, applicantId, verifiedPersonOf(identity)); // the person is locked: it exists
         const holder = cardToken ? await cardProcessorTokenHolder(q, s.businessId, cardToken) : null;
         if (holder && holder !== s.entityId) {
           decision = cardProcessorTokenInUse(decision);

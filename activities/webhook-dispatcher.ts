@@ -5,8 +5,11 @@
 // webhookDispatcherWorkflow: heartbeats let Temporal move it to another worker if this one dies, and
 // the claim's lease lets another dispatcher take over what a dead one had claimed.
 //
-// Isolation: at most `perSubscription` requests in flight per subscription, so a slow receiver
-// (5 s timeouts) holds a bounded share of the dispatcher and never delays the others.
+// Isolation: at most `perSubscription` requests in flight per subscription and `perBusiness` per
+// business, and claims that take each business's oldest due deliveries in turn (store/webhooks.ts):
+// a business's slow receivers (5 s timeouts) and redelivered backlog hold a bounded share of the
+// dispatcher and never delay another business's deliveries, and a slow receiver never holds all of
+// its own business's share.
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
 import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/webhooks.ts';
@@ -18,6 +21,8 @@ export type DispatcherSettings = {
   maxInFlight: number;
   /** Requests in flight at once to one subscription, per dispatcher. */
   perSubscription: number;
+  /** Requests in flight at once for one business (all its subscriptions), per dispatcher. */
+  perBusiness: number;
   /** How long a claim holds (longer than an attempt's 5 s timeout plus recording). */
   leaseMs: number;
   /** Pause between claims when nothing was due. */
@@ -48,6 +53,13 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
     const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0 };
     const stopAt = Date.now() + options.runForMs;
     const bySubscription = new Map<string, number>();
+    const byBusiness = new Map<string, number>();
+    const up = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+    const down = (m: Map<string, number>, k: string) => {
+      const n = m.get(k)! - 1;
+      if (n === 0) m.delete(k);
+      else m.set(k, n);
+    };
     let inFlight = 0;
     const results: { target: DeliveryTarget; record: AttemptRecord }[] = [];
     const gone: string[] = [];
@@ -70,15 +82,18 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
         return;
       }
       inFlight++;
-      bySubscription.set(target.subscriptionId, (bySubscription.get(target.subscriptionId) ?? 0) + 1);
+      up(bySubscription, target.subscriptionId);
+      up(byBusiness, target.businessId);
       void send({ eventId: target.eventId, body: target.body, url: target.url })
-        .then((result) => results.push({ target, record: attemptRecord(target, result) }))
+        .then((result) => {
+          if (result.detail) log.debug({ deliveryId: target.deliveryId, detail: result.detail }, 'webhook attempt failed');
+          results.push({ target, record: attemptRecord(target, result) });
+        })
         .catch((err) => log.error({ err, deliveryId: target.deliveryId }, 'webhook attempt crashed; the claim expires and it is attempted again'))
         .finally(() => {
           inFlight--;
-          const n = bySubscription.get(target.subscriptionId)! - 1;
-          if (n === 0) bySubscription.delete(target.subscriptionId);
-          else bySubscription.set(target.subscriptionId, n);
+          down(bySubscription, target.subscriptionId);
+          down(byBusiness, target.businessId);
           wake();
         });
     };
@@ -126,8 +141,13 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
           const room = settings.maxInFlight - inFlight;
           let claimed: DeliveryTarget[] = [];
           if (room > 0) {
-            const busy = [...bySubscription].filter(([, n]) => n >= settings.perSubscription).map(([id]) => id);
-            claimed = await claimDueDeliveries(db, { limit: Math.min(room, CLAIM_BATCH), leaseMs: settings.leaseMs, skip: busy });
+            claimed = await claimDueDeliveries(db, {
+              limit: Math.min(room, CLAIM_BATCH),
+              leaseMs: settings.leaseMs,
+              perSubscription: settings.perSubscription,
+              perBusiness: settings.perBusiness,
+              inFlight: { bySubscription, byBusiness },
+            });
             stats.claimed += claimed.length;
             for (const target of claimed) launch(target);
           }

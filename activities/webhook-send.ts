@@ -2,16 +2,27 @@
 // send time, no redirects followed, a 2xx within DELIVERY_TIMEOUT_MS or it failed. Used by the
 // dispatcher (first attempts, redeliveries) and by retry workflows alike. Never throws for an HTTP
 // or network failure: the outcome is a value that the caller records.
+//
+// The receiver is not trusted: its answer's status is all we need (interface 6.3: "body ignored").
+// Nothing is decompressed, at most ANSWER_BODY_LIMIT bytes of the body are read (and thrown away,
+// so a short answer keeps its keep-alive connection), and a body still arriving ANSWER_GRACE_MS after
+// the status closes the connection. A gzip bomb, gigabytes or a trickle each cost one bounded request.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
-import got, { RequestError } from 'got';
+import got from 'got';
 import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
 import { signingKeyAt, signWebhookBody, type SigningKey } from '../domain/webhook-signature.ts';
+import { standardWebhookSignature, type Ed25519Key } from '../domain/standard-webhooks.ts';
 import { afterAttempt, DELIVERY_TIMEOUT_MS } from '../domain/webhooks.ts';
 import type { AttemptRecord, DeliveryTarget } from '../store/webhooks.ts';
+
+/** Bytes of a receiver's answer read at most (then the connection is closed). */
+export const ANSWER_BODY_LIMIT = 16 * 1024;
+/** How long the rest of an answer's body may take once its status has arrived. */
+export const ANSWER_GRACE_MS = 1000;
 
 export type SendResult = {
   url: string;
@@ -19,8 +30,10 @@ export type SendResult = {
   keyId: string | null;
   httpStatus: number | null;
   latencyMs: number | null;
-  /** null when delivered */
+  /** null when delivered; otherwise a short reason fit for the client's delivery log (no addresses, no raw error text) */
   error: string | null;
+  /** the raw cause, for our own logs only */
+  detail?: string;
 };
 
 /** dns.lookup that refuses to hand back a non-public address: the check is on what is dialled. */
@@ -38,7 +51,36 @@ export function publicOnlyLookup(hostname: string, options: object, callback: (e
   });
 }
 
-export function createWebhookSender(deps: { keyRing: readonly SigningKey[]; allowInsecureUrls: boolean }) {
+/** What a network failure is called in a client's delivery log: by its code, never by its message (which names addresses). */
+const NETWORK_ERRORS: Record<string, string> = {
+  ENONPUBLIC: 'the host resolves to a non-public address, so it was not dialled',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved (temporary DNS failure)',
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the receiver',
+  EPIPE: 'connection closed by the receiver while sending',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the TLS certificate does not name this host',
+  CERT_HAS_EXPIRED: 'the TLS certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'the TLS certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'the TLS certificate chain is not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the TLS certificate chain is not trusted',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'the TLS certificate chain is not trusted',
+};
+
+export function deliveryErrorText(code: string | undefined): string {
+  if (code === 'ETIMEDOUT') return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+  const known = code ? NETWORK_ERRORS[code] : undefined;
+  return known ? `${known} (${code})` : `request failed (${code ?? 'unknown error'})`;
+}
+
+type Exchange = { status: number } | { code: string | undefined; detail: string };
+
+/** The rings a delivery is signed with: `vouch-signature` (RSA) and `webhook-signature` (Standard Webhooks, Ed25519). */
+export type WebhookKeys = { signature: readonly SigningKey[]; standard: readonly Ed25519Key[] };
+
+export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls: boolean }) {
   // Keep-alive connections: a receiver that takes many deliveries is not paying a TCP (and TLS)
   // handshake for each.
   const agent = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
@@ -58,42 +100,70 @@ export function createWebhookSender(deps: { keyRing: readonly SigningKey[]; allo
     return signature;
   };
 
-  return async function send(target: { eventId: string; body: string; url: string }): Promise<SendResult> {
-    const startedAt = new Date();
-    const verdict = checkWebhookUrl(target.url, { allowInsecure: deps.allowInsecureUrls });
-    if (!verdict.ok) return { url: target.url, startedAt, keyId: null, httpStatus: null, latencyMs: null, error: verdict.reason };
-    const key = signingKeyAt(deps.keyRing, startedAt);
-    const started = performance.now();
-    let httpStatus: number | null = null;
-    let error: string | null = null;
-    try {
-      const res = await got.post(verdict.url, {
-        body: target.body,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Vouch-Webhooks/1.0',
-          'vouch-signature': signatureOf(target.eventId, target.body, key),
-          'vouch-signature-key-id': key.keyId,
-          'webhook-id': target.eventId,
-          'webhook-timestamp': String(Math.floor(startedAt.getTime() / 1000)),
-        },
+  /** Posts and reads only the answer's status; the body is drained up to a limit, never kept. */
+  const exchange = (url: URL, headers: Record<string, string>, body: string): Promise<Exchange> =>
+    new Promise((resolve) => {
+      let status: number | null = null;
+      let read = 0;
+      let grace: NodeJS.Timeout | undefined;
+      const finish = (outcome: Exchange, close: boolean) => {
+        clearTimeout(grace);
+        if (close) request.destroy();
+        resolve(outcome);
+      };
+      const request = got.stream.post(url, {
+        body,
+        headers,
         agent,
         timeout: { request: DELIVERY_TIMEOUT_MS },
         followRedirect: false,
         throwHttpErrors: false,
+        decompress: false,
         retry: { limit: 0 },
-        responseType: 'text',
-        ...(deps.allowInsecureUrls || isIP(verdict.url.hostname.replace(/^\[|\]$/g, '')) ? {} : { dnsLookup: publicOnlyLookup as never }),
+        ...(deps.allowInsecureUrls || isIP(url.hostname.replace(/^\[|\]$/g, '')) ? {} : { dnsLookup: publicOnlyLookup as never }),
       });
-      httpStatus = res.statusCode;
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        error = res.statusCode >= 300 && res.statusCode < 400 ? `redirect (${res.statusCode}) not followed` : `HTTP ${res.statusCode}`;
-      }
-    } catch (err) {
-      if (!(err instanceof RequestError)) throw err;
-      error = err.code === 'ETIMEDOUT' ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `${err.code ?? 'request failed'}: ${err.message.slice(0, 200)}`;
-    }
-    return { url: target.url, startedAt, keyId: key.keyId, httpStatus, latencyMs: Math.round(performance.now() - started), error };
+      request.on('response', (response: { statusCode: number }) => {
+        status = response.statusCode;
+        grace = setTimeout(() => finish({ status: status! }, true), ANSWER_GRACE_MS);
+      });
+      request.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > ANSWER_BODY_LIMIT) finish({ status: status! }, true);
+      });
+      request.on('end', () => finish({ status: status! }, false));
+      request.on('error', (err: NodeJS.ErrnoException) => {
+        // an error after the status (the body broke off) does not change the answer we got
+        if (status !== null) finish({ status }, true);
+        else finish({ code: err.code, detail: err.message.slice(0, 300) }, true);
+      });
+    });
+
+  return async function send(target: { eventId: string; body: string; url: string }): Promise<SendResult> {
+    const startedAt = new Date();
+    const verdict = checkWebhookUrl(target.url, { allowInsecure: deps.allowInsecureUrls });
+    if (!verdict.ok) return { url: target.url, startedAt, keyId: null, httpStatus: null, latencyMs: null, error: verdict.reason };
+    const key = signingKeyAt(deps.keys.signature, startedAt);
+    const timestamp = String(Math.floor(startedAt.getTime() / 1000));
+    const started = performance.now();
+    const outcome = await exchange(
+      verdict.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': 'Vouch-Webhooks/1.0',
+        'vouch-signature': signatureOf(target.eventId, target.body, key),
+        'vouch-signature-key-id': key.keyId,
+        'webhook-id': target.eventId,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': standardWebhookSignature(deps.keys.standard, { id: target.eventId, timestamp, body: target.body }, startedAt),
+      },
+      target.body,
+    );
+    const latencyMs = Math.round(performance.now() - started);
+    const result = { url: target.url, startedAt, keyId: key.keyId, latencyMs };
+    if ('code' in outcome) return { ...result, httpStatus: null, error: deliveryErrorText(outcome.code), detail: outcome.detail };
+    const s = outcome.status;
+    const error = s >= 200 && s < 300 ? null : s >= 300 && s < 400 ? `redirect (${s}) not followed` : `HTTP ${s}`;
+    return { ...result, httpStatus: s, error };
   };
 }
 

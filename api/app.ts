@@ -11,7 +11,7 @@ import { ApiError } from '../domain/errors.ts';
 import type { Config } from '../runtime/config.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { Db } from '../store/db.ts';
-import { createFileStore } from '../runtime/file-store.ts';
+import { createDownloadLinks, createFileStore } from '../runtime/file-store.ts';
 import { providerWebhookVerifier } from '../runtime/provider.ts';
 import { createStarters } from '../runtime/starters.ts';
 import type { UseCaseContext } from '../usecases/context.ts';
@@ -26,6 +26,7 @@ import { requireAcceptVersion } from './middleware/versioning.ts';
 import { buildOpenApi } from './openapi.ts';
 import { respond } from './outcome.ts';
 import { route, type Route } from './route.ts';
+import { createUploads } from './uploads.ts';
 import { batchImportRoutes } from './routes/batch-imports.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { featureRoutes } from './routes/features.ts';
@@ -99,18 +100,20 @@ export function allRoutes(deps: AppDeps): Route[] {
     start: createStarters(deps.temporal, deps.config),
     verifyProviderCallback: providerWebhookVerifier(deps.config),
     files: createFileStore(deps.config),
+    links: createDownloadLinks(deps.config),
   };
+  const uploads = createUploads(deps.config, deps.log);
   const routes: Route[] = [
     ...healthRoutes(uc),
     ...entityRoutes(uc),
     ...featureRoutes(),
-    ...batchImportRoutes(uc),
+    ...batchImportRoutes(uc, uploads),
     ...syncImportRoutes(uc),
     ...personVerificationRoutes(uc),
-    ...universalKycRoutes(uc),
+    ...universalKycRoutes(uc, uploads),
     ...signedPayloadRoutes(uc),
     ...sandboxRoutes(uc),
-    ...kybRoutes(uc),
+    ...kybRoutes(uc, uploads),
     ...codecRoutes(uc),
     ...metricsRoutes(uc),
     ...subscriptionRoutes(uc),

@@ -1,21 +1,36 @@
-// Reads the files of one form field of a multipart/form-data request while they stream in,
-// stopping at the size limit (the rest of the body is never buffered), and hashes each on the way;
-// the form's text fields come with them (first value of each name, at most 1 KB each).
+// Reads a multipart/form-data request as it streams in: each file of one form field goes to a sink
+// (a temporary file, or the batch CSV's row reader) while its bytes arrive, and nothing of a file is
+// ever held whole in memory. The size limit stops a file as it crosses it; a sender that goes quiet
+// for `idleMs` is cut off.
+// The form's text fields come with the files (first value of each name, at most 1 KB each).
 // The client's mistakes are answered as a problem, never thrown.
-import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { Context } from 'koa';
-import type { FileRead, UploadedFile } from '../usecases/batch-imports.ts';
-import type { FilesRead } from '../usecases/uploads.ts';
+import type { Refusal } from '../domain/outcome.ts';
+import type { UploadProblem } from '../usecases/uploads.ts';
 
-type Problem = Extract<FilesRead, { ok: false }>;
-const problem = (p: Problem['problem'], message: string): Problem => ({ ok: false, problem: p, message });
+export type IncomingFile = { stream: Readable; fileName: string | null };
+/** Takes one file's stream to its end. */
+export type FileSink<T> = (file: IncomingFile) => Promise<{ value: T }>;
+
+export type PartsRead<T> = { ok: true; files: T[]; fields: Record<string, string> } | UploadProblem;
+
+export type PartLimits = { maxBytes: number; maxFiles: number; extra: 'ignore' | 'refuse'; idleMs: number };
 
 /**
- * The files of form field `field`: at most `maxFiles` (`extra: 'ignore'` reads the first ones and
- * skips the rest; `'refuse'` answers too-many), each at most `maxBytes`.
+ * Looks at the form's text fields as they stand when the first file begins (a form that sends its
+ * fields first has them all), before any of its bytes are read: a refusal stops the upload there.
  */
-export function readFiles(ctx: Context, field: string, limits: { maxBytes: number; maxFiles: number; extra: 'ignore' | 'refuse' }): Promise<FilesRead> {
+export type FieldsCheck = (fields: Record<string, string>) => Promise<Refusal | null>;
+
+const problem = (p: UploadProblem['problem'], message: string): UploadProblem => ({ ok: false, problem: p, message });
+
+/**
+ * The files of form field `field`, each through `sink`: at most `maxFiles` (`extra: 'ignore'`
+ * reads the first ones and skips the rest; `'refuse'` answers too-many), each at most `maxBytes`.
+ */
+export function readParts<T>(ctx: Context, field: string, limits: PartLimits, sink: FileSink<T>, checkFields?: FieldsCheck): Promise<PartsRead<T>> {
   const { maxBytes, maxFiles } = limits;
   const tooLarge = () => problem('too-large', `A file is larger than ${maxBytes / 1024 / 1024} MB.`);
   const contentType = ctx.get('content-type');
@@ -29,28 +44,56 @@ export function readFiles(ctx: Context, field: string, limits: { maxBytes: numbe
       resolve(problem('malformed', `The multipart body cannot be read: ${(err as Error).message}`));
       return;
     }
-    const files: UploadedFile[] = [];
+    const results: Promise<{ value: T }>[] = [];
+    const open = new Set<BusboyFileStream>();
     const fields: Record<string, string> = {};
     let seen = 0;
-    let failed = false;
-    let deferred: Problem | null = null;
+    let settled = false;
+    let deferred: UploadProblem | null = null;
+    let idle: NodeJS.Timeout | undefined;
+    const settle = (outcome: PartsRead<T>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(idle);
+      ctx.req.off('data', onData);
+      resolve(outcome);
+    };
+    // A body of declared length (bounded by the check above) is drained unparsed once we have our
+    // answer, so the client reads the answer instead of a connection closed under its last write;
+    // a body of unknown length, or a sender that went quiet, gets the answer and a closed connection.
+    const bounded = Number(ctx.get('content-length') || 0) > 0;
+    /** Stops parsing the request; files in progress end. */
+    const stopReading = (drain: boolean) => {
+      ctx.req.unpipe(bb);
+      for (const s of open) s.destroy();
+      if (drain && bounded) {
+        ctx.req.resume();
+      } else {
+        ctx.req.pause();
+        ctx.set('Connection', 'close');
+      }
+    };
+    const fail = (p: UploadProblem) => {
+      if (settled) return;
+      stopReading(p.problem !== 'stalled' && p.problem !== 'malformed');
+      settle(p);
+    };
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => fail(problem('stalled', `No bytes of the upload arrived for ${limits.idleMs / 1000} s.`)), limits.idleMs);
+    };
+    const onData = () => armIdle();
+    ctx.req.on('data', onData);
+    armIdle();
     // Too many files in a body of declared (and so bounded) length: read it to the end and answer
     // then, so the client gets the 400 instead of a connection closed under its last write.
-    const bounded = Number(ctx.get('content-length') || 0) > 0;
     const tooMany = () => {
       const p = problem('too-many', `At most ${maxFiles} file${maxFiles === 1 ? '' : 's'} per upload.`);
       if (bounded) deferred ??= p;
       else fail(p);
     };
-    const fail = (p: Problem) => {
-      if (failed) return;
-      failed = true;
-      ctx.req.unpipe(bb);
-      ctx.set('Connection', 'close'); // do not read the rest of an oversized or broken upload
-      resolve(p);
-    };
     bb.on('file', (name: string, stream: BusboyFileStream, fileName: string) => {
-      if (name !== field || failed) {
+      if (name !== field || settled) {
         stream.resume();
         return;
       }
@@ -60,16 +103,26 @@ export function readFiles(ctx: Context, field: string, limits: { maxBytes: numbe
         if (limits.extra === 'refuse') tooMany();
         return;
       }
-      const hash = createHash('sha256');
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => {
-        hash.update(chunk);
-        chunks.push(chunk);
-      });
+      open.add(stream);
       stream.on('limit', () => fail(tooLarge()));
-      stream.on('end', () => {
-        if (!stream.truncated) files.push({ bytes: Buffer.concat(chunks), fileName: fileName || null, sha256: hash.digest('hex') });
-      });
+      stream.once('close', () => open.delete(stream));
+      const first = seen === 1 && checkFields;
+      const result = (async () => {
+        if (first) {
+          stream.pause(); // nothing of the file is read until the fields are judged
+          const refusal = await checkFields({ ...fields });
+          if (refusal) {
+            fail({ ok: false, problem: 'refused', message: refusal.message, refusal });
+            return { value: undefined as T };
+          }
+        }
+        return sink({ stream, fileName: fileName || null });
+      })();
+      results.push(result);
+      result.then(
+        () => open.delete(stream),
+        (err: Error) => fail(problem('malformed', `The upload could not be read: ${err.message}`)),
+      );
     });
     bb.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
       if (valueTruncated) fail(problem('malformed', `The form field "${name}" is longer than 1 KB.`));
@@ -80,18 +133,17 @@ export function readFiles(ctx: Context, field: string, limits: { maxBytes: numbe
     });
     bb.on('error', (err: Error) => fail(problem('malformed', `The multipart body cannot be read: ${err.message}`)));
     bb.on('finish', () => {
-      if (failed) return;
-      if (deferred) resolve(deferred);
-      else if (files.length === 0) fail(problem('no-file', `No file was sent in the form field "${field}".`));
-      else resolve({ ok: true, files, fields });
+      if (settled) return;
+      if (deferred) return fail(deferred);
+      if (results.length === 0) return fail(problem('no-file', `No file was sent in the form field "${field}".`));
+      Promise.all(results).then(
+        (read) => settle({ ok: true, files: read.map((r) => r.value), fields }),
+        () => {}, // a sink that failed has answered already
+      );
+    });
+    ctx.req.once('close', () => {
+      if (!ctx.req.complete) fail(problem('malformed', 'The client closed the connection before the upload ended.'));
     });
     ctx.req.pipe(bb);
   });
-}
-
-/** The one file of form field `field` (further files are ignored), or what is wrong with the request. */
-export async function readFileField(ctx: Context, field: string, maxBytes: number): Promise<FileRead> {
-  const read = await readFiles(ctx, field, { maxBytes, maxFiles: 1, extra: 'ignore' });
-  if (!read.ok) return read.problem === 'too-many' ? { ok: false, problem: 'malformed', message: read.message } : { ok: false, problem: read.problem, message: read.message };
-  return { ok: true, file: read.files[0]! };
 }

@@ -14,7 +14,10 @@ function successStatus(r: Route): number {
 }
 
 export function respond(ctx: Context, r: Route, outcome: Outcome<unknown>): void {
-  if (!outcome.ok) throw new ApiError(outcome.error, outcome.message, { parameter: outcome.parameter, extra: { ...outcome.extra } });
+  if (!outcome.ok) {
+    const headers = outcome.retryAfterSeconds !== undefined ? { 'Retry-After': String(outcome.retryAfterSeconds) } : undefined;
+    throw new ApiError(outcome.error, outcome.message, { parameter: outcome.parameter, extra: { ...outcome.extra }, ...(headers ? { headers } : {}) });
+  }
   const presented = r.present?.(outcome.value) ?? {};
   const status = presented.status ?? successStatus(r);
   const body = 'body' in presented ? presented.body : outcome.value;

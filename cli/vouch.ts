@@ -3,6 +3,7 @@
 // `npm start` serves, when it runs).
 import { parseArgs } from 'node:util';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
+import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf } from '../domain/webhook-signature.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../runtime/payload-codec.ts';
@@ -18,6 +19,7 @@ const usage = `usage:
   vouch key revoke --business BUSINESS_ID --key KEY_ID  revoke an API key
   vouch webhook-keys generate                           make the webhook signing key ring (WEBHOOK_SIGNING_KEYS_FILE)
                                                         unless it exists, and print its public keys
+  vouch standard-webhook-keys generate                  the same for the Standard Webhooks (webhook-signature) ring (STANDARD_WEBHOOK_KEYS_FILE)
   vouch signed-payload-keys generate                    the same for the signed-payload ring (SIGNED_PAYLOAD_KEYS_FILE)
   vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
   vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
@@ -46,6 +48,10 @@ async function main(argv: string[]): Promise<unknown> {
   if (command === 'webhook-keys generate') {
     const ring = await loadKeyRing(config, 'webhook', { generateMissing: true, ignoreVariable: true });
     return { file: keyRingFile(config, 'webhook'), keys: ring.map(publicKeyOf) };
+  }
+  if (command === 'standard-webhook-keys generate') {
+    const ring = await loadKeyRing(config, 'standard-webhook', { generateMissing: true, ignoreVariable: true });
+    return { file: keyRingFile(config, 'standard-webhook'), keys: ring.map(standardWebhookPublicKeyOf) };
   }
   if (command === 'signed-payload-keys generate') {
     const ring = await loadKeyRing(config, 'signed-payload', { generateMissing: true, ignoreVariable: true });

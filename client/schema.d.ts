@@ -508,7 +508,7 @@ export interface paths {
         };
         /**
          * Download a file through a presigned link (no API key)
-         * @description The local file store's links, as GET /entity/{entityId}/file/{fileId}/presigned-url gives them. 403 when expired or changed.
+         * @description The links GET /entity/{entityId}/file/{fileId}/presigned-url gives. Each use is checked: 403 when expired or changed, 404 once the file was replaced or its entity deleted. With object storage (FILE_STORE=s3) the answer is a redirect to a URL of the storage itself, valid 60 seconds.
          */
         get: operations["downloadFile"];
         put?: never;
@@ -651,7 +651,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Redeliver every failed event of a subscription since a time */
+        /**
+         * Redeliver every failed event of a subscription since a time
+         * @description Redelivery requests (this one and POST /events/{eventId}/redeliver) are limited to 10 per second per business (WEBHOOK_REDELIVERIES_PER_SECOND); redelivered events take their turn beside every other business's deliveries.
+         */
         post: operations["redeliverSubscriptionFailures"];
         delete?: never;
         options?: never;
@@ -687,7 +690,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver an event again to each of its subscriptions that still exists
-         * @description The same body and the same data.eventId as before: receivers deduplicate on it.
+         * @description The same body and the same data.eventId as before: receivers deduplicate on it. At most 10 redelivery requests per second per business (WEBHOOK_REDELIVERIES_PER_SECOND).
          */
         post: operations["redeliverEvent"];
         delete?: never;
@@ -704,8 +707,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Public keys that verify vouch-signature, with their validity windows
-         * @description A delivery is signed with the key valid when it is sent (its id is in vouch-signature-key-id). Verify with any key of this environment.
+         * Public keys that verify vouch-signature and webhook-signature, with their validity windows
+         * @description vouch-signature (the interface's, RSA-SHA512 over the raw body) is made with the key valid when the delivery is sent (its id is in vouch-signature-key-id). webhook-signature (Standard Webhooks, v1a: Ed25519 over webhook-id.webhook-timestamp.body) carries one signature per key valid at send time. Verify with any key of this environment.
          */
         get: operations["webhookKeys"];
         put?: never;
@@ -1469,7 +1472,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /** @description `0708000700` No bytes of an upload arrived for 30 s (UPLOAD_IDLE_TIMEOUT_MS); the upload was cut off. Send it again. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
+             *
+             *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1480,6 +1496,15 @@ export interface operations {
             };
             /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0708000900` This API process is receiving as many uploads as it takes at once (UPLOADS_PER_PROCESS); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2420,6 +2445,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `0708000700` No bytes of an upload arrived for 30 s (UPLOAD_IDLE_TIMEOUT_MS); the upload was cut off. Send it again. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `0707000100` The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first. */
             409: {
                 headers: {
@@ -2442,7 +2476,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
+             *
+             *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2453,6 +2491,15 @@ export interface operations {
             };
             /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0708000900` This API process is receiving as many uploads as it takes at once (UPLOADS_PER_PROCESS); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3417,6 +3464,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `0708000700` No bytes of an upload arrived for 30 s (UPLOAD_IDLE_TIMEOUT_MS); the upload was cut off. Send it again. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /**
              * @description `0708000500` A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).
              *
@@ -3430,7 +3486,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
+             *
+             *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3441,6 +3501,15 @@ export interface operations {
             };
             /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0708000900` This API process is receiving as many uploads as it takes at once (UPLOADS_PER_PROCESS); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3763,6 +3832,13 @@ export interface operations {
                 content: {
                     "application/octet-stream": string;
                 };
+            };
+            /** @description Object storage: the bytes are at the Location, for 60 seconds */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
             400: {
@@ -4888,6 +4964,20 @@ export interface operations {
                             validFrom: string;
                             validUntil: string;
                         }[];
+                        standardWebhooks: {
+                            /** @constant */
+                            algorithm: "v1a: Ed25519 over \"<webhook-id>.<webhook-timestamp>.<body>\", Base64";
+                            keys: {
+                                keyId: string;
+                                /** @constant */
+                                algorithm: "Ed25519";
+                                /** @description whpk_ and the Base64 of the raw 32-byte key (the Standard Webhooks form) */
+                                publicKey: string;
+                                publicKeyPem: string;
+                                validFrom: string;
+                                validUntil: string;
+                            }[];
+                        };
                     };
                 };
             };

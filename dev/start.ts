@@ -81,7 +81,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   onShutdown(() => connection.close());
   await ensureHousekeepingSchedule(client, config);
   const keys = await loadKeyRings(config);
-  const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, keyRing: keys.webhooks });
+  const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks } });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);
   const api = await listen({ config, db: database.db, temporal: client, log, keys });

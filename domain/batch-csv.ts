@@ -1,11 +1,20 @@
 // The batch upload's CSV rules (interface 2.4 and 8), in one place: encoding, header, row count and
 // every per-row rule. Rows are numbered as a spreadsheet shows them: the header is row 1.
-import { parse } from 'csv-parse/sync';
+//
+// The file is read as it arrives, chunk by chunk, and reading stops at the first reason to refuse
+// it: a 2 MB file of a million one-column lines is refused at its 5,001st record, not after all of
+// them are parsed. The work per chunk is bounded (one chunk of the request, one record of at most
+// MAX_RECORD_CHARS), so parsing a file never holds the process for long, and the memory kept is the
+// accepted rows' fields (at most 5,000 of them).
+import { parse } from 'csv-parse';
+import { restoredCell } from './csv.ts';
 import { MAX_EXTERNAL_ID } from './entity.ts';
 import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_ROWS = 5000;
+/** A record (one line of the file, all its fields) longer than this is not a row of ours: the file is refused as invalid CSV. */
+export const MAX_RECORD_CHARS = 64 * 1024;
 export const REQUIRED_COLUMNS = ['externalId', 'shareToken'] as const;
 export const OPTIONAL_COLUMNS = ['applicantLevel', 'cardProcessorPublicToken'] as const;
 const LEVEL_NAME = /^[A-Za-z0-9 _.-]{1,100}$/;
@@ -33,48 +42,57 @@ export class UploadRejected extends Error {
   }
 }
 
-function decodeUtf8(bytes: Uint8Array): string {
-  try {
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  } catch {
-    throw new UploadRejected('invalid', 'The file is not valid UTF-8 text.');
-  }
-}
+export type BatchCsvRead = { ok: true; rows: BatchRow[] } | { ok: false; rejected: UploadRejected };
 
-export function parseBatchCsv(bytes: Uint8Array, options: { binSponsored: boolean }): BatchRow[] {
-  if (bytes.length > MAX_FILE_BYTES) throw new UploadRejected('tooLarge', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB.`);
-  const text = decodeUtf8(bytes);
-  let records: { record: string[]; info: { lines: number } }[];
-  try {
-    records = parse(text, { relax_column_count: true, skip_empty_lines: true, trim: true, info: true }) as unknown as typeof records;
-  } catch (err) {
-    throw new UploadRejected('invalid', `The file is not valid CSV: ${(err as Error).message}`);
-  }
-  const header = records[0]?.record;
-  if (!header || header.every((h) => h === '')) throw new UploadRejected('invalid', 'The file has no header row.');
+type Parsed = { record: string[]; info: { lines: number } };
+
+/** Checks the header row; returns each column's position, or why the file is refused. */
+function readHeader(header: string[]): Record<string, number> | UploadRejected {
+  if (header.every((h) => h === '')) return new UploadRejected('invalid', 'The file has no header row.');
   const known = new Set<string>([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS]);
   const unknown = header.filter((h) => !known.has(h));
   if (unknown.length) {
-    throw new UploadRejected('invalid', `Unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; the columns are ${[...known].join(', ')}.`);
+    return new UploadRejected('invalid', `Unknown column${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).map((u) => `"${u.slice(0, 100)}"`).join(', ')}; the columns are ${[...known].join(', ')}.`);
   }
   const duplicated = header.filter((h, i) => header.indexOf(h) !== i);
-  if (duplicated.length) throw new UploadRejected('invalid', `Column "${duplicated[0]}" appears twice in the header.`);
+  if (duplicated.length) return new UploadRejected('invalid', `Column "${duplicated[0]}" appears twice in the header.`);
   const missing = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
-  if (missing.length) throw new UploadRejected('invalid', `The header lacks the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
-  const data = records.slice(1);
-  if (data.length > MAX_ROWS) throw new UploadRejected('tooLarge', `The file has ${data.length} records; at most ${MAX_ROWS} are allowed.`);
-  if (data.length === 0) throw new UploadRejected('invalid', 'The file has a header but no records.');
+  if (missing.length) return new UploadRejected('invalid', `The header lacks the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
+  return Object.fromEntries(header.map((h, i) => [h, i]));
+}
 
-  const col = Object.fromEntries(header.map((h, i) => [h, i])) as Record<string, number>;
-  const issues: RowIssue[] = [];
-  const rows: BatchRow[] = [];
-  const seen = { externalId: new Map<string, number>(), shareToken: new Map<string, number>(), cardProcessorPublicToken: new Map<string, number>() };
-  for (const { record, info } of data) {
+/** The rows of one file, checked record by record; the first refusal ends the reading. */
+class RowReader {
+  private col: Record<string, number> | null = null;
+  private width = 0;
+  readonly rows: BatchRow[] = [];
+  readonly issues: RowIssue[] = [];
+  private readonly seen = { externalId: new Map<string, number>(), shareToken: new Map<string, number>(), cardProcessorPublicToken: new Map<string, number>() };
+  refused: UploadRejected | null = null;
+
+  private readonly options: { binSponsored: boolean };
+
+  constructor(options: { binSponsored: boolean }) {
+    this.options = options;
+  }
+
+  take({ record, info }: Parsed): void {
+    if (this.refused) return;
+    if (!this.col) {
+      const header = readHeader(record);
+      if (header instanceof UploadRejected) this.refused = header;
+      else [this.col, this.width] = [header, record.length];
+      return;
+    }
+    if (this.rows.length === MAX_ROWS) {
+      this.refused = new UploadRejected('tooLarge', `The file has more than ${MAX_ROWS} records; at most ${MAX_ROWS} are allowed.`);
+      return;
+    }
     const row = info.lines;
-    const issue = (field: string, message: string) => issues.push({ row, field, message });
-    if (record.length > header.length) issue('', `has ${record.length} values but the header has ${header.length} columns`);
-    const value = (name: string) => (col[name] === undefined ? '' : (record[col[name]!] ?? ''));
+    const issue = (field: string, message: string) => this.issues.push({ row, field, message });
+    if (record.length > this.width) issue('', `has ${record.length} values but the header has ${this.width} columns`);
+    const col = this.col;
+    const value = (name: string) => restoredCell(col[name] === undefined ? '' : (record[col[name]!] ?? ''));
     const externalId = value('externalId');
     const shareToken = value('shareToken');
     const applicantLevel = value('applicantLevel');
@@ -84,23 +102,82 @@ export function parseBatchCsv(bytes: Uint8Array, options: { binSponsored: boolea
     if (!shareToken) issue('shareToken', 'is required');
     else if (shareToken.length > MAX_SHARE_TOKEN) issue('shareToken', `is longer than ${MAX_SHARE_TOKEN} characters`);
     if (applicantLevel && !LEVEL_NAME.test(applicantLevel)) issue('applicantLevel', 'must be 1 to 100 letters, digits, spaces, dots, dashes or underscores');
-    if (!cpt && options.binSponsored) issue('cardProcessorPublicToken', 'is required for BIN-sponsored programs');
+    if (!cpt && this.options.binSponsored) issue('cardProcessorPublicToken', 'is required for BIN-sponsored programs');
     else if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) issue('cardProcessorPublicToken', CARD_PROCESSOR_TOKEN_RULE);
     for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken]] as const) {
       if (!NO_CONTROL_CHARACTERS.test(v)) issue(field, CONTROL_CHARACTER_RULE);
     }
     for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken], ['cardProcessorPublicToken', cpt]] as const) {
       if (!v) continue;
-      const first = seen[field].get(v);
+      const first = this.seen[field].get(v);
       if (first !== undefined) issue(field, `repeats the value of row ${first}`);
-      else seen[field].set(v, row);
+      else this.seen[field].set(v, row);
     }
-    rows.push({ rowNumber: row, externalId, shareToken, applicantLevel: applicantLevel || null, cardProcessorPublicToken: cpt || null });
+    if (this.issues.length > MAX_DETAILS) {
+      this.refused = this.validationFailed();
+      return;
+    }
+    this.rows.push({ rowNumber: row, externalId, shareToken, applicantLevel: applicantLevel || null, cardProcessorPublicToken: cpt || null });
   }
-  if (issues.length) {
+
+  validationFailed(): UploadRejected {
+    const { issues } = this;
     const listed = issues.slice(0, LISTED_IN_MESSAGE).map((i) => `row ${i.row}${i.field ? ` ${i.field}` : ''} ${i.message}`);
-    const more = issues.length > LISTED_IN_MESSAGE ? `; and ${issues.length - LISTED_IN_MESSAGE} more` : '';
-    throw new UploadRejected('invalid', `CSV validation failed: ${listed.join('; ')}${more}.`, issues.slice(0, MAX_DETAILS));
+    const more = issues.length > MAX_DETAILS ? '; and more (reading stopped there)' : issues.length > LISTED_IN_MESSAGE ? `; and ${issues.length - LISTED_IN_MESSAGE} more` : '';
+    return new UploadRejected('invalid', `CSV validation failed: ${listed.join('; ')}${more}.`, issues.slice(0, MAX_DETAILS));
   }
-  return rows;
+
+  finish(): BatchCsvRead {
+    if (this.refused) return { ok: false, rejected: this.refused };
+    if (!this.col) return { ok: false, rejected: new UploadRejected('invalid', 'The file has no header row.') };
+    if (this.rows.length === 0 && this.issues.length === 0) return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records.') };
+    if (this.issues.length) return { ok: false, rejected: this.validationFailed() };
+    return { ok: true, rows: this.rows };
+  }
+}
+
+/**
+ * Reads the file from its chunks as they arrive (a request's body, say) and stops at the first
+ * reason to refuse it, leaving the rest unread. The caller limits the size (MAX_FILE_BYTES) as the
+ * bytes come in.
+ */
+export async function readBatchCsv(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: { binSponsored: boolean }): Promise<BatchCsvRead> {
+  const reader = new RowReader(options);
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, info: true, max_record_size: MAX_RECORD_CHARS });
+  let parseError: Error | null = null;
+  parser.on('data', (r: Parsed) => reader.take(r));
+  parser.on('error', (err: Error) => (parseError ??= err));
+  const ended = new Promise<void>((resolve) => parser.once('close', resolve).once('end', resolve));
+  const refuse = (rejected: UploadRejected): BatchCsvRead => {
+    parser.destroy();
+    return { ok: false, rejected };
+  };
+  const invalidCsv = (err: Error) => refuse(new UploadRejected('invalid', `The file is not valid CSV: ${err.message.slice(0, 300)}`));
+  const notUtf8 = () => refuse(new UploadRejected('invalid', 'The file is not valid UTF-8 text.'));
+  for await (const chunk of chunks) {
+    try {
+      utf8.decode(chunk, { stream: true });
+    } catch {
+      return notUtf8();
+    }
+    parser.write(chunk);
+    if (parseError) return invalidCsv(parseError);
+    if (reader.refused) return refuse(reader.refused);
+  }
+  try {
+    utf8.decode();
+  } catch {
+    return notUtf8(); // the file ends inside a character
+  }
+  parser.end();
+  await ended;
+  if (parseError) return invalidCsv(parseError);
+  return reader.finish();
+}
+
+/** The rules over a whole file in memory (tests, tools). */
+export function parseBatchCsv(bytes: Uint8Array, options: { binSponsored: boolean }): Promise<BatchCsvRead> {
+  if (bytes.length > MAX_FILE_BYTES) return Promise.resolve({ ok: false, rejected: new UploadRejected('tooLarge', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB.`) });
+  return readBatchCsv([bytes], options);
 }

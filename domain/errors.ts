@@ -73,6 +73,13 @@ export const errorCatalogue = {
   uploadTooManyFiles: { code: '0708000400', status: 400, summary: 'More files than one upload takes (10 by default, UPLOAD_MAX_FILES).' },
   uploadUnsupportedType: { code: '0708000500', status: 415, summary: 'A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).' },
   requirementNotFound: { code: '0708000600', status: 404, summary: 'No such requirement slug for this endpoint (ukyc-id-document, ukyc-proof-of-address-document).' },
+  uploadStalled: { code: '0708000700', status: 408, summary: 'No bytes of an upload arrived for 30 s (UPLOAD_IDLE_TIMEOUT_MS); the upload was cut off. Send it again.' },
+  uploadsBusy: {
+    code: '0708000800',
+    status: 429,
+    summary: 'Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.',
+  },
+  uploadsUnavailable: { code: '0708000900', status: 503, summary: 'This API process is receiving as many uploads as it takes at once (UPLOADS_PER_PROCESS); retry after Retry-After.' },
   // Business verification (universal KYB) and file downloads.
   kybNotBusiness: { code: '0709000100', status: 400, summary: 'Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).' },
   kybProfileExists: { code: '0709000200', status: 409, summary: 'This business entity already has a KYB profile; change it with PATCH /ukyb.' },

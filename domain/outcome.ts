@@ -10,16 +10,19 @@ export type Refusal = {
   readonly parameter: string;
   /** Fields added to the error body (e.g. requestId, batchId, details). */
   readonly extra: Readonly<Record<string, unknown>>;
+  /** When to try again (a limit that frees itself): the API sends it as Retry-After. */
+  readonly retryAfterSeconds?: number;
 };
 
 export type Outcome<T> = { readonly ok: true; readonly value: T } | Refusal;
 
 export const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
 
-export const refuse = (error: ErrorName, message: string, options: { parameter?: string; extra?: Record<string, unknown> } = {}): Refusal => ({
+export const refuse = (error: ErrorName, message: string, options: { parameter?: string; extra?: Record<string, unknown>; retryAfterSeconds?: number } = {}): Refusal => ({
   ok: false,
   error,
   message,
   parameter: options.parameter ?? '',
   extra: options.extra ?? {},
+  ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {}),
 });

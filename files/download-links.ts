@@ -1,8 +1,9 @@
-// Download links of the local file store: `/files/<claims>.<signature>`, where the claims (base64url
+// Download links, whatever the file store: `/files/<claims>.<signature>`, where the claims (base64url
 // JSON: the store key and the expiry; short, so a link stays far below any URL limit) are signed
 // with HMAC-SHA256 under a secret only the API holds. A link whose claims or signature changed, or
-// whose expiry passed, is refused; no API key is needed to use one.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// whose expiry passed, is refused; no API key is needed to use one. A link is a credential: logs
+// name it only by a hash (redactedLinkPath).
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export const DOWNLOAD_PATH_PREFIX = '/files/';
 
@@ -34,4 +35,33 @@ export function openDownloadLink(secret: Buffer, token: string, now: Date): { ok
   if (typeof c.k !== 'string' || typeof c.e !== 'number') return { ok: false, reason: 'invalid' };
   if (c.e * 1000 <= now.getTime()) return { ok: false, reason: 'expired' };
   return { ok: true, link: { key: c.k, expiresAt: new Date(c.e * 1000) } };
+}
+
+/** A request path with a download link's token replaced by a short hash of it (for logs: the hash tells two uses of one link apart, and opens nothing). */
+export function redactedLinkPath(path: string): string {
+  if (!path.startsWith(DOWNLOAD_PATH_PREFIX)) return path;
+  return `${DOWNLOAD_PATH_PREFIX}[link sha256:${createHash('sha256').update(path.slice(DOWNLOAD_PATH_PREFIX.length)).digest('hex').slice(0, 12)}]`;
+}
+
+export type DownloadLinks = {
+  /** A link (a path on the API) to the key, valid for `expiresInSeconds`. */
+  issue(key: string, expiresInSeconds: number): { path: string; expiresAt: string };
+  open(link: string, now: Date): { ok: true; link: DownloadLink } | { ok: false; reason: 'invalid' | 'expired' };
+};
+
+const KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/;
+
+export function downloadLinks(secret: Buffer): DownloadLinks {
+  return {
+    issue(key, expiresInSeconds) {
+      const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + expiresInSeconds * 1000);
+      return { path: signDownloadLink(secret, { key, expiresAt }), expiresAt: expiresAt.toISOString() };
+    },
+    open(link, now) {
+      const token = link.startsWith(DOWNLOAD_PATH_PREFIX) ? link.slice(DOWNLOAD_PATH_PREFIX.length) : link;
+      const opened = openDownloadLink(secret, token, now);
+      if (opened.ok && !KEY.test(opened.link.key)) return { ok: false, reason: 'invalid' };
+      return opened;
+    },
+  };
 }

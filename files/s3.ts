@@ -1,8 +1,10 @@
 // The file store in S3-compatible object storage (@aws-sdk/client-s3): one bucket, keys under an
-// optional prefix; download links are the storage's own presigned GET URLs
-// (@aws-sdk/s3-request-presigner), which the storage refuses with 403 once expired or changed.
-// Credentials come from the SDK's usual chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile,
-// or the instance's role).
+// optional prefix. Bytes are uploaded from the received file as a stream and read back as one. A
+// download link (ours, checked by the API) redirects to a presigned GET URL of the storage that
+// lives DIRECT_URL_SECONDS (@aws-sdk/s3-request-presigner). Credentials come from the SDK's usual
+// chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, or the instance's role).
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { attachmentDisposition, type FileStore } from './store.ts';
@@ -23,13 +25,13 @@ export function s3Store(s: S3Settings): FileStore {
   const Key = (key: string) => `${s.prefix}${key}`;
   return {
     kind: 's3',
-    async put(key, bytes, contentType) {
-      await client.send(new PutObjectCommand({ Bucket: s.bucket, Key: Key(key), Body: bytes, ContentType: contentType }));
+    async put(key, file, contentType) {
+      await client.send(new PutObjectCommand({ Bucket: s.bucket, Key: Key(key), Body: createReadStream(file.path), ContentLength: file.size, ContentType: contentType }));
     },
-    async get(key) {
+    async open(key) {
       try {
         const out = await client.send(new GetObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
-        return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+        return out.Body ? { stream: out.Body as Readable, size: Number(out.ContentLength ?? 0) } : null;
       } catch (err) {
         if (err instanceof NoSuchKey) return null;
         throw err;
@@ -38,16 +40,14 @@ export function s3Store(s: S3Settings): FileStore {
     async delete(key) {
       await client.send(new DeleteObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
     },
-    async presign(key, options) {
+    async directUrl(key, options) {
       const command = new GetObjectCommand({
         Bucket: s.bucket,
         Key: Key(key),
         ResponseContentType: options.contentType,
         ResponseContentDisposition: attachmentDisposition(options.fileName),
       });
-      const signedAt = new Date();
-      const url = await getSignedUrl(client, command, { expiresIn: options.expiresInSeconds, signingDate: signedAt });
-      return { url, expiresAt: new Date(signedAt.getTime() + options.expiresInSeconds * 1000).toISOString() };
+      return getSignedUrl(client, command, { expiresIn: options.expiresInSeconds });
     },
   };
 }

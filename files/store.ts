@@ -1,27 +1,29 @@
 // The file store: where uploaded files' bytes live (never in PostgreSQL rows or workflow histories;
 // PostgreSQL keeps their metadata and key). One interface, two implementations: a local directory
-// (the default; its download links are signed and served by our API) and S3-compatible object
-// storage (its own presigned URLs).
-import type { DownloadLink } from './download-links.ts';
+// (the default) and S3-compatible object storage. Bytes go in from a file on disk and come out as a
+// stream, so no file is ever held whole in memory. Download links are ours whatever the store
+// (download-links.ts): the API checks each use against PostgreSQL, so a replaced or deleted file is
+// gone from every link ever issued.
+import type { Readable } from 'node:stream';
+
+/** A file on local disk (an upload as received), its bytes about to be stored. */
+export type LocalFile = { path: string; size: number };
+
 export interface FileStore {
   /** Which store this is, for logs and health (`local-directory`, `s3`). */
   readonly kind: string;
-  /** Stores the bytes under the key; a key is written once. */
-  put(key: string, bytes: Buffer, contentType: string): Promise<void>;
-  /** The bytes under the key, or null when there are none. */
-  get(key: string): Promise<Buffer | null>;
+  /** Stores the file's bytes under the key (the local file may be moved, not copied); a key is written once. */
+  put(key: string, file: LocalFile, contentType: string): Promise<void>;
+  /** The bytes under the key as a stream, with their size; null when there are none. */
+  open(key: string): Promise<{ stream: Readable; size: number } | null>;
   /** Removes the bytes under the key (no error when there are none). */
   delete(key: string): Promise<void>;
   /**
-   * A URL that downloads the bytes without an API key until `expiresAt` (then, or when changed in
-   * any way, it is refused with 403). A local store's URL is a path on our API (`/files/…`).
+   * Object storage: a URL of the storage itself, valid a few seconds, that a checked download link
+   * redirects to (the bytes never pass through the API). Absent: the API streams the bytes.
    */
-  presign(key: string, options: DownloadOptions): Promise<{ url: string; expiresAt: string }>;
-  /** A store whose links our API serves (the local directory) opens them: what to serve, or why not. */
-  openLink?(link: string, now: Date): OpenedLink;
+  directUrl?(key: string, options: DownloadOptions): Promise<string>;
 }
-
-export type OpenedLink = { ok: true; link: DownloadLink } | { ok: false; reason: 'invalid' | 'expired' };
 
 export type DownloadOptions = { expiresInSeconds: number; fileName: string | null; contentType: string };
 

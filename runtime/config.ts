@@ -50,11 +50,15 @@ const envSchema = z.object({
   PROVIDER_SIM_PORT: port.default(8090),
   WEBHOOK_SIGNING_KEYS: z.string().optional(),
   WEBHOOK_SIGNING_KEYS_FILE: z.string().optional(),
+  STANDARD_WEBHOOK_KEYS: z.string().optional(),
+  STANDARD_WEBHOOK_KEYS_FILE: z.string().optional(),
   WEBHOOK_ALLOW_INSECURE_URLS: bool.default(false),
   WEBHOOK_TASK_QUEUE: z.string().min(1).default('vouch-webhooks'),
   WEBHOOK_DISPATCHERS: positiveInt.max(64).default(2),
   WEBHOOK_MAX_IN_FLIGHT: positiveInt.default(256),
-  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: positiveInt.default(64),
+  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: positiveInt.default(16),
+  WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS: positiveInt.default(64),
+  WEBHOOK_REDELIVERIES_PER_SECOND: positiveInt.default(10),
   WEBHOOK_POLL_MS: positiveInt.default(100),
   WORKFLOW_BUNDLE_PATH: z.string().default('dist/workflow-bundle.js'),
   API_RATE_LIMIT_PER_SECOND: positiveInt.default(100),
@@ -85,6 +89,11 @@ const envSchema = z.object({
   KYB_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(DEFAULT_KYB_DEADLINE_SECONDS),
   UPLOAD_MAX_FILE_BYTES: positiveInt.default(10 * 1024 * 1024),
   UPLOAD_MAX_FILES: positiveInt.max(50).default(10),
+  UPLOADS_PER_PROCESS: positiveInt.default(16),
+  UPLOADS_PER_BUSINESS: positiveInt.default(4),
+  UPLOAD_SLOT_WAIT_MS: z.coerce.number().int().min(0).default(10_000),
+  UPLOAD_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
+  UPLOAD_TMP_DIR: z.string().optional(),
 });
 
 export type Config = {
@@ -138,14 +147,20 @@ export type Config = {
   webhooks: {
     signingKeysJson: string | undefined;
     signingKeysFile: string | undefined;
+    /** The Ed25519 ring of the Standard Webhooks `webhook-signature` header. */
+    standardKeysJson: string | undefined;
+    standardKeysFile: string | undefined;
     /** Development only: allow http:// and non-public addresses as webhook destinations. */
     allowInsecureUrls: boolean;
     taskQueue: string;
     /** Dispatcher activities (first attempts and redeliveries, claimed in batches). */
     dispatchers: number;
-    /** Requests in flight per dispatcher, and per subscription within it. */
+    /** Requests in flight per dispatcher, and per subscription and per business within it. */
     maxInFlight: number;
     maxInFlightPerSubscription: number;
+    maxInFlightPerBusiness: number;
+    /** Redelivery requests (POST /events/{id}/redeliver, POST /notification/{id}/redeliver) a business may make per second. */
+    redeliveriesPerSecond: number;
     /** Pause between claims when nothing is due. */
     pollMs: number;
   };
@@ -193,6 +208,14 @@ export type Config = {
     s3: { bucket: string; region: string; endpoint: string | undefined; forcePathStyle: boolean; prefix: string } | undefined;
     maxFileBytes: number;
     maxFiles: number;
+    /** Uploads one API process receives at once, in all and per business; beyond them a request waits up to slotWaitMs, then 503 / 429. */
+    uploadsPerProcess: number;
+    uploadsPerBusiness: number;
+    slotWaitMs: number;
+    /** An upload with no new bytes for this long is cut off (408). */
+    idleTimeoutMs: number;
+    /** Where uploads are received before they go to the file store (default DATA_DIR/uploads). */
+    uploadTmpDir: string;
   };
   shutdownGraceMs: number;
 };
@@ -264,11 +287,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       signingKeysJson: e.WEBHOOK_SIGNING_KEYS,
       signingKeysFile: e.WEBHOOK_SIGNING_KEYS_FILE ? path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE) : undefined,
+      standardKeysJson: e.STANDARD_WEBHOOK_KEYS,
+      standardKeysFile: e.STANDARD_WEBHOOK_KEYS_FILE ? path.resolve(e.STANDARD_WEBHOOK_KEYS_FILE) : undefined,
       allowInsecureUrls: e.WEBHOOK_ALLOW_INSECURE_URLS,
       taskQueue: e.WEBHOOK_TASK_QUEUE,
       dispatchers: e.WEBHOOK_DISPATCHERS,
       maxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
       maxInFlightPerSubscription: e.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION,
+      maxInFlightPerBusiness: e.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS,
+      redeliveriesPerSecond: e.WEBHOOK_REDELIVERIES_PER_SECOND,
       pollMs: e.WEBHOOK_POLL_MS,
     },
     signedPayloads: {
@@ -299,6 +326,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
       maxFileBytes: e.UPLOAD_MAX_FILE_BYTES,
       maxFiles: e.UPLOAD_MAX_FILES,
+      uploadsPerProcess: e.UPLOADS_PER_PROCESS,
+      uploadsPerBusiness: Math.min(e.UPLOADS_PER_BUSINESS, e.UPLOADS_PER_PROCESS),
+      slotWaitMs: e.UPLOAD_SLOT_WAIT_MS,
+      idleTimeoutMs: e.UPLOAD_IDLE_TIMEOUT_MS,
+      uploadTmpDir: e.UPLOAD_TMP_DIR ? path.resolve(e.UPLOAD_TMP_DIR) : path.join(dataDir, 'uploads'),
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };

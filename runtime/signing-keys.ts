@@ -1,5 +1,5 @@
-// The environment's signing key rings: webhook deliveries (RSA, interface 5.4) and signed payloads
-// (Ed25519, interface 2.8). Each comes from a JSON variable or a file (default under DATA_DIR). In
+// The environment's signing key rings: webhook deliveries (RSA, interface 5.4), their Standard
+// Webhooks signature (Ed25519, domain/standard-webhooks.ts) and signed payloads (Ed25519, interface 2.8). Each comes from a JSON variable or a file (default under DATA_DIR). In
 // the sandbox a missing file is generated on first start and never committed (DATA_DIR is
 // git-ignored); other environments must supply their keys.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -8,7 +8,7 @@ import type { SigningKey } from '../domain/webhook-signature.ts';
 import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce } from './secret-file.ts';
 
-export type RingKind = 'webhook' | 'signed-payload';
+export type RingKind = 'webhook' | 'standard-webhook' | 'signed-payload';
 
 type Window = { validFrom: string; validUntil: string };
 
@@ -20,8 +20,8 @@ const WEBHOOK_WINDOWS: Window[] = [
   { validFrom: '2026-10-01T00:00:00.000Z', validUntil: '2027-10-01T00:00:00.000Z' },
 ];
 
-/** Signed-payload keys: the current one (two years from generation) and its successor (a year later). */
-function payloadWindows(now: Date): Window[] {
+/** Ed25519 rings (signed payloads, Standard Webhooks): the current key (two years from generation) and its successor (a year later). */
+function ed25519Windows(now: Date): Window[] {
   const at = (days: number) => new Date(now.getTime() + days * 86_400_000).toISOString();
   return [
     { validFrom: at(-1), validUntil: at(730) },
@@ -31,6 +31,12 @@ function payloadWindows(now: Date): Window[] {
 
 const KINDS: Record<RingKind, { variable: string; fileVariable: string; fileName: string; settings(c: Config): { json: string | undefined; file: string | undefined } }> = {
   webhook: { variable: 'WEBHOOK_SIGNING_KEYS', fileVariable: 'WEBHOOK_SIGNING_KEYS_FILE', fileName: 'webhook-signing-keys.json', settings: (c) => ({ json: c.webhooks.signingKeysJson, file: c.webhooks.signingKeysFile }) },
+  'standard-webhook': {
+    variable: 'STANDARD_WEBHOOK_KEYS',
+    fileVariable: 'STANDARD_WEBHOOK_KEYS_FILE',
+    fileName: 'standard-webhook-keys.json',
+    settings: (c) => ({ json: c.webhooks.standardKeysJson, file: c.webhooks.standardKeysFile }),
+  },
   'signed-payload': {
     variable: 'SIGNED_PAYLOAD_KEYS',
     fileVariable: 'SIGNED_PAYLOAD_KEYS_FILE',
@@ -52,7 +58,7 @@ function parseRing(json: string, where: string): SigningKey[] {
   return ring as SigningKey[];
 }
 
-/** A new ring of the kind: RSA-2048 keys for webhooks, Ed25519 for signed payloads. */
+/** A new ring of the kind: RSA-2048 keys for webhooks, Ed25519 for the others. */
 export function generateKeyRing(kind: RingKind, environment: string, now = new Date()): SigningKey[] {
   if (kind === 'webhook') {
     return WEBHOOK_WINDOWS.map((w, i) => ({
@@ -61,8 +67,9 @@ export function generateKeyRing(kind: RingKind, environment: string, now = new D
       ...w,
     }));
   }
-  return payloadWindows(now).map((w) => ({
-    keyId: `${environment}-payload-${w.validFrom.slice(0, 7)}-${randomBytes(3).toString('hex')}`,
+  const label = kind === 'signed-payload' ? 'payload' : 'whsig';
+  return ed25519Windows(now).map((w) => ({
+    keyId: `${environment}-${label}-${w.validFrom.slice(0, 7)}-${randomBytes(3).toString('hex')}`,
     privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     ...w,
   }));
@@ -88,9 +95,13 @@ export async function loadKeyRing(config: Config, kind: RingKind, options: { gen
   return parseRing(readOrCreateOnce(file, make), file);
 }
 
-/** Both rings a process signs with. */
-export type KeyRings = { webhooks: readonly SigningKey[]; signedPayloads: readonly SigningKey[] };
+/** Every ring a process signs with (or publishes). */
+export type KeyRings = { webhooks: readonly SigningKey[]; standardWebhooks: readonly SigningKey[]; signedPayloads: readonly SigningKey[] };
 
 export async function loadKeyRings(config: Config): Promise<KeyRings> {
-  return { webhooks: await loadKeyRing(config, 'webhook'), signedPayloads: await loadKeyRing(config, 'signed-payload') };
+  return {
+    webhooks: await loadKeyRing(config, 'webhook'),
+    standardWebhooks: await loadKeyRing(config, 'standard-webhook'),
+    signedPayloads: await loadKeyRing(config, 'signed-payload'),
+  };
 }

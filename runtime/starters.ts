@@ -33,6 +33,10 @@ const once = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 
 /**
  * What an operator sees of a run: search attributes (BusinessId, EntityId, BatchId, VouchStatus),
  * a one-line summary and details in the Temporal UI. Ids and stages only, never personal data.
+ * And whose work it is: a run of a business carries the business as its fairness key, which its
+ * activities inherit, so on a shared task queue (the provider's above all) Temporal hands out
+ * tasks to the businesses with work waiting in turn rather than first come, first served (README,
+ * "Fair shares").
  */
 function described(tags: RunTags | undefined, status: VouchStatus, summary: string, details: string[] = []) {
   const k = SEARCH_ATTRIBUTE_KEYS;
@@ -43,7 +47,12 @@ function described(tags: RunTags | undefined, status: VouchStatus, summary: stri
     { key: k.vouchStatus, value: status },
   ];
   const lines = [...(tags ? [`business ${tags.businessId}`] : []), ...(tags?.entityId ? [`entity ${tags.entityId}`] : []), ...details];
-  return { typedSearchAttributes, staticSummary: summary, ...(lines.length ? { staticDetails: lines.join('  \n') } : {}) };
+  return {
+    typedSearchAttributes,
+    staticSummary: summary,
+    ...(lines.length ? { staticDetails: lines.join('  \n') } : {}),
+    ...(tags ? { priority: { fairnessKey: tags.businessId } } : {}),
+  };
 }
 
 /** A person's verification workflow ends after this long with nothing to do (a token request or callback restarts it). */

@@ -20,13 +20,15 @@ export async function startTemporalDevServer(options: {
   logLevel?: string;
   /** The Web UI decodes payloads through this codec server (our API's /codec). */
   uiCodecEndpoint?: string;
+  /** Dynamic config beside ours (benchmarks comparing settings). */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }): Promise<TemporalDevServer> {
   const cli = requireTemporalCli();
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', options.logLevel ?? 'error'];
   // One partition per task queue: the provider queue's rate limit and priorities are then enforced
   // exactly (with the default four, each partition gets a quarter of the rate and its own priority
   // order, and a batch reached 91 % of the limit). Real clusters: see README, "Task queues".
-  for (const [key, value] of Object.entries(DEV_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${value}`);
+  for (const [key, value] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
   args.push(...devServerSearchAttributeFlags()); // BusinessId, BatchId, EntityId, VouchStatus (operators filter runs by them)
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   if (options.dataDir) {

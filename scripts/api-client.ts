@@ -22,7 +22,7 @@ export const CLIENT_SCHEMA = path.join(root, 'client', 'schema.d.ts');
  */
 function document() {
   const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
-  const routes = allRoutes({ config: loadConfig({ FILE_LINK_SECRET: 'describing-the-routes-only-never-signing-a-link' }), db: {} as never, temporal: {} as never, log: createLogger('silent'), keys: { webhooks: [], signedPayloads: [] } });
+  const routes = allRoutes({ config: loadConfig({ FILE_LINK_SECRET: 'describing-the-routes-only-never-signing-a-link' }), db: {} as never, temporal: {} as never, log: createLogger('silent'), keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] } });
   return buildOpenApi(routes, { version });
 }
 

@@ -139,10 +139,12 @@ export async function requeueRetryableRows(db: Db, businessId: string, batchId: 
     if (!b) return 'not-found';
     if (b.status === 'pending' || b.status === 'in_progress') return 'running';
     const requeued = await q.query(
-      `UPDATE import_records SET status = 'pending', error_category = NULL, error_message = NULL, retryable = NULL, updated_at = now()
+      // the entity is looked up again by the row's externalId (it may have been deleted, or created again, since)
+      `UPDATE import_records SET status = 'pending', entity_id = NULL, error_category = NULL, error_message = NULL, retryable = NULL, updated_at = now()
        WHERE batch_id = $1 AND status = 'failed' AND retryable RETURNING 1`,
       [batchId],
     );
+    await q.query("UPDATE import_records SET entity_id = NULL WHERE batch_id = $1 AND status = 'pending' AND applicant_id IS NULL AND entity_id IS NOT NULL", [batchId]);
     const [pending] = await q.query<{ n: string }>("SELECT count(*) AS n FROM import_records WHERE batch_id = $1 AND status = 'pending'", [batchId]);
     if (Number(pending?.n ?? 0) === 0) return 'nothing';
     const [b2] = await q.query<{ run: number }>(

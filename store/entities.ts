@@ -4,6 +4,7 @@ import { features } from '../domain/feature-catalog.ts';
 import type { CreateEntityInput, Entity, EntityListItem } from '../domain/entity.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { iso, isUniqueViolation, type Db, type Queryable, type Row } from './db.ts';
+import { discardBytes, fileKeysOf } from './files.ts';
 
 export class ExternalIdTaken extends Error {}
 
@@ -87,10 +88,23 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
   };
 }
 
-/** Deletes the entity and everything that hangs off it. False when there was none to delete. */
-export async function deleteEntity(db: Db, businessId: string, id: string): Promise<boolean> {
-  const rows = await db.query('DELETE FROM entities WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
-  return rows.length === 1;
+/**
+ * Deletes the entity and everything that hangs off it (requirements, features, KYC accounts and the
+ * person data behind them, members' links, files' rows, submissions: foreign keys, cascade) in one
+ * transaction, and marks its files' bytes due for removal in the same one. The entity's row is
+ * locked first, so an upload or a decision recording for it either commits before (and is deleted
+ * with it) or finds it gone. Returns the store keys whose bytes are to go; null when there was no
+ * such entity.
+ */
+export async function deleteEntity(db: Db, businessId: string, id: string): Promise<string[] | null> {
+  return db.tx(async (q) => {
+    const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
+    if (!entity) return null;
+    const keys = await fileKeysOf(q, id);
+    await discardBytes(q, keys);
+    await q.query('DELETE FROM entities WHERE id = $1', [id]);
+    return keys;
+  });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -19,7 +19,10 @@ export type NewEvent = {
 /** Records the event and its deliveries (once per sourceKey); returns the event's id. */
 export async function recordEvent(q: Queryable, event: NewEvent): Promise<string> {
   const eventId = randomUUID();
-  const body = JSON.stringify(event.payload(eventId)); // the bytes every delivery attempt sends
+  // the bytes every delivery attempt sends; the business is named in them (and so under both
+  // signatures), so a receiver serving several businesses cannot be handed one's event as another's
+  const { data, ...envelope } = event.payload(eventId) as { data?: unknown };
+  const body = JSON.stringify({ ...envelope, businessId: event.businessId, data });
   const [inserted] = await q.query<{ id: string }>(
     `INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id`,

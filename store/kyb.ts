@@ -1,16 +1,18 @@
 // Universal KYB: a business entity's profile and declared owners, its documents and its owners'
 // documents (file metadata; the bytes are in the file store), and its submissions, each settled
 // once. Writes lock the business entity's row, so one business entity's steps happen one at a time
-// across API processes and activities.
+// across API processes and activities. Locks are always taken in one order — the entity, then its
+// submission — so two writers never wait on each other in a circle.
 import { randomUUID } from 'node:crypto';
 import { KYB_DOCUMENT_SLUGS, KYB_PROFILE_SLUG, OWNER_DOCUMENT_SLUG, type KybStatus } from '../domain/kyb.ts';
 import type { LiveFile } from '../domain/kyb-manifest.ts';
 import type { Decision } from '../domain/reliance.ts';
 import { iso, type Db, type Queryable } from './db.ts';
-import type { StoredFile } from './universal-kyc.ts';
+import { claimBytes, type StoredFile } from './files.ts';
 
-async function lockEntity(q: Queryable, entityId: string): Promise<void> {
-  await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId]);
+/** Locks the entity's row for the transaction; false when there is no such entity (deleted). */
+async function lockEntity(q: Queryable, entityId: string): Promise<boolean> {
+  return (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
 }
 
 /** An owner as the profile declares it: the person's details are kept on the membership. */
@@ -117,10 +119,11 @@ export async function liveKybFiles(q: Queryable, entityId: string, ownerIds: rea
 export async function recordKybFiles(
   db: Db,
   u: { businessId: string; businessEntityId: string; target: { entityId: string; slug: string; documentType: string | null }; files: readonly StoredFile[] },
-): Promise<{ uploadedAt: string }> {
+): Promise<{ uploadedAt: string } | 'entity-gone'> {
   return db.tx(async (q) => {
-    await lockEntity(q, u.businessEntityId);
     const { entityId, slug, documentType } = u.target;
+    // the business entity and, for an owner's document, the owner: either may have been deleted while the bytes were stored
+    if (!(await lockEntity(q, u.businessEntityId)) || (entityId !== u.businessEntityId && !(await lockEntity(q, entityId)))) return 'entity-gone';
     if (documentType !== null) {
       await q.query('UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL', [entityId, slug, documentType]);
     }
@@ -132,6 +135,7 @@ export async function recordKybFiles(
         [f.id, u.businessId, entityId, slug, documentType, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
       );
       uploadedAt = iso(row!.uploaded_at);
+      if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
       if (documentType === null) {
         await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, file_id) VALUES ($1, $2, $3, $4, $5)', [
           randomUUID(),
@@ -144,21 +148,6 @@ export async function recordKybFiles(
     }
     return { uploadedAt };
   });
-}
-
-/** A live file of the entity (of the business), for a download; retired files and other entities' files are not. */
-export async function liveFileOf(q: Queryable, businessId: string, entityId: string, fileId: string): Promise<{ storageKey: string; fileName: string | null; contentType: string } | null> {
-  const [row] = await q.query<{ storage_key: string; file_name: string | null; content_type: string }>(
-    'SELECT storage_key, file_name, content_type FROM files WHERE id = $1 AND entity_id = $2 AND business_id = $3 AND retired_at IS NULL',
-    [fileId, entityId, businessId],
-  );
-  return row ? { storageKey: row.storage_key, fileName: row.file_name, contentType: row.content_type } : null;
-}
-
-/** A file's name and type by its store key (a download link names the key). */
-export async function fileByStorageKey(q: Queryable, storageKey: string): Promise<{ fileName: string | null; contentType: string } | null> {
-  const [row] = await q.query<{ file_name: string | null; content_type: string }>('SELECT file_name, content_type FROM files WHERE storage_key = $1', [storageKey]);
-  return row ? { fileName: row.file_name, contentType: row.content_type } : null;
 }
 
 export type KybSubmissionRef = { submissionId: string; deadlineAt: string; opened: boolean };
@@ -192,14 +181,20 @@ export type KybSubmissionState = {
   deadlineAt: string;
 };
 
-/** The submission as its settling reads it; `lock` holds it and its business entity for the caller's transaction. */
+/**
+ * The submission as its settling reads it; `lock` holds its business entity and then it (the one
+ * lock order) for the caller's transaction, and reads it under the locks.
+ */
 export async function loadKybSubmission(q: Queryable, submissionId: string, lock = false): Promise<KybSubmissionState | null> {
+  if (lock) {
+    const [of] = await q.query<{ entity_id: string }>('SELECT entity_id FROM kyb_submissions WHERE id = $1', [submissionId]);
+    if (!of || !(await lockEntity(q, of.entity_id))) return null;
+  }
   const [s] = await q.query<{ business_id: string; entity_id: string; owners: string[]; status: KybSubmissionState['status']; created_at: string; deadline_at: string }>(
     `SELECT business_id, entity_id, owners, status, created_at, deadline_at FROM kyb_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
     [submissionId],
   );
   if (!s) return null;
-  if (lock) await lockEntity(q, s.entity_id);
   return { businessId: s.business_id, entityId: s.entity_id, owners: s.owners.map(String), status: s.status, createdAt: iso(s.created_at), deadlineAt: iso(s.deadline_at) };
 }
 

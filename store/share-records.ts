@@ -111,6 +111,14 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
       const rec = await loadShareRecord(q, ref, true);
       if (rec.status !== 'pending') return { outcome: 'already-done' };
       if (!rec.entityId || !rec.applicantId || !rec.decision) throw new Error(`record ${sourceKey} is not ready to complete`);
+      // the entity may have been deleted since its applicant was imported: the record fails for
+      // good; the lock keeps a delete from slipping in before this transaction ends
+      const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [rec.entityId, rec.businessId]);
+      if (!entity) {
+        const error = recordError('ENTITY_NOT_FOUND');
+        if ((await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [error.category, error.message, error.retryable])) === 1) await bumpBatch(q, ref, 'failed');
+        return { outcome: 'failed', error };
+      }
       const eventId = await applyDecision(q, {
         businessId: rec.businessId,
         entityId: rec.entityId,

@@ -6,13 +6,15 @@
 import { randomUUID } from 'node:crypto';
 import { CANONICAL_KYC_SLUG, ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS } from '../domain/universal-kyc.ts';
 import type { Db, Queryable } from './db.ts';
+import { claimBytes, type StoredFile } from './files.ts';
 
 export type OpenSubmission = { submissionId: string; deadlineAt: string };
 
 const iso = (v: unknown) => new Date(v as string).toISOString();
 
-async function lockPerson(q: Queryable, entityId: string): Promise<void> {
-  await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId]);
+/** Locks the person's entity row for the transaction; false when there is no such entity (deleted). */
+async function lockPerson(q: Queryable, entityId: string): Promise<boolean> {
+  return (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
 }
 
 async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmission | null> {
@@ -21,9 +23,9 @@ async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmi
 }
 
 /** Records the canonical KYC data in the person's open submission (one is opened when there is none); returns it. */
-export async function submitCanonicalData(db: Db, s: { businessId: string; entityId: string; value: string; deadlineSeconds: number }): Promise<OpenSubmission & { opened: boolean }> {
+export async function submitCanonicalData(db: Db, s: { businessId: string; entityId: string; value: string; deadlineSeconds: number }): Promise<(OpenSubmission & { opened: boolean }) | 'entity-gone'> {
   return db.tx(async (q) => {
-    await lockPerson(q, s.entityId);
+    if (!(await lockPerson(q, s.entityId))) return 'entity-gone';
     let open = await openSubmission(q, s.entityId);
     const opened = !open;
     if (!open) {
@@ -53,15 +55,14 @@ export async function submitCanonicalData(db: Db, s: { businessId: string; entit
   });
 }
 
-export type StoredFile = { id: string; fileName: string | null; contentType: string; size: number; sha256: string; storageKey: string };
 
 /** Records uploaded files (their bytes already in the file store) as FILE requirements, in the open submission if there is one. */
 export async function recordUploadedFiles(
   db: Db,
   u: { businessId: string; entityId: string; slug: string; files: readonly StoredFile[] },
-): Promise<{ submission: OpenSubmission | null; uploadedAt: string }> {
+): Promise<{ submission: OpenSubmission | null; uploadedAt: string } | 'entity-gone'> {
   return db.tx(async (q) => {
-    await lockPerson(q, u.entityId);
+    if (!(await lockPerson(q, u.entityId))) return 'entity-gone'; // deleted while the bytes were stored
     const open = await openSubmission(q, u.entityId);
     let uploadedAt = '';
     for (const f of u.files) {
@@ -71,6 +72,7 @@ export async function recordUploadedFiles(
         [f.id, u.businessId, u.entityId, u.slug, open?.submissionId ?? null, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
       );
       uploadedAt = iso(row!.uploaded_at);
+      if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
       await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id, file_id) VALUES ($1, $2, $3, $4, $5, $6)', [
         randomUUID(),
         u.entityId,
@@ -95,14 +97,20 @@ export type SubmissionState = {
   idDocuments: number;
 };
 
-/** The submission as its settling reads it; `lock` holds it (and its person) for the caller's transaction. */
+/**
+ * The submission as its settling reads it; `lock` holds its person and then it (the one lock order,
+ * as every write here takes them) for the caller's transaction, and reads it under the locks.
+ */
 export async function loadSubmission(q: Queryable, submissionId: string, lock = false): Promise<SubmissionState | null> {
+  if (lock) {
+    const [of] = await q.query<{ entity_id: string }>('SELECT entity_id FROM ukyc_submissions WHERE id = $1', [submissionId]);
+    if (!of || !(await lockPerson(q, of.entity_id))) return null;
+  }
   const [s] = await q.query<{ business_id: string; entity_id: string; status: SubmissionState['status']; created_at: string; deadline_at: string }>(
     `SELECT business_id, entity_id, status, created_at, deadline_at FROM ukyc_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
     [submissionId],
   );
   if (!s) return null;
-  if (lock) await lockPerson(q, s.entity_id);
   const [data] = await q.query<{ value: string }>(
     "SELECT value FROM entity_requirements WHERE submission_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED' ORDER BY created_at DESC LIMIT 1",
     [submissionId, CANONICAL_KYC_SLUG],
@@ -123,10 +131,4 @@ export async function loadSubmission(q: Queryable, submissionId: string, lock = 
 export async function settleSubmission(q: Queryable, submissionId: string, s: { status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string }): Promise<void> {
   await q.query('UPDATE ukyc_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [submissionId, s.status, s.decision, s.eventId]);
   await q.query("UPDATE entity_requirements SET status = $2, updated_at = now() WHERE submission_id = $1 AND status = 'PENDING'", [submissionId, s.decision]);
-}
-
-/** The store keys of an entity's files (to remove the bytes when the entity is deleted). */
-export async function fileKeysOf(q: Queryable, businessId: string, entityId: string): Promise<string[]> {
-  const rows = await q.query<{ storage_key: string }>('SELECT storage_key FROM files WHERE business_id = $1 AND entity_id = $2', [businessId, entityId]);
-  return rows.map((r) => r.storage_key);
 }

@@ -1,15 +1,24 @@
 // The person data behind KYC accounts (kyc_persons), and an entity's current verification: its
 // latest decision and the person it rests on. Written when an applicant's data is read, before the
-// decision, so a retried step finds it; personal data stays here, never in workflow histories.
+// decision, so a retried step finds it; personal data stays here, never in workflow histories. It
+// belongs to the entity: deleting the entity deletes it (foreign key, cascade).
 import type { VerifiedPerson } from '../domain/verified-person.ts';
-import type { Queryable } from './db.ts';
+import { isForeignKeyViolation, type Queryable } from './db.ts';
 
-export async function keepPersonData(q: Queryable, provider: string, applicantId: string, person: VerifiedPerson): Promise<void> {
-  await q.query(
-    `INSERT INTO kyc_persons (provider, applicant_id, person) VALUES ($1, $2, $3)
-     ON CONFLICT (provider, applicant_id) DO UPDATE SET person = EXCLUDED.person, updated_at = now()`,
-    [provider, applicantId, JSON.stringify(person)],
-  );
+/** Keeps the person's data with their entity; false when the entity is gone (deleted meanwhile): nothing is kept. */
+export async function keepPersonData(q: Queryable, entityId: string, provider: string, applicantId: string, person: VerifiedPerson): Promise<boolean> {
+  try {
+    const rows = await q.query(
+      `INSERT INTO kyc_persons (entity_id, provider, applicant_id, person) SELECT id, $2, $3, $4 FROM entities WHERE id = $1
+       ON CONFLICT (provider, applicant_id) DO UPDATE SET person = EXCLUDED.person, entity_id = EXCLUDED.entity_id, updated_at = now()
+       RETURNING 1`,
+      [entityId, provider, applicantId, JSON.stringify(person)],
+    );
+    return rows.length === 1;
+  } catch (err) {
+    if (isForeignKeyViolation(err)) return false; // the entity's deletion committed as we wrote
+    throw err;
+  }
 }
 
 export type CurrentVerification = { decision: 'APPROVED' | 'REJECTED'; provider: string; person: VerifiedPerson | null };

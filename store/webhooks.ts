@@ -77,6 +77,7 @@ export type DeliveryTarget = {
   deliveryId: string;
   eventId: string;
   subscriptionId: string;
+  businessId: string;
   status: string;
   mode: string;
   run: number;
@@ -94,6 +95,7 @@ const toTarget = (r: Row): DeliveryTarget => ({
   deliveryId: String(r.id),
   eventId: String(r.event_id),
   subscriptionId: String(r.subscription_id),
+  businessId: String(r.business_id),
   status: String(r.status),
   mode: String(r.mode),
   run: Number(r.run),
@@ -104,30 +106,73 @@ const toTarget = (r: Row): DeliveryTarget => ({
   url: (r.url as string | null) ?? null,
 });
 
+/** Requests a dispatcher has in flight: per subscription and per business (the claim leaves room for the limits). */
+export type InFlight = { bySubscription: ReadonlyMap<string, number>; byBusiness: ReadonlyMap<string, number> };
+
 /**
  * Claims up to `limit` deliveries due for the dispatcher, leasing them for `leaseMs` so no other
- * dispatcher takes them meanwhile; deliveries of the subscriptions in `skip` (at their concurrency
- * limit) are left for later. Oldest first.
+ * dispatcher takes them meanwhile. Fair across businesses: the claim takes the oldest due delivery
+ * of every business first, then the second of each, and so on (a business's backlog, however
+ * large, is one turn among many), and never more than a subscription or a business has room for
+ * under `perSubscription` / `perBusiness`, given what is `inFlight`. Subscriptions with due
+ * deliveries are found by a skip scan of the dispatch index, each read at most `perSubscription`
+ * deep, so the work per claim does not grow with a backlog.
  */
-export async function claimDueDeliveries(q: Queryable, options: { limit: number; leaseMs: number; skip: readonly string[] }): Promise<DeliveryTarget[]> {
+export async function claimDueDeliveries(
+  q: Queryable,
+  options: { limit: number; leaseMs: number; perSubscription: number; perBusiness: number; inFlight: InFlight },
+): Promise<DeliveryTarget[]> {
+  const subs = [...options.inFlight.bySubscription];
+  const businesses = [...options.inFlight.byBusiness];
   const rows = await q.query(
-    `WITH due AS (
-       SELECT id FROM webhook_deliveries
-        WHERE status = 'pending' AND mode = 'dispatcher' AND next_attempt_at <= now()
-          AND (lease_until IS NULL OR lease_until < now())
-          AND NOT (subscription_id = ANY ($3::uuid[]))
-        ORDER BY next_attempt_at
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED),
+    `WITH RECURSIVE subs(id) AS (
+       (SELECT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND mode = 'dispatcher' ORDER BY subscription_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT d.subscription_id FROM webhook_deliveries d
+                WHERE d.status = 'pending' AND d.mode = 'dispatcher' AND d.subscription_id > subs.id ORDER BY d.subscription_id LIMIT 1)
+         FROM subs WHERE subs.id IS NOT NULL),
+     candidates AS (
+       SELECT c.id, c.business_id, c.subscription_id, c.next_attempt_at,
+              row_number() OVER (PARTITION BY c.subscription_id ORDER BY c.next_attempt_at) AS sub_rank
+         FROM subs CROSS JOIN LATERAL (
+           SELECT d.id, d.business_id, d.subscription_id, d.next_attempt_at FROM webhook_deliveries d
+            WHERE d.subscription_id = subs.id AND d.status = 'pending' AND d.mode = 'dispatcher'
+              AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+            ORDER BY d.next_attempt_at LIMIT $3) c
+        WHERE subs.id IS NOT NULL),
+     with_room AS (
+       SELECT c.*, row_number() OVER (PARTITION BY c.business_id ORDER BY c.sub_rank, c.next_attempt_at) AS business_rank
+         FROM candidates c LEFT JOIN unnest($5::uuid[], $6::int[]) AS s(id, n) ON s.id = c.subscription_id
+        WHERE c.sub_rank <= $3 - coalesce(s.n, 0)),
+     picked AS (
+       SELECT w.id, w.business_rank, w.next_attempt_at
+         FROM with_room w LEFT JOIN unnest($7::uuid[], $8::int[]) AS b(id, n) ON b.id = w.business_id
+        WHERE w.business_rank <= $4 - coalesce(b.n, 0)
+        ORDER BY w.business_rank, w.next_attempt_at
+        LIMIT $1),
+     locked AS (
+       SELECT d.id FROM webhook_deliveries d JOIN picked p ON p.id = d.id
+        WHERE d.status = 'pending' AND d.mode = 'dispatcher' AND (d.lease_until IS NULL OR d.lease_until < now())
+        FOR UPDATE OF d SKIP LOCKED),
      claimed AS (
        UPDATE webhook_deliveries d SET lease_until = now() + make_interval(secs => $2)
-         FROM due WHERE d.id = due.id
+         FROM locked WHERE d.id = locked.id
        RETURNING d.*)
      SELECT c.*, e.body, s.url FROM claimed c
+       JOIN picked p ON p.id = c.id
        JOIN events e ON e.id = c.event_id
        LEFT JOIN notification_subscriptions s ON s.id = c.subscription_id
-      ORDER BY c.next_attempt_at`,
-    [options.limit, options.leaseMs / 1000, options.skip],
+      ORDER BY p.business_rank, c.next_attempt_at`,
+    [
+      options.limit,
+      options.leaseMs / 1000,
+      options.perSubscription,
+      options.perBusiness,
+      subs.map(([id]) => id),
+      subs.map(([, n]) => n),
+      businesses.map(([id]) => id),
+      businesses.map(([, n]) => n),
+    ],
   );
   return rows.map(toTarget);
 }

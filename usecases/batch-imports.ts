@@ -2,7 +2,7 @@
 // failed rows, and the failed rows as CSV. The upload validates and stores everything in one go,
 // then starts the batch's workflow; the workflow does the rest.
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { parseBatchCsv, UploadRejected, type BatchRow } from '../domain/batch-csv.ts';
+import type { BatchCsvRead } from '../domain/batch-csv.ts';
 import { batchStatusRecord, TERMINAL } from '../domain/batch-status.ts';
 import { csvLine } from '../domain/csv.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
@@ -11,18 +11,18 @@ import { batchWorkflowId } from '../contract/workflows.ts';
 import { createBatch, failedRows, findBatch, findBatchByContent, findBatchByKey, markBatchCanceled, requeueRetryableRows, type Batch } from '../store/batches.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import type { Caller, UseCaseContext } from './context.ts';
+import { uploadRefusal, type UploadProblem } from './uploads.ts';
 
-export type UploadedFile = { bytes: Buffer; fileName: string | null; sha256: string };
-/** The upload's file as the API read it, or why it could not. */
-export type FileRead = { ok: true; file: UploadedFile } | { ok: false; problem: 'not-multipart' | 'no-file' | 'too-large' | 'malformed'; message: string };
+/** The upload's CSV as the API read it (checked by the CSV rules while it streamed in, and hashed), or why it could not be read. */
+export type CsvRead = { ok: true; file: { csv: BatchCsvRead; sha256: string; fileName: string | null } } | UploadProblem;
 
 export type UploadRequest = {
   /** X-Provider, as sent. */
   provider: string;
   /** Idempotency-Key, as sent ('' when absent). */
   idempotencyKey: string;
-  /** Reads the file; called once the headers are valid. */
-  readFile(): Promise<FileRead>;
+  /** Reads the file, by the CSV rules of the caller's program; called once the headers are valid. */
+  readCsv(options: { binSponsored: boolean }): Promise<CsvRead>;
 };
 
 const UPLOAD_KEYS = {
@@ -61,45 +61,59 @@ function checkHeaders(request: UploadRequest): Outcome<{ provider: string; key: 
   return done({ provider, key });
 }
 
-function parseRows(file: UploadedFile, caller: Caller): Outcome<BatchRow[]> {
-  try {
-    return done(parseBatchCsv(file.bytes, { binSponsored: caller.binSponsored }));
-  } catch (err) {
-    if (!(err instanceof UploadRejected)) throw err;
-    return refuseUpload(err.kind === 'tooLarge' ? 'batchFileTooLarge' : 'batchInvalidData', err.message, 'file', err.issues.length ? { details: err.issues } : {});
+/** A file the CSV rules refused: too large (size, rows) or invalid, with the rows and fields at fault. */
+function csvRefusal(csv: Extract<BatchCsvRead, { ok: false }>): Refusal {
+  const { kind, message, issues } = csv.rejected;
+  return refuseUpload(kind === 'tooLarge' ? 'batchFileTooLarge' : 'batchInvalidData', message, 'file', issues.length ? { details: issues } : {});
+}
+
+/** The spec's codes for a file that could not be read (section 7: too large; no file or not a form is invalid data); the upload endpoints' own for the rest. */
+function readRefusal(read: UploadProblem): Refusal {
+  switch (read.problem) {
+    case 'too-large':
+      return refuseUpload('batchFileTooLarge', read.message, 'file');
+    case 'not-multipart':
+    case 'no-file':
+    case 'too-many':
+    case 'malformed':
+      return refuseUpload('batchInvalidData', read.message, 'file');
+    default:
+      return uploadRefusal(read, 'file', refuseUpload('batchFileTooLarge', read.message, 'file'));
   }
 }
+
+const alreadyProcessed = (existing: Batch) =>
+  refuseUpload('batchKeyAlreadyProcessed', `This Idempotency-Key belongs to batch ${existing.id}, which has already been processed (${existing.status}).`, 'Idempotency-Key', {
+    batchId: existing.id,
+  });
 
 export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: UploadRequest) {
   const { db, start } = ctx;
   const headers = checkHeaders(request);
   if (!headers.ok) return headers;
   const { provider, key } = headers.value;
-  const read = await request.readFile();
-  if (!read.ok) return refuseUpload(read.problem === 'too-large' ? 'batchFileTooLarge' : 'batchInvalidData', read.message, 'file');
-  const { file } = read;
+  const existing = await findBatchByKey(db, caller.id, key);
+  // a key whose batch has finished answers so whatever the file: no need to read it
+  if (existing && TERMINAL.includes(existing.status)) return alreadyProcessed(existing);
+  const read = await request.readCsv({ binSponsored: caller.binSponsored });
+  if (!read.ok) return readRefusal(read);
+  const { csv, sha256, fileName } = read.file;
 
   /** The same key again: the same answer while the batch runs (a retried upload), else 0701010300. */
-  const replay = async (existing: Batch) => {
-    if (existing.contentSha256 !== file.sha256) {
+  const replay = async (batch: Batch) => {
+    if (batch.contentSha256 !== sha256) {
       return refuseUpload('batchKeyAlreadyProcessed', 'This Idempotency-Key was already used for a different file; use a new key for a new upload.', 'Idempotency-Key');
     }
-    if (TERMINAL.includes(existing.status)) {
-      return refuseUpload('batchKeyAlreadyProcessed', `This Idempotency-Key belongs to batch ${existing.id}, which has already been processed (${existing.status}).`, 'Idempotency-Key', {
-        batchId: existing.id,
-      });
-    }
+    if (TERMINAL.includes(batch.status)) return alreadyProcessed(batch);
     // If the first attempt stored the batch but could not start it (Temporal unavailable), this
     // retry starts it (so would the reconciler within minutes).
-    await start.batchRun(existing.id, existing.run, caller.id);
-    return done(accepted(existing));
+    await start.batchRun(batch.id, batch.run, caller.id);
+    return done(accepted(batch));
   };
 
-  const existing = await findBatchByKey(db, caller.id, key);
   if (existing) return replay(existing);
-  const rows = parseRows(file, caller);
-  if (!rows.ok) return rows;
-  const duplicate = await findBatchByContent(db, caller.id, file.sha256);
+  if (!csv.ok) return csvRefusal(csv);
+  const duplicate = await findBatchByContent(db, caller.id, sha256);
   if (duplicate) {
     // The same key may have been stored by a concurrent request meanwhile: that is a replay.
     if (duplicate.idempotencyKey === key) return replay(duplicate);
@@ -108,12 +122,12 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
 
   let batch: Batch;
   try {
-    batch = await createBatch(db, { businessId: caller.id, provider, idempotencyKey: key, contentSha256: file.sha256, fileName: file.fileName, rows: rows.value });
+    batch = await createBatch(db, { businessId: caller.id, provider, idempotencyKey: key, contentSha256: sha256, fileName, rows: csv.rows });
   } catch (err) {
     // Another request with the same key or file won the race: answer as if we came second.
     if (isUniqueViolation(err, 'import_batches_idempotency_key')) return replay((await findBatchByKey(db, caller.id, key))!);
     if (!isUniqueViolation(err, 'import_batches_content_key')) throw err;
-    const winner = await findBatchByContent(db, caller.id, file.sha256);
+    const winner = await findBatchByContent(db, caller.id, sha256);
     if (winner?.idempotencyKey === key) return replay(winner);
     return refuseUpload('batchDuplicateContent', 'A file with the same content was already uploaded.', 'file');
   }

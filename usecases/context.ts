@@ -2,6 +2,7 @@
 // running workflow), the configuration, the logger and the signing keys. Built once per API process.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import type { DownloadLinks } from '../files/download-links.ts';
 import type { FileStore } from '../files/store.ts';
 import type { Config } from '../runtime/config.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
@@ -18,6 +19,8 @@ export type UseCaseContext = {
   log: Logger;
   /** Where uploaded files' bytes are kept. */
   files: FileStore;
+  /** Signs and opens download links (no API key needed to use one). */
+  links: DownloadLinks;
   /** The webhook and signed-payload signing key rings. */
   keys: KeyRings;
   /** Checks a provider callback's signature (runtime/provider.ts). */

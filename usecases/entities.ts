@@ -12,8 +12,8 @@ import {
   listEntities as pageOfEntities,
   type MemberRow,
 } from '../store/entities.ts';
-import { fileKeysOf } from '../store/universal-kyc.ts';
 import type { Caller, UseCaseContext } from './context.ts';
+import { removeBytes } from './stored-files.ts';
 
 const notFound = (id: string) => refuse('entityNotFound', `Entity ${id} not found.`, { parameter: 'entityId' });
 
@@ -53,12 +53,13 @@ export async function getEntity({ db }: UseCaseContext, caller: Caller, entityId
   return entity ? done(entity) : notFound(entityId);
 }
 
-/** Deletes the entity with its rows, then its files' bytes (a leftover file is harmless; a row pointing at no file is not). */
-export async function deleteEntity({ db, files, log }: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
-  const keys = await fileKeysOf(db, caller.id, entityId);
-  if (!(await removeEntity(db, caller.id, entityId))) return notFound(entityId);
-  for (const key of keys) {
-    await files.delete(key).catch((err: unknown) => log.warn({ err, entityId }, 'a deleted entity file stayed in the file store'));
-  }
+/**
+ * Deletes the entity with every piece of the person at once (one transaction), then its files'
+ * bytes; bytes the store does not remove now stay due, and housekeeping removes them.
+ */
+export async function deleteEntity(ctx: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
+  const keys = await removeEntity(ctx.db, caller.id, entityId);
+  if (!keys) return notFound(entityId);
+  await removeBytes(ctx, keys, { alreadyDue: true });
   return done(undefined);
 }

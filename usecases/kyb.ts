@@ -2,15 +2,17 @@
 // its documents and its owners' documents, the manifest, downloads, and the submission whose
 // workflow waits for every owner's KYC decision and decides. The decision arrives by webhook
 // (kyb_status_change), so a subscription for it is a prerequisite of submission (1.4).
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { KYB_DOCUMENT_SLUGS, KYB_EVENT, OWNER_DOCUMENT_SLUG, OWNER_DOCUMENT_TYPES, mergeBusiness, primaryRole, type KybBusiness, type KybCreate, type KybOwner, type KybPatch, type KybStatus } from '../domain/kyb.ts';
 import { buildManifest, missingFromManifest, type Manifest } from '../domain/kyb-manifest.ts';
-import { done, refuse, type Outcome } from '../domain/outcome.ts';
-import { fileKey } from '../files/store.ts';
+import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { entityType, isMemberOf } from '../store/entities.ts';
-import { declaredOwners, fileByStorageKey, latestKybSubmission, liveFileOf, liveKybFiles, loadProfile, openKybSubmission, recordKybFiles, saveProfile, type DeclaredOwner, type OwnerRef } from '../store/kyb.ts';
+import { liveFileByStorageKey, liveFileOf } from '../store/files.ts';
+import { declaredOwners, latestKybSubmission, liveKybFiles, loadProfile, openKybSubmission, recordKybFiles, saveProfile, type DeclaredOwner, type OwnerRef } from '../store/kyb.ts';
 import { subscribesTo } from '../store/webhooks.ts';
 import type { Caller, UseCaseContext } from './context.ts';
+import { putUploads, removeBytes } from './stored-files.ts';
 import { checkUploads, type FilesRead } from './uploads.ts';
 
 /** The business entity a KYB call names: one of the caller's, and a BUSINESS. */
@@ -97,41 +99,70 @@ export type KybDocumentsUploaded = {
   files: { fileName: string | null; contentType: string; size: number; uploadedAt: string }[];
 };
 
-/** POST /ukyb/documents: a business document (requirementSlug) or a declared owner's (memberId and documentType). No fileId is answered (4.7). */
-export async function uploadKybDocuments(ctx: UseCaseContext, caller: Caller, read: () => Promise<FilesRead>): Promise<Outcome<KybDocumentsUploaded>> {
-  const form = await read();
-  const fields = documentFields.safeParse(form.ok ? (form.fields ?? {}) : {});
-  if (form.ok && !fields.success) {
-    const issue = fields.error.issues[0]!;
-    const parameter = issue.code === 'unrecognized_keys' ? issue.keys[0]! : issue.path.join('.');
-    const missing = issue.code === 'invalid_type' && issue.input === undefined;
-    return refuse('invalidRequest', issue.code === 'unrecognized_keys' ? `unknown form field "${parameter}"` : missing ? `${parameter} is required` : issue.message, { parameter });
+type DocumentFields = z.infer<typeof documentFields>;
+type DocumentTarget = { entityId: string; slug: string; documentType: string | null };
+
+/** The form's fields, or the refusal that names the first field at fault. */
+function parseDocumentFields(raw: Record<string, string>): Outcome<DocumentFields> {
+  const fields = documentFields.safeParse(raw);
+  if (fields.success) return done(fields.data);
+  const issue = fields.error.issues[0]!;
+  const parameter = issue.code === 'unrecognized_keys' ? issue.keys[0]! : issue.path.join('.');
+  const missing = issue.code === 'invalid_type' && issue.input === undefined;
+  return refuse('invalidRequest', issue.code === 'unrecognized_keys' ? `unknown form field "${parameter}"` : missing ? `${parameter} is required` : issue.message, { parameter });
+}
+
+/** Where the files go: the business entity's documents, or a declared owner's; checked against the caller's entities. */
+async function documentTarget(ctx: UseCaseContext, caller: Caller, f: DocumentFields): Promise<Outcome<DocumentTarget>> {
+  const entity = await businessEntity(ctx, caller, f.entityId);
+  if (!entity.ok) return entity;
+  const forOwner = f.memberId !== undefined || f.documentType !== undefined;
+  if (forOwner === (f.requirementSlug !== undefined)) {
+    return refuse('invalidRequest', 'Give either requirementSlug (a business document) or memberId and documentType (an owner\'s document).', { parameter: 'requirementSlug' });
   }
-  const f = fields.success ? fields.data : undefined;
-  if (f) {
-    const entity = await businessEntity(ctx, caller, f.entityId);
-    if (!entity.ok) return entity;
-    const forOwner = f.memberId !== undefined || f.documentType !== undefined;
-    if (forOwner === (f.requirementSlug !== undefined)) {
-      return refuse('invalidRequest', 'Give either requirementSlug (a business document) or memberId and documentType (an owner\'s document).', { parameter: 'requirementSlug' });
-    }
-    if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
-    if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
-    if (f.memberId !== undefined && !(await isMemberOf(ctx.db, f.entityId, f.memberId))) {
-      return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId} (see its profile's ubos).`, { parameter: 'memberId' });
-    }
+  if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
+  if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
+  if (f.memberId !== undefined && !(await isMemberOf(ctx.db, f.entityId, f.memberId))) {
+    return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId} (see its profile's ubos).`, { parameter: 'memberId' });
+  }
+  return done(f.memberId !== undefined ? { entityId: f.memberId, slug: OWNER_DOCUMENT_SLUG, documentType: f.documentType! } : { entityId: f.entityId, slug: f.requirementSlug!, documentType: null });
+}
+
+/**
+ * POST /ukyb/documents: a business document (requirementSlug) or a declared owner's (memberId and
+ * documentType). No fileId is answered (4.7). A form that sends its fields before its files is
+ * judged before any file is read (`read` calls the check when the first file begins); the files
+ * of any form are judged with the fields once read.
+ */
+export async function uploadKybDocuments(ctx: UseCaseContext, caller: Caller, read: (checkFields: (raw: Record<string, string>) => Promise<Refusal | null>) => Promise<FilesRead>): Promise<Outcome<KybDocumentsUploaded>> {
+  const early = async (raw: Record<string, string>) => {
+    const fields = parseDocumentFields(raw);
+    if (!fields.ok) return null; // fields may still follow the files: judged once all is read
+    const target = await documentTarget(ctx, caller, fields.value);
+    return target.ok ? null : target;
+  };
+  const form = await read(early);
+  let target: Outcome<DocumentTarget> | undefined;
+  let f: DocumentFields | undefined;
+  if (form.ok) {
+    const fields = parseDocumentFields(form.fields ?? {});
+    if (!fields.ok) return fields;
+    f = fields.value;
+    target = await documentTarget(ctx, caller, f);
+    if (!target.ok) return target;
   }
   const checked = await checkUploads(form, 'files');
   if (!checked.ok) return checked;
-  if (!f) throw new Error('unreachable: fields are checked before the files');
-  const target = f.memberId !== undefined ? { entityId: f.memberId, slug: OWNER_DOCUMENT_SLUG, documentType: f.documentType! } : { entityId: f.entityId, slug: f.requirementSlug!, documentType: null };
-  const stored = [];
-  for (const file of checked.value) {
-    const storageKey = fileKey(caller.id, target.entityId, file.id);
-    await ctx.files.put(storageKey, file.bytes, file.contentType);
-    stored.push({ id: file.id, fileName: file.fileName, contentType: file.contentType, size: file.size, sha256: file.sha256, storageKey });
+  if (!f || !target?.ok) throw new Error('unreachable: fields are checked before the files');
+  const to = target.value;
+  const stored = await putUploads(ctx, caller.id, to.entityId, checked.value);
+  const recorded = await recordKybFiles(ctx.db, { businessId: caller.id, businessEntityId: f.entityId, target: to, files: stored });
+  if (recorded === 'entity-gone') {
+    // the business or the owner was deleted while the bytes were stored: they go too
+    await removeBytes(ctx, stored.map((s) => s.storageKey));
+    return refuse('entityNotFound', `Entity ${to.entityId === f.entityId ? f.entityId : `${to.entityId} (the owner)`} not found (it was deleted).`, { parameter: to.entityId === f.entityId ? 'entityId' : 'memberId' });
   }
-  const { uploadedAt } = await recordKybFiles(ctx.db, { businessId: caller.id, businessEntityId: f.entityId, target, files: stored });
+  const { uploadedAt } = recorded;
   return done({
     entityId: f.entityId,
     ...(f.memberId !== undefined ? { memberId: f.memberId, documentType: f.documentType! } : { requirementSlug: f.requirementSlug! }),
@@ -173,21 +204,30 @@ export async function submitKyb(ctx: UseCaseContext, caller: Caller, entityId: s
 export async function presignFile(ctx: UseCaseContext, caller: Caller, entityId: string, fileId: string, baseUrl: string): Promise<Outcome<{ url: string; expiresAt: string }>> {
   const file = await liveFileOf(ctx.db, caller.id, entityId, fileId);
   if (!file) return refuse('fileNotFound', `No file ${fileId} belongs to entity ${entityId}.`, { parameter: 'fileId' });
-  const link = await ctx.files.presign(file.storageKey, { expiresInSeconds: ctx.config.files.presignedUrlTtlSeconds, fileName: file.fileName, contentType: file.contentType });
-  return done({ url: new URL(link.url, `${ctx.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
+  const link = ctx.links.issue(file.storageKey, ctx.config.files.presignedUrlTtlSeconds);
+  return done({ url: new URL(link.path, `${ctx.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
 }
 
-export type Download = { bytes: Buffer; contentType: string; fileName: string | null };
+/** How a download is served: the bytes as a stream, or (object storage) a redirect to the storage's own short-lived URL. */
+export type Download = { contentType: string; fileName: string | null } & ({ stream: Readable; size: number } | { redirectTo: string });
 
-/** GET /files/{link}: the bytes behind a local store's download link, without an API key; expired or changed links are refused. */
+/** How long the storage's own URL behind a checked link lives: long enough to follow a redirect. */
+const DIRECT_URL_SECONDS = 60;
+
+/**
+ * GET /files/{link}: the bytes behind a download link, without an API key. The link is checked at
+ * every use: expired or changed → 403; its file replaced, retired or deleted since → 404.
+ */
 export async function downloadFile(ctx: UseCaseContext, link: string): Promise<Outcome<Download>> {
-  const opened = ctx.files.openLink?.(link, new Date());
-  if (!opened) return refuse('fileNotFound', 'This file store serves no download links of ours.', { parameter: 'link' });
+  const opened = ctx.links.open(link, new Date());
   if (!opened.ok) {
     return refuse('downloadLinkRefused', opened.reason === 'expired' ? 'The download link has expired; ask for a new one.' : 'The download link is not valid (changed or not ours).', { parameter: 'link' });
   }
-  const file = await fileByStorageKey(ctx.db, opened.link.key);
-  const bytes = file && (await ctx.files.get(opened.link.key));
-  if (!file || !bytes) return refuse('fileNotFound', 'The file is gone (its entity was deleted).', { parameter: 'link' });
-  return done({ bytes, contentType: file.contentType, fileName: file.fileName });
+  const gone = () => refuse('fileNotFound', 'The file is gone (replaced by a newer upload, or its entity was deleted).', { parameter: 'link' });
+  const file = await liveFileByStorageKey(ctx.db, opened.link.key);
+  if (!file) return gone();
+  const meta = { contentType: file.contentType, fileName: file.fileName };
+  if (ctx.files.directUrl) return done({ ...meta, redirectTo: await ctx.files.directUrl(opened.link.key, { ...meta, expiresInSeconds: DIRECT_URL_SECONDS }) });
+  const bytes = await ctx.files.open(opened.link.key);
+  return bytes ? done({ ...meta, ...bytes }) : gone();
 }

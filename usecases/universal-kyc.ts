@@ -4,11 +4,11 @@
 // decision arrives by webhook, so the webhook prerequisite (1.4) applies to both endpoints.
 import { ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS, checkCanonicalKyc, type UkycFileSlug } from '../domain/universal-kyc.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
-import { fileKey } from '../files/store.ts';
 import { cardProcessorTokenHolder } from '../store/entities.ts';
 import { loadSubmission, recordUploadedFiles, submitCanonicalData } from '../store/universal-kyc.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { personNamed } from './person-verification.ts';
+import { putUploads, removeBytes } from './stored-files.ts';
 import { checkUploads, type FilesRead } from './uploads.ts';
 
 export type RequirementSubmitted = {
@@ -34,6 +34,7 @@ export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, en
     if (holder && holder !== person.value) return refuse('syncCardProcessorTokenTaken', `cardProcessorPublicToken is already assigned to entity ${holder}.`, { parameter: 'cardProcessorPublicToken' });
   }
   const submission = await submitCanonicalData(ctx.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: ctx.config.universalKyc.deadlineSeconds });
+  if (submission === 'entity-gone') return refuse('entityNotFound', `Entity ${person.value} not found (it was deleted).`, { parameter: 'entityId' });
   await ctx.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id }, 'data');
   const state = await loadSubmission(ctx.db, submission.submissionId);
   return done({
@@ -71,13 +72,13 @@ export async function uploadUkycFiles(
   if (!person.ok) return person;
   const checked = await checkUploads(await read(), 'files');
   if (!checked.ok) return checked;
-  const stored = [];
-  for (const f of checked.value) {
-    const storageKey = fileKey(caller.id, person.value, f.id);
-    await ctx.files.put(storageKey, f.bytes, f.contentType);
-    stored.push({ id: f.id, fileName: f.fileName, contentType: f.contentType, size: f.size, sha256: f.sha256, storageKey });
-  }
+  const stored = await putUploads(ctx, caller.id, person.value, checked.value);
   const recorded = await recordUploadedFiles(ctx.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
+  if (recorded === 'entity-gone') {
+    // deleted while the bytes were stored: they go too, and the upload is answered as for any missing entity
+    await removeBytes(ctx, stored.map((s) => s.storageKey));
+    return refuse('entityNotFound', `Entity ${person.value} not found (it was deleted).`, { parameter: 'entityId' });
+  }
   if (recorded.submission) await ctx.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
   return done({
     entityId: person.value,

@@ -1,6 +1,7 @@
 // The delivery log, redelivery, and the public keys that verify our signatures.
 import { done, refuse } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
+import { STANDARD_WEBHOOK_SCHEME, standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, SIGNATURE_SCHEME } from '../domain/webhook-signature.ts';
 import { deliveryLog, eventOfBusiness, getSubscription, requeueDeliveries } from '../store/webhooks.ts';
 import type { Caller, UseCaseContext } from './context.ts';
@@ -34,7 +35,12 @@ export async function redeliverEvent({ db }: UseCaseContext, caller: Caller, eve
   return done({ redeliveries: runs.length });
 }
 
-/** The public keys of this environment's signing key ring, with their validity windows. */
+/** The public keys of this environment's signing key rings, with their validity windows: `vouch-signature`'s and `webhook-signature`'s. */
 export function webhookKeys({ config, keys }: UseCaseContext) {
-  return done({ environment: config.environment, algorithm: SIGNATURE_SCHEME, keys: keys.webhooks.map(publicKeyOf) });
+  return done({
+    environment: config.environment,
+    algorithm: SIGNATURE_SCHEME,
+    keys: keys.webhooks.map(publicKeyOf),
+    standardWebhooks: { algorithm: STANDARD_WEBHOOK_SCHEME, keys: keys.standardWebhooks.map(standardWebhookPublicKeyOf) },
+  });
 }

@@ -2,7 +2,7 @@
 // many API and worker processes there are, and a missed run shows in the UI: clean-up of short-lived
 // rows, and the reconciler (workflows that must exist and do not: the webhook dispatcher, retry
 // workflows of overdue deliveries, workflows of unfinished batches, KYB submissions that lost their
-// wake). Each step runs even if another failed.
+// wake), and file-store bytes that no row names. Each step runs even if another failed.
 import { patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { HousekeepingInput } from '../contract/workflows.ts';
 import type { GeneralActivities } from '../activities/index.ts';
@@ -12,7 +12,14 @@ const a = proxyActivities<GeneralActivities>({
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
 
-export type HousekeepingResult = { rateLimitWindowsPurged: number; deliveriesRestarted: number; batchesRestarted: number; kybSubmissionsWoken?: number; failedSteps: string[] };
+export type HousekeepingResult = {
+  rateLimitWindowsPurged: number;
+  deliveriesRestarted: number;
+  batchesRestarted: number;
+  kybSubmissionsWoken?: number;
+  strayFileBytesRemoved?: number;
+  failedSteps: string[];
+};
 
 /**
  * `passes` passes, `everyMs` apart (the schedule: 60 a minute apart, one run an hour); without input
@@ -28,6 +35,7 @@ export async function housekeepingWorkflow(input?: HousekeepingInput): Promise<H
     total.deliveriesRestarted += r.deliveriesRestarted;
     total.batchesRestarted += r.batchesRestarted;
     if (r.kybSubmissionsWoken !== undefined) total.kybSubmissionsWoken = (total.kybSubmissionsWoken ?? 0) + r.kybSubmissionsWoken;
+    if (r.strayFileBytesRemoved !== undefined) total.strayFileBytesRemoved = (total.strayFileBytesRemoved ?? 0) + r.strayFileBytesRemoved;
     for (const s of r.failedSteps) if (!total.failedSteps.includes(s)) total.failedSteps.push(s);
   }
   return total;
@@ -49,5 +57,14 @@ async function pass(): Promise<HousekeepingResult> {
   const batchesRestarted = await step('reconcileBatches', () => a.reconcileBatches(), 0);
   // added with universal KYB: runs recorded before it replay without the step
   const kybSubmissionsWoken = patched('reconcile-kyb-submissions') ? await step('reconcileKybSubmissions', () => a.reconcileKybSubmissions(), 0) : undefined;
-  return { rateLimitWindowsPurged, deliveriesRestarted, batchesRestarted, ...(kybSubmissionsWoken === undefined ? {} : { kybSubmissionsWoken }), failedSteps };
+  // added with complete deletion (issue 18): runs recorded before it replay without the step
+  const strayFileBytesRemoved = patched('remove-stray-file-bytes') ? await step('removeStrayFileBytes', () => a.removeStrayFileBytes(), 0) : undefined;
+  return {
+    rateLimitWindowsPurged,
+    deliveriesRestarted,
+    batchesRestarted,
+    ...(kybSubmissionsWoken === undefined ? {} : { kybSubmissionsWoken }),
+    ...(strayFileBytesRemoved === undefined ? {} : { strayFileBytesRemoved }),
+    failedSteps,
+  };
 }

@@ -5,10 +5,10 @@ import { MAX_FILE_BYTES } from '../../domain/batch-csv.ts';
 import { batchIdParams, batchStatusSchema, batchUploadResponse, IDEMPOTENCY_KEY_SCHEMA, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY, PROVIDER_HEADER_SCHEMA } from '../../domain/token-sharing.ts';
 import { batchFailedRows, cancelBatch, getBatch, retryBatch, uploadBatch } from '../../usecases/batch-imports.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { readFileField } from '../multipart.ts';
+import type { Uploads } from '../uploads.ts';
 import { route } from '../route.ts';
 
-export function batchImportRoutes(uc: UseCaseContext) {
+export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
   return [
     route({
       method: 'post',
@@ -29,9 +29,13 @@ export function batchImportRoutes(uc: UseCaseContext) {
       ],
       docBody: { contentType: 'multipart/form-data', schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'the CSV' } } } },
       responses: { 201: { description: 'Accepted; processing starts at once', schema: batchUploadResponse } },
-      errors: ['batchFileTooLarge', 'batchInvalidData', 'batchKeyAlreadyProcessed', 'batchDuplicateContent'],
+      errors: ['batchFileTooLarge', 'batchInvalidData', 'batchKeyAlreadyProcessed', 'batchDuplicateContent', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
       handler: ({ ctx, business }) =>
-        uploadBatch(uc, business, { provider: ctx.get('x-provider'), idempotencyKey: ctx.get('idempotency-key'), readFile: () => readFileField(ctx, 'file', MAX_FILE_BYTES) }),
+        uploadBatch(uc, business, {
+          provider: ctx.get('x-provider'),
+          idempotencyKey: ctx.get('idempotency-key'),
+          readCsv: ({ binSponsored }) => uploads.batchCsv(ctx, business.id, { maxBytes: MAX_FILE_BYTES, binSponsored }),
+        }),
     }),
     route({
       method: 'get',

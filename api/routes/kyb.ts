@@ -7,8 +7,8 @@ import { MAX_LINK_LENGTH } from '../../files/download-links.ts';
 import { attachmentDisposition } from '../../files/store.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { changeKybProfile, createKybProfile, downloadFile, presignFile, readKybProfile, readManifest, submitKyb, uploadKybDocuments } from '../../usecases/kyb.ts';
-import { readFiles } from '../multipart.ts';
-import { route } from '../route.ts';
+import type { Uploads } from '../uploads.ts';
+import { route, type Presented } from '../route.ts';
 
 const tag = 'Business verification' as const;
 const ownerRef = z.object({ entityId: z.string(), externalId: z.string().nullable() });
@@ -16,7 +16,7 @@ const profileSaved = z.object({ entityId: z.string(), status: z.enum(KYB_STATUSE
 const manifestFile = z.object({ fileId: z.string(), fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() });
 const STATUS_TEXT = 'DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners), APPROVED or REJECTED (the latest decision)';
 
-export function kybRoutes(uc: UseCaseContext) {
+export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
   const { maxFileBytes, maxFiles, presignedUrlTtlSeconds } = uc.config.files;
   const deadlineDays = uc.config.universalKyb.deadlineSeconds / 86_400;
   return [
@@ -96,8 +96,8 @@ export function kybRoutes(uc: UseCaseContext) {
           }),
         },
       },
-      errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType'],
-      handler: ({ ctx, business }) => uploadKybDocuments(uc, business, () => readFiles(ctx, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' })),
+      errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
+      handler: ({ ctx, business }) => uploadKybDocuments(uc, business, (checkFields) => uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' }, checkFields)),
     }),
     route({
       method: 'post',
@@ -151,18 +151,31 @@ export function kybRoutes(uc: UseCaseContext) {
       path: '/files/:link',
       operationId: 'downloadFile',
       summary: 'Download a file through a presigned link (no API key)',
-      description: 'The local file store\'s links, as GET /entity/{entityId}/file/{fileId}/presigned-url gives them. 403 when expired or changed.',
+      description:
+        'The links GET /entity/{entityId}/file/{fileId}/presigned-url gives. Each use is checked: 403 when expired or changed, 404 once the file was replaced or its entity deleted. With object storage (FILE_STORE=s3) the answer is a redirect to a URL of the storage itself, valid 60 seconds.',
       tag,
       auth: false,
       params: z.object({ link: z.string().min(1).max(MAX_LINK_LENGTH) }).strict(),
-      responses: { 200: { description: 'The bytes', contentType: 'application/octet-stream', schema: z.string() } },
+      responses: {
+        200: { description: 'The bytes', contentType: 'application/octet-stream', schema: z.string() },
+        302: { description: 'Object storage: the bytes are at the Location, for 60 seconds' },
+      },
       errors: ['invalidRequest', 'downloadLinkRefused', 'fileNotFound'],
       handler: ({ params }) => downloadFile(uc, params.link),
-      present: (d) => ({
-        status: 200,
-        body: d.bytes,
-        headers: { 'Content-Type': d.contentType, 'Content-Disposition': attachmentDisposition(d.fileName), 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff' },
-      }),
+      present: (d): Presented =>
+        'redirectTo' in d
+          ? { status: 302, body: '', headers: { Location: d.redirectTo, 'Cache-Control': 'private, no-store' } }
+          : {
+              status: 200,
+              body: d.stream,
+              headers: {
+                'Content-Type': d.contentType,
+                'Content-Length': String(d.size),
+                'Content-Disposition': attachmentDisposition(d.fileName),
+                'Cache-Control': 'private, no-store',
+                'X-Content-Type-Options': 'nosniff',
+              },
+            },
     }),
   ];
 }

@@ -2,6 +2,7 @@
 // that verify our signatures.
 import { z } from 'zod';
 import { pageMetaSchema, paginationQuery } from '../../domain/pagination.ts';
+import { STANDARD_WEBHOOK_SCHEME } from '../../domain/standard-webhooks.ts';
 import { SIGNATURE_SCHEME } from '../../domain/webhook-signature.ts';
 import { MAX_SUBSCRIPTIONS, notificationIdParams, subscriptionBody, subscriptionSchema } from '../../domain/webhooks.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
@@ -111,7 +112,9 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       path: '/notification/:notificationId/redeliver',
       operationId: 'redeliverSubscriptionFailures',
       summary: 'Redeliver every failed event of a subscription since a time',
+      description: `Redelivery requests (this one and POST /events/{eventId}/redeliver) are limited to ${uc.config.webhooks.redeliveriesPerSecond} per second per business (WEBHOOK_REDELIVERIES_PER_SECOND); redelivered events take their turn beside every other business's deliveries.`,
       tag: 'Webhooks',
+      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       body: z.object({ since: z.iso.datetime({ offset: true, message: 'since must be an ISO 8601 date-time' }) }).strict(),
       responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
@@ -135,8 +138,9 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       path: '/events/:eventId/redeliver',
       operationId: 'redeliverEvent',
       summary: 'Deliver an event again to each of its subscriptions that still exists',
-      description: 'The same body and the same data.eventId as before: receivers deduplicate on it.',
+      description: `The same body and the same data.eventId as before: receivers deduplicate on it. At most ${uc.config.webhooks.redeliveriesPerSecond} redelivery requests per second per business (WEBHOOK_REDELIVERIES_PER_SECOND).`,
       tag: 'Webhooks',
+      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
       params: eventIdParams,
       responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
       errors: ['invalidRequest', 'eventNotFound'],
@@ -146,8 +150,9 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       method: 'get',
       path: '/webhook-keys',
       operationId: 'webhookKeys',
-      summary: 'Public keys that verify vouch-signature, with their validity windows',
-      description: 'A delivery is signed with the key valid when it is sent (its id is in vouch-signature-key-id). Verify with any key of this environment.',
+      summary: 'Public keys that verify vouch-signature and webhook-signature, with their validity windows',
+      description:
+        'vouch-signature (the interface\'s, RSA-SHA512 over the raw body) is made with the key valid when the delivery is sent (its id is in vouch-signature-key-id). webhook-signature (Standard Webhooks, v1a: Ed25519 over webhook-id.webhook-timestamp.body) carries one signature per key valid at send time. Verify with any key of this environment.',
       tag: 'Webhooks',
       responses: {
         200: {
@@ -156,6 +161,19 @@ export function subscriptionRoutes(uc: UseCaseContext) {
             environment: z.string(),
             algorithm: z.literal(SIGNATURE_SCHEME),
             keys: z.array(z.object({ keyId: z.string(), algorithm: z.literal('RSA-SHA512'), publicKeyPem: z.string(), validFrom: z.string(), validUntil: z.string() })),
+            standardWebhooks: z.object({
+              algorithm: z.literal(STANDARD_WEBHOOK_SCHEME),
+              keys: z.array(
+                z.object({
+                  keyId: z.string(),
+                  algorithm: z.literal('Ed25519'),
+                  publicKey: z.string().meta({ description: 'whpk_ and the Base64 of the raw 32-byte key (the Standard Webhooks form)' }),
+                  publicKeyPem: z.string(),
+                  validFrom: z.string(),
+                  validUntil: z.string(),
+                }),
+              ),
+            }),
           }),
         },
       },

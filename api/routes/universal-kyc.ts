@@ -7,7 +7,7 @@ import { ACCEPTED_UPLOAD_NAMES } from '../../domain/uploads.ts';
 import { CANONICAL_KYC_SLUG, UKYC_DOCUMENT_TYPES, UKYC_FILE_SLUGS, UKYC_PROVIDERS } from '../../domain/universal-kyc.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { submitCanonicalKyc, uploadUkycFiles } from '../../usecases/universal-kyc.ts';
-import { readFiles } from '../multipart.ts';
+import type { Uploads } from '../uploads.ts';
 import { route } from '../route.ts';
 
 const requirementBody = z
@@ -26,7 +26,7 @@ const uploadParams = z
   })
   .strict();
 
-export function universalKycRoutes(uc: UseCaseContext) {
+export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
   const { maxFileBytes, maxFiles } = uc.config.files;
   return [
     route({
@@ -79,9 +79,9 @@ export function universalKycRoutes(uc: UseCaseContext) {
           }),
         },
       },
-      errors: ['invalidRequest', 'entityNotFound', 'requirementNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType'],
+      errors: ['invalidRequest', 'entityNotFound', 'requirementNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
       handler: ({ ctx, params, query, business }) =>
-        uploadUkycFiles(uc, business, params.entityId, params.requirementSlug, query.memberId, () => readFiles(ctx, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' })),
+        uploadUkycFiles(uc, business, params.entityId, params.requirementSlug, query.memberId, () => uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' })),
     }),
   ];
 }

@@ -2,6 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 
+import { restoredCell } from '../../domain/csv.ts';
+
 export { csvField, csvLine } from '../../domain/csv.ts';
 
 export type InputRow = { line: number; externalId: string; applicantId: string };
@@ -33,8 +35,8 @@ export async function readInput(file: string): Promise<{ rows: InputRow[]; bad: 
   const seenApplicant = new Map<string, number>();
   records.slice(1).forEach((r, i) => {
     const line = i + 2;
-    const externalId = r[ext] ?? '';
-    const applicantId = r[app] ?? '';
+    const externalId = restoredCell(r[ext] ?? '');
+    const applicantId = restoredCell(r[app] ?? '');
     const reject = (reason: string) => bad.push({ line, externalId, applicantId, reason });
     if (!externalId) return reject('missing externalId');
     if (!applicantId) return reject('missing applicantId');

@@ -22,7 +22,7 @@ describe('the API against its OpenAPI document (Schemathesis)', () => {
   let key: string;
   before(async () => {
     // its requests come fast: lift the per-business limits so they test the rules, not the limiter
-    stack = await startStack({ workers: true, env: { API_RATE_LIMIT_PER_SECOND: '1000000', SYNC_IMPORT_RATE_LIMIT_PER_SECOND: '1000000' } });
+    stack = await startStack({ workers: true, env: { API_RATE_LIMIT_PER_SECOND: '1000000', SYNC_IMPORT_RATE_LIMIT_PER_SECOND: '1000000', WEBHOOK_REDELIVERIES_PER_SECOND: '1000000' } });
     ({ apiKey: key } = await stack.newBusiness({ name: 'Schemathesis' }));
   });
   after(() => stack.close());

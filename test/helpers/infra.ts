@@ -34,6 +34,6 @@ export async function createDatabase(adminUrl: string, prefix = 'vouch_test'): P
   };
 }
 
-export async function startTemporal(): Promise<TemporalDevServer> {
-  return startTemporalDevServer({ port: await freePort(), headless: true });
+export async function startTemporal(dynamicConfig?: Record<string, string | number | boolean>): Promise<TemporalDevServer> {
+  return startTemporalDevServer({ port: await freePort(), headless: true, ...(dynamicConfig ? { dynamicConfig } : {}) });
 }

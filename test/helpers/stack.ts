@@ -30,9 +30,20 @@ export function testKeyRing(): SigningKey[] {
 }
 
 let payloadRing: SigningKey[] | undefined;
-/** Both rings: the webhook ring above and a signed-payload ring, made once per test process. */
+let standardRing: SigningKey[] | undefined;
+/** Every ring: the webhook ring above, a Standard Webhooks ring and a signed-payload ring, made once per test process. */
 export function testKeyRings(): KeyRings {
-  return { webhooks: testKeyRing(), signedPayloads: (payloadRing ??= generateKeyRing('signed-payload', 'sandbox')) };
+  return {
+    webhooks: testKeyRing(),
+    standardWebhooks: (standardRing ??= generateKeyRing('standard-webhook', 'sandbox')),
+    signedPayloads: (payloadRing ??= generateKeyRing('signed-payload', 'sandbox')),
+  };
+}
+
+/** The rings a delivery is signed with, as the workers of a test stack use them. */
+export function testWebhookKeys() {
+  const rings = testKeyRings();
+  return { signature: rings.webhooks, standard: rings.standardWebhooks };
 }
 
 export function testEnv(name: string): string {
@@ -120,7 +131,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
     recipient = sim.state.addClient({ clientId: config.provider.clientId });
     const provider = createSumsubClient({ baseUrl: sim.url, appToken: recipient.appToken, secretKey: recipient.secretKey, webhookSecret: recipient.webhookSecret, timeoutMs: config.provider.timeoutMs });
     connection = await connectWorker(config, log);
-    workers = await createWorkers(config, connection, { db, log, provider, temporal, keyRing: testKeyRing() });
+    workers = await createWorkers(config, connection, { db, log, provider, temporal, webhookKeys: testWebhookKeys() });
     void workers.run();
   }
   const api = await listen({ config, db, temporal, log, keys: testKeyRings() }, 0);

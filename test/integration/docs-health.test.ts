@@ -108,7 +108,7 @@ describe('GET /health', () => {
 
   it('is 503 and names Temporal when Temporal does not answer', async () => {
     const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
-    const api = await listen({ config: stack.config, db: stack.db, temporal: unreachable, log: createLogger('silent'), keys: { webhooks: [], signedPayloads: [] } }, 0);
+    const api = await listen({ config: stack.config, db: stack.db, temporal: unreachable, log: createLogger('silent'), keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] } }, 0);
     try {
       const res = await fetch(`${api.url}/health`);
       const body = (await res.json()) as any;

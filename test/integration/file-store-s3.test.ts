@@ -1,11 +1,14 @@
 // The object-storage file store (FILE_STORE=s3) against an S3-compatible server (moto's server mode,
 // over HTTP: no mock of the SDK): a business's and an owner's KYB documents and a person's universal
 // KYC file go into the bucket under business/entity/file keys, a presigned URL downloads the bytes
-// without an API key, and deleting the entity removes its objects. moto does not check presigned
-// signatures or expiry, so the 403 for a changed or expired URL is tested on the local store
-// (kyb.test.ts); here the URL's own signature and expiry parameters are checked.
+// without an API key (our link, checked at each use, redirecting to the storage's own URL for 60 s),
+// a replaced file's old link answers 404, and deleting the entity removes its objects. The 403 for
+// a changed or expired link is tested on the local store (kyb.test.ts): the check is the same.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { s3Store } from '../../files/s3.ts';
@@ -68,14 +71,18 @@ describe('file store on S3-compatible object storage', () => {
     assert.deepEqual(Buffer.from(await stored.Body!.transformToByteArray()), FILES.png);
     assert.equal(stored.ContentType, 'image/png');
 
+    // the link is ours (checked at every use); it redirects to the storage's own URL, valid 60 s
     const signed = await stack.request('GET', `/entity/${company}/file/${certificate}/presigned-url`, { key });
     assert.equal(signed.status, 200, signed.text);
-    const url = new URL(signed.body.url);
-    assert.equal(url.origin, moto.endpoint);
-    assert.equal(url.searchParams.get('X-Amz-Expires'), '900');
-    assert.match(url.searchParams.get('X-Amz-Signature') ?? '', /^[0-9a-f]{64}$/);
-    assert.match(url.searchParams.get('X-Amz-Credential') ?? '', new RegExp(`^${MOTO_CREDENTIALS.accessKeyId}/`));
+    assert.ok(signed.body.url.startsWith(`${stack.url}/files/`), signed.body.url);
     assert.ok(Math.abs(Date.parse(signed.body.expiresAt) - (Date.now() + 900_000)) < 10_000);
+    const hop = await fetch(signed.body.url, { redirect: 'manual' });
+    assert.equal(hop.status, 302);
+    const direct = new URL(hop.headers.get('location')!);
+    assert.equal(direct.origin, moto.endpoint);
+    assert.equal(direct.searchParams.get('X-Amz-Expires'), '60');
+    assert.match(direct.searchParams.get('X-Amz-Signature') ?? '', /^[0-9a-f]{64}$/);
+    assert.match(direct.searchParams.get('X-Amz-Credential') ?? '', new RegExp(`^${MOTO_CREDENTIALS.accessKeyId}/`));
     const got = await fetch(signed.body.url);
     assert.equal(got.status, 200);
     assert.deepEqual(Buffer.from(await got.arrayBuffer()), FILES.png);
@@ -84,11 +91,13 @@ describe('file store on S3-compatible object storage', () => {
     assert.equal((await stack.request('GET', `/entity/${company}/file/${passport}/presigned-url`, { key })).status, 404);
     const viaOwner = await stack.request('GET', `/entity/${ownerId}/file/${passport}/presigned-url`, { key });
     assert.deepEqual(Buffer.from(await (await fetch(viaOwner.body.url)).arrayBuffer()), FILES.pdf);
-    // our own download route serves no S3 links
-    assert.equal((await fetch(`${stack.url}/files/anything`)).status, 404);
+    // the owner's passport replaced: the link issued before answers 404, whatever the storage's own URLs would do
+    assert.equal((await send({ entityId: company, memberId: ownerId, documentType: 'PASSPORT' }, FILES.jpeg, 'new-pass.jpg')).status, 201);
+    assert.equal((await fetch(viaOwner.body.url, { redirect: 'manual' })).status, 404);
+    assert.equal((await fetch(`${stack.url}/files/anything`)).status, 403);
 
     assert.equal((await stack.request('DELETE', `/entity/${ownerId}`, { key })).status, 204);
-    assert.deepEqual(await objects(`test/${businessId}/${ownerId}/`), []);
+    assert.deepEqual(await objects(`test/${businessId}/${ownerId}/`), [], 'both passports, the replaced one too');
     assert.equal((await stack.request('DELETE', `/entity/${company}`, { key })).status, 204);
     assert.deepEqual(await objects(`test/${businessId}/`), []);
   });
@@ -102,14 +111,19 @@ describe('file store on S3-compatible object storage', () => {
     assert.ok(only, 'the file is in the bucket');
   });
 
-  it('answers null for a missing key and deletes idempotently (the store itself)', async () => {
+  it('answers null for a missing key, streams what it stores, and deletes idempotently (the store itself)', async () => {
     const store = s3Store({ bucket: BUCKET, region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: 'unit/' });
     const k = `${randomUUID()}/${randomUUID()}/${randomUUID()}`;
-    assert.equal(await store.get(k), null);
-    await store.put(k, FILES.pdf, 'application/pdf');
-    assert.deepEqual(await store.get(k), FILES.pdf);
+    assert.equal(await store.open(k), null);
+    const dir = await mkdtemp(path.join(tmpdir(), 'vouch-s3-'));
+    await writeFile(path.join(dir, 'up.part'), FILES.pdf);
+    await store.put(k, { path: path.join(dir, 'up.part'), size: FILES.pdf.length }, 'application/pdf');
+    const opened = await store.open(k);
+    assert.equal(opened?.size, FILES.pdf.length);
+    assert.deepEqual(Buffer.concat(await opened!.stream.toArray()), FILES.pdf);
     await store.delete(k);
     await store.delete(k);
-    assert.equal(await store.get(k), null);
+    assert.equal(await store.open(k), null);
+    await rm(dir, { recursive: true, force: true });
   });
 });

@@ -109,7 +109,7 @@ describe('errors and routing', () => {
     };
     const lines: string[] = [];
     const log = createLogger('error', 'x', new Writable({ write: (c, _e, done) => (lines.push(c.toString()), done()) }));
-    const server = buildApp({ config: stack.config, db: failing, temporal: stack.temporal, log, keys: { webhooks: [], signedPayloads: [] } }).listen(0, '127.0.0.1');
+    const server = buildApp({ config: stack.config, db: failing, temporal: stack.temporal, log, keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] } }).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const { port } = server.address() as { port: number };
     const res = await fetch(`http://127.0.0.1:${port}/entity`, { headers: { 'x-vouch-api-key': 'whatever', ...V } });

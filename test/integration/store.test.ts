@@ -40,7 +40,8 @@ function storeSuite(name: string, open: () => Promise<{ db: Db; close(): Promise
       const page = await listEntities(db, business.id, { page: 1, limit: 1 });
       assert.equal(page.totalItems, 2);
       assert.deepEqual(page.items.map((e) => e.externalId), ['e-1']);
-      assert.equal(await deleteEntity(db, business.id, id), true);
+      assert.deepEqual(await deleteEntity(db, business.id, id), [], 'deleted (it had no files)');
+      assert.equal(await deleteEntity(db, business.id, id), null, 'gone already');
       assert.equal(await getEntity(db, business.id, id), undefined);
       assert.equal((await db.query('SELECT 1 FROM entity_requirements WHERE entity_id = $1', [id])).length, 0);
     });

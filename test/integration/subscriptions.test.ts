@@ -40,6 +40,14 @@ describe('webhook subscriptions', () => {
     assert.equal((await stack.request('DELETE', `/notification/${id}`, { key })).status, 404);
   });
 
+  it('accepts a global unicast IPv6 address, and an IPv4-mapped public one', async () => {
+    for (const url of ['https://[2606:4700:4700::1111]/hook', 'https://[::ffff:93.184.216.34]/hook']) {
+      const res = await stack.request('POST', '/notification', { key, json: body(url) });
+      assert.equal(res.status, 201, `${url}: ${res.text}`);
+      assert.equal((await stack.request('DELETE', `/notification/${res.body.id}`, { key })).status, 204);
+    }
+  });
+
   it('requires Accept-Version on the list', async () => {
     assert.equal((await stack.request('GET', '/notification', { key })).body.code, '0000000400');
   });
@@ -100,6 +108,13 @@ describe('webhook subscriptions', () => {
     'https://[fe80::1]/hook',
     'https://[fc00::1]/hook',
     'https://[fd12:3456::1]/hook',
+    'https://[::7f00:1]/hook', // IPv4-compatible (::/96)
+    'https://[64:ff9b:1::a00:1]/hook', // local-use NAT64 (RFC 8215)
+    'https://[64:ff9b::a9fe:a9fe]/hook', // well-known NAT64 of 169.254.169.254
+    'https://[2001::a00:1]/hook', // Teredo
+    'https://[2002:a00:1::]/hook', // 6to4 of 10.0.0.1
+    'https://[100::1]/hook', // discard-only
+    'https://[3fff::1]/hook', // documentation (RFC 9637)
     'https://user:secret@93.184.216.34/hook',
     'not a url',
     'ftp://93.184.216.34/hook',

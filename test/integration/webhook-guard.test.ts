@@ -10,7 +10,7 @@ import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { recordTestEvent } from '../helpers/events.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { isolatedDatabaseUrl, testKeyRing } from '../helpers/stack.ts';
+import { isolatedDatabaseUrl, testWebhookKeys } from '../helpers/stack.ts';
 
 describe('delivery-time address guard', () => {
   let db: Db;
@@ -44,8 +44,8 @@ describe('delivery-time address guard', () => {
       const dispatcher = createWebhookDispatcher({
         db,
         log: createLogger('silent'),
-        send: createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: false }),
-        settings: { maxInFlight: 10, perSubscription: 10, leaseMs: 30_000, pollMs: 20 },
+        send: createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: false }),
+        settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 },
         handOff: async (ds) => void handedOff.push(...ds.map((d) => d.deliveryId)),
       });
       const stats = await dispatcher.run({ signal: new AbortController().signal, runForMs: 500, heartbeat() {} });

@@ -21,7 +21,7 @@ import { workflowBundle } from '../../worker.ts';
 import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
 import { webhookRetryWorkflow } from '../../workflows/index.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { isolatedDatabaseUrl, testKeyRing } from '../helpers/stack.ts';
+import { isolatedDatabaseUrl, testWebhookKeys } from '../helpers/stack.ts';
 
 const EVENTS = 5;
 // 7 failed attempts per event (the dispatcher's, then 6 of the retry workflow): about 27.5 hours of
@@ -55,14 +55,14 @@ describe('a receiver down for two days', () => {
       await recordTestEvent(db, business.id, 'outage', { n: i });
     }
     const log = createLogger('silent');
-    const send = createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: true });
+    const send = createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true });
     // the first attempts, by the dispatcher in real time: all refused, all handed off
     const handedOff: { deliveryId: string; run: number }[] = [];
     const dispatcher = createWebhookDispatcher({
       db,
       log,
       send,
-      settings: { maxInFlight: 10, perSubscription: 10, leaseMs: 30_000, pollMs: 20 },
+      settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 },
       handOff: async (ds) => void handedOff.push(...ds),
     });
     await dispatcher.run({ signal: new AbortController().signal, runForMs: 1000, heartbeat() {} });
@@ -70,7 +70,7 @@ describe('a receiver down for two days', () => {
     const deliveries = handedOff.map((d) => d.deliveryId);
 
     const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
-    const activities = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
+    const activities = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'outage', workflowBundle: await workflowBundle(config), activities });
     const results = await worker.runUntil(async () => {
       const handles = [];
@@ -115,15 +115,15 @@ describe('a receiver down for two days', () => {
     receiver.answer({ status: 503 }, { status: 200 });
     await recordTestEvent(db, business.id, 'infra');
     const log = createLogger('silent');
-    const send = createWebhookSender({ keyRing: testKeyRing(), allowInsecureUrls: true });
+    const send = createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true });
     const handedOff: { deliveryId: string; run: number }[] = [];
-    await createWebhookDispatcher({ db, log, send, settings: { maxInFlight: 10, perSubscription: 10, leaseMs: 30_000, pollMs: 20 }, handOff: async (ds) => void handedOff.push(...ds) }).run({
+    await createWebhookDispatcher({ db, log, send, settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 }, handOff: async (ds) => void handedOff.push(...ds) }).run({
       signal: new AbortController().signal,
       runForMs: 500,
       heartbeat() {},
     });
     assert.equal(handedOff.length, 1);
-    const real = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
+    const real = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
     let failures = 12; // well past the 5 the earlier design allowed
     const activities = {
       ...real,

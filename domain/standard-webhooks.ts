@@ -1,0 +1,55 @@
+// The second webhook signature, in the Standard Webhooks form (https://www.standardwebhooks.com,
+// asymmetric variant): `webhook-signature: v1a,<Base64 Ed25519 signature>` over
+// `<webhook-id>.<webhook-timestamp>.<raw body>`. Unlike `vouch-signature` (the interface's, over the
+// body alone), it covers the attempt's timestamp, so a receiver that refuses old timestamps refuses
+// a captured delivery replayed later. Every key of the ring valid at send time signs (space-separated
+// signatures, as the standard allows), so a receiver keeps verifying across a key rotation.
+// Public keys are published as `whpk_<Base64 of the raw 32-byte key>` and as PEM.
+import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import type { SigningKey } from './webhook-signature.ts';
+
+/** An Ed25519 key of the Standard Webhooks ring (same shape as every ring's key). */
+export type Ed25519Key = SigningKey;
+
+export const STANDARD_WEBHOOK_SCHEME = 'v1a: Ed25519 over "<webhook-id>.<webhook-timestamp>.<body>", Base64' as const;
+/** How old a `webhook-timestamp` a receiver should accept (the standard's suggestion; our retries send a fresh one). */
+export const STANDARD_WEBHOOK_TOLERANCE_SECONDS = 300;
+
+/** The content a signature covers. */
+export const signedContent = (m: { id: string; timestamp: string; body: string }) => `${m.id}.${m.timestamp}.${m.body}`;
+
+const parsed = new Map<string, KeyObject>();
+const privateKeyOf = (k: Ed25519Key) => {
+  let key = parsed.get(k.keyId);
+  if (!key) parsed.set(k.keyId, (key = createPrivateKey(k.privateKeyPem)));
+  return key;
+};
+
+/** Keys of the ring whose window holds `at`. */
+export function validKeysAt(ring: readonly Ed25519Key[], at: Date): Ed25519Key[] {
+  const t = at.getTime();
+  return ring.filter((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
+}
+
+/** The `webhook-signature` header's value: one `v1a,…` per key valid at `at`. */
+export function standardWebhookSignature(ring: readonly Ed25519Key[], message: { id: string; timestamp: string; body: string }, at: Date): string {
+  const keys = validKeysAt(ring, at);
+  if (keys.length === 0) throw new Error(`no Standard Webhooks key of the ring is valid at ${at.toISOString()}`);
+  const content = Buffer.from(signedContent(message), 'utf8');
+  return keys.map((k) => `v1a,${sign(null, content, privateKeyOf(k)).toString('base64')}`).join(' ');
+}
+
+export type StandardWebhookPublicKey = { keyId: string; algorithm: 'Ed25519'; publicKey: string; publicKeyPem: string; validFrom: string; validUntil: string };
+
+export function standardWebhookPublicKeyOf(key: Ed25519Key): StandardWebhookPublicKey {
+  const pub = createPublicKey(key.privateKeyPem);
+  const der = pub.export({ type: 'spki', format: 'der' });
+  return {
+    keyId: key.keyId,
+    algorithm: 'Ed25519',
+    publicKey: `whpk_${der.subarray(der.length - 32).toString('base64')}`,
+    publicKeyPem: pub.export({ type: 'spki', format: 'pem' }).toString(),
+    validFrom: key.validFrom,
+    validUntil: key.validUntil,
+  };
+}

@@ -1,0 +1,100 @@
+// Uploaded files' metadata (the `files` table; the bytes are in the file store under storage_key),
+// and the bytes the store must lose (`file_store_cleanup`).
+//
+// Bytes and rows are written apart — bytes first, then the row in the transaction that records the
+// upload — so either can be left alone by a crash or a race (an upload finishing as its entity is
+// deleted). file_store_cleanup closes that gap: a key is entered there before its bytes are written
+// (due an hour later) and leaves it in the transaction that records its row; a deleted entity's keys
+// are entered in the transaction that deletes it (due at once). Whatever is due and named by no
+// `files` row is removed from the store by housekeeping (activities/housekeeping.ts), so bytes
+// without a row do not outlive a crash by more than the hour (and a minute).
+import type { Db, Queryable } from './db.ts';
+
+export type LiveFile = { storageKey: string; fileName: string | null; contentType: string };
+
+/** A live file of the entity (of the business), for a download; retired files and other entities' files are not. */
+export async function liveFileOf(q: Queryable, businessId: string, entityId: string, fileId: string): Promise<LiveFile | null> {
+  const [row] = await q.query<{ storage_key: string; file_name: string | null; content_type: string }>(
+    'SELECT storage_key, file_name, content_type FROM files WHERE id = $1 AND entity_id = $2 AND business_id = $3 AND retired_at IS NULL',
+    [fileId, entityId, businessId],
+  );
+  return row ? { storageKey: row.storage_key, fileName: row.file_name, contentType: row.content_type } : null;
+}
+
+/** The live file a download link names by its store key: none once the file is retired (replaced) or its entity deleted. */
+export async function liveFileByStorageKey(q: Queryable, storageKey: string): Promise<LiveFile | null> {
+  const [row] = await q.query<{ file_name: string | null; content_type: string }>('SELECT file_name, content_type FROM files WHERE storage_key = $1 AND retired_at IS NULL', [storageKey]);
+  return row ? { storageKey, fileName: row.file_name, contentType: row.content_type } : null;
+}
+
+/** The store keys of an entity's files, retired ones included (the bytes to remove with the entity). */
+export async function fileKeysOf(q: Queryable, entityId: string): Promise<string[]> {
+  const rows = await q.query<{ storage_key: string }>('SELECT storage_key FROM files WHERE entity_id = $1', [entityId]);
+  return rows.map((r) => r.storage_key);
+}
+
+/** Before bytes are written under these keys: removed by housekeeping after `graceSeconds` unless a row claims them first. */
+export async function expectBytes(q: Queryable, keys: readonly string[], graceSeconds: number): Promise<void> {
+  if (keys.length === 0) return;
+  await q.query(
+    `INSERT INTO file_store_cleanup (storage_key, not_before) SELECT k, now() + make_interval(secs => $2) FROM unnest($1::text[]) AS k
+     ON CONFLICT (storage_key) DO NOTHING`,
+    [keys, graceSeconds],
+  );
+}
+
+/**
+ * In the transaction that records their rows: these keys' bytes are wanted. False when one was
+ * taken by housekeeping meanwhile (its bytes may be gone): the caller must not record it.
+ */
+export async function claimBytes(q: Queryable, keys: readonly string[]): Promise<boolean> {
+  if (keys.length === 0) return true;
+  const claimed = await q.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[]) RETURNING 1', [keys]);
+  return claimed.length === keys.length;
+}
+
+/** These keys' bytes are to go now (their rows are gone, or were never written). */
+export async function discardBytes(q: Queryable, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await q.query(
+    `INSERT INTO file_store_cleanup (storage_key, not_before) SELECT k, now() FROM unnest($1::text[]) AS k
+     ON CONFLICT (storage_key) DO UPDATE SET not_before = now()`,
+    [keys],
+  );
+}
+
+/**
+ * Takes up to `limit` keys whose bytes are due to be removed — due, and named by no `files` row —
+ * out of the table (a due key that a row names was claimed after all, and is dropped). An upload
+ * claiming a key at the same moment waits on its row and then finds it gone (claimBytes).
+ */
+export async function takeDueBytes(db: Db, limit: number): Promise<string[]> {
+  return db.tx(async (q) => {
+    const rows = await q.query<{ storage_key: string; named: boolean }>(
+      `DELETE FROM file_store_cleanup c WHERE c.storage_key IN (
+         SELECT storage_key FROM file_store_cleanup WHERE not_before <= now() ORDER BY not_before LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING c.storage_key, EXISTS (SELECT 1 FROM files f WHERE f.storage_key = c.storage_key) AS named`,
+      [limit],
+    );
+    return rows.filter((r) => !r.named).map((r) => r.storage_key);
+  });
+}
+
+/** Done with these keys (their bytes removed). */
+export async function forgetBytes(q: Queryable, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await q.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[])', [keys]);
+}
+
+/** Bytes that could not be removed just now: due again after `delaySeconds`. */
+export async function retryBytes(q: Queryable, keys: readonly string[], delaySeconds: number): Promise<void> {
+  if (keys.length === 0) return;
+  await q.query(
+    `INSERT INTO file_store_cleanup (storage_key, not_before) SELECT k, now() + make_interval(secs => $2) FROM unnest($1::text[]) AS k
+     ON CONFLICT (storage_key) DO UPDATE SET not_before = EXCLUDED.not_before`,
+    [keys, delaySeconds],
+  );
+}
+
+/** An upload whose bytes are in the file store under `storageKey`, about to be recorded. */
+export type StoredFile = { id: string; fileName: string | null; contentType: string; size: number; sha256: string; storageKey: string };
