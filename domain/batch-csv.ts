@@ -1,11 +1,13 @@
 // The batch upload's CSV rules (interface 2.4 and 8), in one place: encoding, header, row count and
 // every per-row rule. Rows are numbered as a spreadsheet shows them: the header is row 1.
 //
-// The file is read as it arrives, chunk by chunk, and reading stops at the first reason to refuse
-// it: a 2 MB file of a million one-column lines is refused at its 5,001st record, not after all of
-// them are parsed. The work per chunk is bounded (one chunk of the request, one record of at most
-// MAX_RECORD_CHARS), so parsing a file never holds the process for long, and the memory kept is the
-// accepted rows' fields (at most 5,000 of them).
+// The file is read as it arrives and parsing stops at the first reason to refuse it: a 2 MB file of
+// a million one-column lines is refused at its 5,001st record, not after all of them are parsed.
+// The parser is fed small slices and the event loop is given back every couple of milliseconds (a
+// record whose column count differs from the header's costs csv-parse an Error object, some 15 µs),
+// so one file never holds the process for more than that at a time and at most ~5,000 records'
+// worth in all; the memory kept is the rows' fields (at most 5,000 of them, each under
+// MAX_RECORD_CHARS).
 import { parse } from 'csv-parse';
 import { restoredCell } from './csv.ts';
 import { MAX_EXTERNAL_ID } from './entity.ts';
@@ -20,6 +22,9 @@ export const OPTIONAL_COLUMNS = ['applicantLevel', 'cardProcessorPublicToken'] a
 const LEVEL_NAME = /^[A-Za-z0-9 _.-]{1,100}$/;
 const LISTED_IN_MESSAGE = 20;
 const MAX_DETAILS = 500;
+/** Bytes handed to the parser at a time, and how long it may run before the event loop gets a turn. */
+const SLICE_BYTES = 512;
+const YIELD_AFTER_MS = 2;
 
 export type BatchRow = {
   rowNumber: number;
@@ -66,7 +71,9 @@ class RowReader {
   private col: Record<string, number> | null = null;
   private width = 0;
   readonly rows: BatchRow[] = [];
+  /** The first MAX_DETAILS issues, and how many there are in all. */
   readonly issues: RowIssue[] = [];
+  private issueCount = 0;
   private readonly seen = { externalId: new Map<string, number>(), shareToken: new Map<string, number>(), cardProcessorPublicToken: new Map<string, number>() };
   refused: UploadRejected | null = null;
 
@@ -89,7 +96,9 @@ class RowReader {
       return;
     }
     const row = info.lines;
-    const issue = (field: string, message: string) => this.issues.push({ row, field, message });
+    const issue = (field: string, message: string) => {
+      if (this.issueCount++ < MAX_DETAILS) this.issues.push({ row, field, message });
+    };
     if (record.length > this.width) issue('', `has ${record.length} values but the header has ${this.width} columns`);
     const col = this.col;
     const value = (name: string) => restoredCell(col[name] === undefined ? '' : (record[col[name]!] ?? ''));
@@ -113,25 +122,21 @@ class RowReader {
       if (first !== undefined) issue(field, `repeats the value of row ${first}`);
       else this.seen[field].set(v, row);
     }
-    if (this.issues.length > MAX_DETAILS) {
-      this.refused = this.validationFailed();
-      return;
-    }
     this.rows.push({ rowNumber: row, externalId, shareToken, applicantLevel: applicantLevel || null, cardProcessorPublicToken: cpt || null });
   }
 
   validationFailed(): UploadRejected {
     const { issues } = this;
     const listed = issues.slice(0, LISTED_IN_MESSAGE).map((i) => `row ${i.row}${i.field ? ` ${i.field}` : ''} ${i.message}`);
-    const more = issues.length > MAX_DETAILS ? '; and more (reading stopped there)' : issues.length > LISTED_IN_MESSAGE ? `; and ${issues.length - LISTED_IN_MESSAGE} more` : '';
-    return new UploadRejected('invalid', `CSV validation failed: ${listed.join('; ')}${more}.`, issues.slice(0, MAX_DETAILS));
+    const more = this.issueCount > LISTED_IN_MESSAGE ? `; and ${this.issueCount - LISTED_IN_MESSAGE} more` : '';
+    return new UploadRejected('invalid', `CSV validation failed: ${listed.join('; ')}${more}.`, issues);
   }
 
   finish(): BatchCsvRead {
     if (this.refused) return { ok: false, rejected: this.refused };
     if (!this.col) return { ok: false, rejected: new UploadRejected('invalid', 'The file has no header row.') };
-    if (this.rows.length === 0 && this.issues.length === 0) return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records.') };
-    if (this.issues.length) return { ok: false, rejected: this.validationFailed() };
+    if (this.rows.length === 0 && this.issueCount === 0) return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records.') };
+    if (this.issueCount) return { ok: false, rejected: this.validationFailed() };
     return { ok: true, rows: this.rows };
   }
 }
@@ -155,15 +160,22 @@ export async function readBatchCsv(chunks: AsyncIterable<Uint8Array> | Iterable<
   };
   const invalidCsv = (err: Error) => refuse(new UploadRejected('invalid', `The file is not valid CSV: ${err.message.slice(0, 300)}`));
   const notUtf8 = () => refuse(new UploadRejected('invalid', 'The file is not valid UTF-8 text.'));
+  let since = performance.now();
   for await (const chunk of chunks) {
     try {
       utf8.decode(chunk, { stream: true });
     } catch {
       return notUtf8();
     }
-    parser.write(chunk);
-    if (parseError) return invalidCsv(parseError);
-    if (reader.refused) return refuse(reader.refused);
+    for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
+      parser.write(chunk.subarray(at, at + SLICE_BYTES));
+      if (parseError) return invalidCsv(parseError);
+      if (reader.refused) return refuse(reader.refused);
+      if (performance.now() - since >= YIELD_AFTER_MS) {
+        await new Promise((r) => setImmediate(r)); // the others' requests get their turn
+        since = performance.now();
+      }
+    }
   }
   try {
     utf8.decode();

@@ -6,7 +6,12 @@ import { Connection } from '@temporalio/client';
 import { devServerSearchAttributeFlags } from './search-attributes.ts';
 import { requireTemporalCli } from './temporal-cli.ts';
 
-const DEV_DYNAMIC_CONFIG = { 'matching.numTaskqueueReadPartitions': 1, 'matching.numTaskqueueWritePartitions': 1 };
+const DEV_DYNAMIC_CONFIG = {
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+  // tasks of a queue handed out to its fairness keys (our businesses) in turn, not first come first served
+  'matching.enableFairness': true,
+};
 
 export type TemporalDevServer = { address: string; uiUrl: string | undefined; process: ChildProcess; stop(): Promise<void> };
 
@@ -27,7 +32,9 @@ export async function startTemporalDevServer(options: {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', options.logLevel ?? 'error'];
   // One partition per task queue: the provider queue's rate limit and priorities are then enforced
   // exactly (with the default four, each partition gets a quarter of the rate and its own priority
-  // order, and a batch reached 91 % of the limit). Real clusters: see README, "Task queues".
+  // order, and a batch reached 91 % of the limit). Fairness: each run of a business carries it as its
+  // fairness key (runtime/starters.ts), so a small batch is not queued behind a large one of another
+  // business. Real clusters: see README, "Task queues" and "Fair shares".
   for (const [key, value] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
   args.push(...devServerSearchAttributeFlags()); // BusinessId, BatchId, EntityId, VouchStatus (operators filter runs by them)
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);

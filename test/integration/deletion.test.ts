@@ -1,0 +1,241 @@
+// What is deleted is gone (issue 18, interface 4.3: DELETE /entity "permanently and irreversibly
+// deletes the entity"). A person is verified by every path — universal KYC with an uploaded
+// document, token sharing, the hosted SDK (played by the sandbox), and as a declared owner with
+// documents — each with a name and a document number found nowhere else; after DELETE, every text
+// column of every table and every file of the file store is searched for them and nothing is found.
+// And the races: an upload finishing as its entity is deleted, a batch row whose entity is deleted
+// while the provider imports it, a retry after the entity was made again.
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createEntities, csvOf, donorAt, upload, waitForBatch, type Donor } from '../helpers/imports.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
+import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+
+/** Letters only (universal KYC names are Latin), unlikely anywhere by chance. */
+const uniqueName = () => `Zq${randomBytes(6).toString('hex').replace(/\d/g, (d) => 'ghijklmnop'[Number(d)]!)}`;
+const uniqueNumber = () => `DN${randomBytes(5).toString('hex').toUpperCase()}`;
+/** A PDF whose bytes carry the person's name and number, as a scanned document would. */
+const pdfOf = (...text: string[]) => Buffer.concat([FILES.pdf, Buffer.from(`% ${text.join(' ')}\n`)]);
+
+describe('deleting an entity', () => {
+  let stack: Stack;
+  let key: string;
+  let businessId: string;
+  let donor: Donor;
+  let receiver: Receiver;
+  let n = 0;
+
+  before(async () => {
+    stack = await startStack({
+      workers: true,
+      providerCallbacks: true,
+      env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', BATCH_PROVIDER_MAX_ATTEMPTS: '2', BATCH_PROVIDER_RETRY_INITIAL_MS: '100', API_RATE_LIMIT_PER_SECOND: '100000' },
+    });
+    receiver = await startReceiver();
+    ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Deletion' }));
+    donor = donorAt(stack);
+    const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url } });
+    assert.equal(sub.status, 201, sub.text);
+  });
+  after(async () => {
+    await receiver.close();
+    await stack.close();
+  });
+
+  const person = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', externalId = `del-${n++}`) => (await createEntities(stack, key, [externalId], type))[0]!;
+  const decided = async (entityId: string) => {
+    for (let i = 0; i < 300; i++) {
+      if (receiver.received.some((r) => JSON.parse(r.body.toString()).data.entityId === entityId)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no decision for ${entityId}`);
+  };
+  const del = async (entityId: string) => assert.equal((await stack.request('DELETE', `/entity/${entityId}`, { key })).status, 204);
+
+  /** Every place a value could hide: each text-like column of each table, and every file of the file store. */
+  async function whereFound(needle: string): Promise<string[]> {
+    const columns = await stack.db.query<{ table_name: string; column_name: string; data_type: string }>(
+      `SELECT table_name, column_name, data_type FROM information_schema.columns
+        WHERE table_schema = current_schema() AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'ARRAY', 'bytea')`,
+    );
+    assert.ok(columns.length > 40, 'the search covers the schema');
+    const found: string[] = [];
+    for (const c of columns) {
+      const expr = c.data_type === 'bytea' ? `encode("${c.column_name}", 'escape')` : `"${c.column_name}"::text`;
+      const [hit] = await stack.db.query<{ n: string }>(`SELECT count(*) AS n FROM "${c.table_name}" WHERE strpos(${expr}, $1) > 0`, [needle]);
+      if (Number(hit!.n) > 0) found.push(`${c.table_name}.${c.column_name}`);
+    }
+    const walk = async (dir: string): Promise<void> => {
+      for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if ((await readFile(p)).includes(needle)) found.push(`file ${path.relative(stack.config.files.dir, p)}`);
+      }
+    };
+    await walk(stack.config.files.dir);
+    await walk(stack.config.files.uploadTmpDir);
+    return found;
+  }
+
+  it('leaves nothing of a person verified by every path: no row, no column, no file names them', async () => {
+    const people: { entityId: string; name: string; number: string }[] = [];
+
+    // universal KYC: the data, and an identity document whose bytes carry the name
+    {
+      const [name, number] = [uniqueName(), uniqueNumber()];
+      const entityId = await person();
+      const value = JSON.stringify(
+        canonicalPayload((p) => {
+          p.identity.firstName = name;
+          p.identity.fullName = `${name} Example`;
+          p.document[0].number = number;
+        }),
+      );
+      assert.equal((await stack.request('POST', `/entity/${entityId}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value } })).status, 201);
+      const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: pdfOf(name, number), name: `${name}.pdf` }]) });
+      assert.equal(up.status, 201, up.text);
+      await decided(entityId);
+      assert.equal((await stack.request('GET', `/entity/${entityId}/signed-payload`, { key })).status, 200);
+      people.push({ entityId, name, number });
+    }
+    // token sharing: an applicant at the provider with the person's data, shared and imported
+    {
+      const [name, number] = [uniqueName(), uniqueNumber()];
+      const externalId = `del-share-${n++}`;
+      const entityId = await person('INDIVIDUAL', externalId);
+      const applicant = stack.sim!.state.addScenarioApplicant(donor.account.clientId, 'complete');
+      applicant.info = { ...applicant.info, firstName: name, idDocs: [{ idDocType: 'PASSPORT', country: 'GBR', number, issuedDate: '2020-01-01', validUntil: '2035-01-01' }] };
+      const { token } = await donor.api.createShareToken({ applicantId: applicant.id, forClientId: stack.recipient!.clientId });
+      const res = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId, shareToken: token } });
+      assert.equal(res.status, 200, res.text);
+      await decided(entityId);
+      people.push({ entityId, name, number });
+    }
+    // hosted SDK, played by the sandbox: the applicant's data comes back through the provider's callback
+    {
+      const [name, number] = [uniqueName(), uniqueNumber()];
+      const entityId = await person();
+      const res = await stack.request('POST', `/sandbox/entity/${entityId}/kyc/complete`, {
+        key,
+        json: { reviewAnswer: 'GREEN', person: { firstName: name, idDocument: { type: 'PASSPORT', country: 'GBR', number } } },
+      });
+      assert.equal(res.status, 202, res.text);
+      await decided(entityId);
+      people.push({ entityId, name, number });
+    }
+    // a declared owner of a business, with the owner's passport uploaded
+    let company: string;
+    {
+      const [name, number] = [uniqueName(), uniqueNumber()];
+      company = await person('BUSINESS');
+      const profile = await stack.request('POST', '/ukyb', {
+        key,
+        json: {
+          entityId: company,
+          business: { legalName: 'Gone Ltd', registrationNumber: '1', country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } },
+          ubos: [{ externalId: `del-owner-${n++}`, firstName: name, lastName: 'Owner', dob: '1980-01-01', nationality: 'GBR', ownershipPercentage: 100 }],
+        },
+      });
+      assert.equal(profile.status, 201, profile.text);
+      const owner = profile.body.ubos[0].entityId as string;
+      const doc = await stack.request('POST', '/ukyb/documents', { key, form: documentsForm({ entityId: company, memberId: owner, documentType: 'PASSPORT' }, [{ bytes: pdfOf(name, number), name: 'passport.pdf' }]) });
+      assert.equal(doc.status, 201, doc.text);
+      people.push({ entityId: owner, name, number });
+    }
+
+    for (const p of people) {
+      assert.notDeepEqual(await whereFound(p.name), [], `${p.name} is stored before the delete (the search finds what is there)`);
+    }
+    for (const p of people) await del(p.entityId);
+    await del(company);
+    for (const p of people) {
+      assert.deepEqual(await whereFound(p.name), [], `the name of deleted entity ${p.entityId}`);
+      assert.deepEqual(await whereFound(p.number), [], `the document number of deleted entity ${p.entityId}`);
+      assert.equal((await stack.request('GET', `/entity/${p.entityId}`, { key })).status, 404);
+    }
+    const [due] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM file_store_cleanup');
+    assert.equal(Number(due!.n), 0, 'every byte removed at once, nothing left for housekeeping');
+  });
+
+  it('an upload that finishes as its entity is deleted answers 404 and leaves no bytes behind', async () => {
+    const entityId = await person();
+    const boundary = `----race-${randomUUID()}`;
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="late.pdf"\r\nContent-Type: application/pdf\r\n\r\n`);
+    const tail = Buffer.concat([pdfOf('late'), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = request(`${stack.url}/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, {
+        method: 'POST',
+        headers: { 'x-vouch-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + tail.length) },
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+      });
+      req.on('error', reject);
+      req.write(head);
+      // the upload is under way (checked, its slot taken, its file being received) when the entity goes
+      setTimeout(() => {
+        void del(entityId).then(() => req.end(tail), reject);
+      }, 300);
+    });
+    const res = await answer;
+    assert.deepEqual([res.status, res.body.code], [404, '0702000100']);
+    assert.deepEqual(await readdir(path.join(stack.config.files.dir, businessId, entityId)).catch(() => []), [], 'no bytes in the file store');
+    assert.equal((await stack.db.query('SELECT 1 FROM files WHERE entity_id = $1', [entityId])).length, 0);
+    assert.equal((await stack.db.query('SELECT 1 FROM file_store_cleanup')).length, 0, 'and nothing left for housekeeping to find');
+  });
+
+  it('a batch row whose entity is deleted while the provider imports it fails for good as ENTITY_NOT_FOUND, keeping nothing of the person', async () => {
+    const externalId = `del-batch-${n++}`;
+    const entityId = await person('INDIVIDUAL', externalId);
+    const token = await donor.token();
+    const sim = stack.sim!;
+    await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', body: JSON.stringify({ latencyMs: 1500, pathPattern: 'reusableIdentity' }) });
+    try {
+      const res = await upload(stack, key, csvOf('externalId,shareToken', [[externalId, token]]));
+      assert.equal(res.status, 201, res.text);
+      for (let i = 0; i < 200 && sim.state.stats.delayed === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.ok(sim.state.stats.delayed > 0, 'the import is with the provider');
+      await del(entityId);
+      const status = await waitForBatch(stack, key, res.body.batchId);
+      assert.deepEqual(
+        status.summary.errors.map((e: any) => [e.errorDetail.category, e.errorDetail.retryable]),
+        [['ENTITY_NOT_FOUND', false]],
+      );
+      assert.equal(sim.state.stats.imports[token]?.attempts, 1, 'the token was sent once, not retried');
+      assert.equal((await stack.db.query('SELECT 1 FROM kyc_persons WHERE entity_id = $1', [entityId])).length, 0);
+    } finally {
+      await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', body: '{}' });
+    }
+  });
+
+  it("a batch's retry looks each row's entity up again: deleted and made again, the row lands on the new entity", async () => {
+    const externalId = `del-retry-${n++}`;
+    const first = await person('INDIVIDUAL', externalId);
+    const token = await donor.token();
+    await fetch(`${stack.sim!.url}/_sim/faults`, { method: 'PUT', body: JSON.stringify({ errorRate: 1, pathPattern: 'reusableIdentity' }) });
+    let batchId: string;
+    try {
+      const res = await upload(stack, key, csvOf('externalId,shareToken', [[externalId, token]]));
+      batchId = res.body.batchId;
+      const status = await waitForBatch(stack, key, batchId);
+      assert.deepEqual(status.summary.errors.map((e: any) => e.errorDetail.category), ['PROVIDER_UNAVAILABLE']);
+    } finally {
+      await fetch(`${stack.sim!.url}/_sim/faults`, { method: 'PUT', body: '{}' });
+    }
+    await del(first);
+    const second = await person('INDIVIDUAL', externalId);
+    assert.equal((await stack.request('POST', `/entity/kyc/import/batch/${batchId}/retry`, { key })).status, 202);
+    const status = await waitForBatch(stack, key, batchId);
+    assert.equal(status.summary.successfulRecords, 1, JSON.stringify(status));
+    const [row] = await stack.db.query<{ entity_id: string }>('SELECT entity_id FROM import_records WHERE batch_id = $1', [batchId]);
+    assert.equal(row!.entity_id, second);
+    assert.equal((await stack.request('GET', `/entity/${second}`, { key })).body.verifiedBy, 'sumsub');
+  });
+});
