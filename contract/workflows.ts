@@ -21,6 +21,8 @@ export const syncWorkflowId = (requestId: string) => `sync-import-${requestId}`;
 
 export type BatchImportInput = {
   batchId: string;
+  /** The uploading business: its provider calls' fairness key (absent in runs started before it was added). */
+  businessId?: string;
   /** The rate-limited queue of provider activities (workflows cannot read configuration). */
   providerTaskQueue: string;
   /** Records in flight at once. */
@@ -35,6 +37,8 @@ export type BatchImportInput = {
 
 export type SyncImportInput = {
   requestId: string;
+  /** The calling business: its provider calls' fairness key (absent in runs started before it was added). */
+  businessId?: string;
   /** The provider queue, shared with batches (its calls go first: PROVIDER_PRIORITY). */
   providerTaskQueue: string;
 };
@@ -79,6 +83,16 @@ export type WebhookDispatcherInput = {
  */
 export const PROVIDER_PRIORITY = { sync: 1, batch: 4 } as const;
 
+/**
+ * A provider call's place on the shared queue: a waiting caller before a batch (PROVIDER_PRIORITY),
+ * and within each, the businesses with calls waiting served in turn — the business is the call's
+ * fairness key (Temporal task queue fairness), so one business's large batch never holds another's
+ * small one back. Runs started before the key existed have none (first come, first served).
+ */
+export function providerPriority(kind: keyof typeof PROVIDER_PRIORITY, businessId: string | undefined) {
+  return { priorityKey: PROVIDER_PRIORITY[kind], ...(businessId ? { fairnessKey: businessId } : {}) };
+}
+
 /** ApplicationFailure type of recoverShare's "not listed yet": retried, RECOVER_LOOKUP_MAX_ATTEMPTS lookups at most. */
 export const LOOKUP_PENDING_FAILURE = 'LookupPending';
 /** Lookups of an applicant after "token already used" (1 + 2 + 4 + 8 + 16 s of backoff: about 30 s). */
@@ -103,6 +117,8 @@ export const entityOfSdkUserId = (externalUserId: string): string | null =>
 
 export type PersonVerificationInput = {
   entityId: string;
+  /** The person's business: its provider calls' fairness key (absent in runs started before it was added). */
+  businessId?: string;
   providerTaskQueue: string;
   /** The workflow ends after this long without a token request or a review (a later one starts it again). */
   idleMs: number;
@@ -125,7 +141,14 @@ export type ReviewOutcome =
  * (testCompleted), so the provider's real callback reaches the person's verification workflow.
  */
 export const sandboxReviewWorkflowId = (requestId: string) => `sandbox-review-${requestId}`;
-export type SandboxReviewInput = { requestId: string; entityId: string; providerTaskQueue: string; withPerson: boolean };
+export type SandboxReviewInput = {
+  requestId: string;
+  entityId: string;
+  providerTaskQueue: string;
+  withPerson: boolean;
+  /** The business: its provider calls' fairness key (absent in runs started before it was added). */
+  businessId?: string;
+};
 export type SandboxReviewResult = { applicantId: string; created: boolean };
 /** The failure type when a request names a test person but the person's applicant already exists. */
 export const SANDBOX_APPLICANT_EXISTS_FAILURE = 'SandboxApplicantExists';

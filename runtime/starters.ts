@@ -33,10 +33,6 @@ const once = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 
 /**
  * What an operator sees of a run: search attributes (BusinessId, EntityId, BatchId, VouchStatus),
  * a one-line summary and details in the Temporal UI. Ids and stages only, never personal data.
- * And whose work it is: a run of a business carries the business as its fairness key, which its
- * activities inherit, so on a shared task queue (the provider's above all) Temporal hands out
- * tasks to the businesses with work waiting in turn rather than first come, first served (README,
- * "Fair shares").
  */
 function described(tags: RunTags | undefined, status: VouchStatus, summary: string, details: string[] = []) {
   const k = SEARCH_ATTRIBUTE_KEYS;
@@ -47,12 +43,7 @@ function described(tags: RunTags | undefined, status: VouchStatus, summary: stri
     { key: k.vouchStatus, value: status },
   ];
   const lines = [...(tags ? [`business ${tags.businessId}`] : []), ...(tags?.entityId ? [`entity ${tags.entityId}`] : []), ...details];
-  return {
-    typedSearchAttributes,
-    staticSummary: summary,
-    ...(lines.length ? { staticDetails: lines.join('  \n') } : {}),
-    ...(tags ? { priority: { fairnessKey: tags.businessId } } : {}),
-  };
+  return { typedSearchAttributes, staticSummary: summary, ...(lines.length ? { staticDetails: lines.join('  \n') } : {}) };
 }
 
 /** A person's verification workflow ends after this long with nothing to do (a token request or callback restarts it). */
@@ -63,15 +54,17 @@ const DISPATCHER_RUN_MS = 10 * 60_000;
 
 export function createStarters(client: Client, config: Config) {
   const t = config.temporal;
-  const batchInput = (batchId: string): BatchImportInput => ({
+  // a run whose activities call the provider names its business: the calls' fairness key (contract/workflows.ts providerPriority)
+  const batchInput = (batchId: string, businessId: string): BatchImportInput => ({
     batchId,
+    businessId,
     providerTaskQueue: t.providerTaskQueue,
     concurrency: t.batchConcurrency,
     pageSize: t.batchPageSize,
     providerRetry: { maximumAttempts: t.batchProviderMaxAttempts, initialIntervalMs: t.batchProviderRetryInitialMs },
   });
   const person = (tags: RunTags & { entityId: string }) => {
-    const input: PersonVerificationInput = { entityId: tags.entityId, providerTaskQueue: t.providerTaskQueue, idleMs: PERSON_IDLE_MS };
+    const input: PersonVerificationInput = { entityId: tags.entityId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue, idleMs: PERSON_IDLE_MS };
     return {
       taskQueue: t.taskQueue,
       workflowId: personVerificationWorkflowId(tags.entityId),
@@ -86,7 +79,7 @@ export function createStarters(client: Client, config: Config) {
         ...once,
         taskQueue: t.taskQueue,
         workflowId: batchWorkflowId(batchId, run),
-        args: [batchInput(batchId)],
+        args: [batchInput(batchId, businessId)],
         ...described({ businessId, batchId }, 'pending', run === 1 ? `Batch import ${batchId}` : `Batch import ${batchId}, retry ${run - 1} of its failed rows`, [`batch ${batchId}`]),
       });
     },
@@ -98,7 +91,7 @@ export function createStarters(client: Client, config: Config) {
         ...described(tags, 'in_progress', `Sync import ${requestId}`, [`request ${requestId}`]),
         taskQueue: t.syncTaskQueue,
         workflowId: syncWorkflowId(requestId),
-        args: [{ requestId, providerTaskQueue: t.providerTaskQueue }],
+        args: [{ requestId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue }],
         workflowExecutionTimeout: '2 minutes',
       });
     },
@@ -123,7 +116,7 @@ export function createStarters(client: Client, config: Config) {
         ...described(tags, 'in_progress', `Sandbox: plays person ${entityId} and a review`, [`request ${requestId}`]),
         taskQueue: t.taskQueue,
         workflowId: sandboxReviewWorkflowId(requestId),
-        args: [{ requestId, entityId, providerTaskQueue: t.providerTaskQueue, withPerson }],
+        args: [{ requestId, entityId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue, withPerson }],
         workflowExecutionTimeout: '2 minutes',
       });
     },

@@ -4,7 +4,7 @@
 // where the status endpoint reads them during and after the run.
 import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE, type BatchImportInput } from '../contract/workflows.ts';
+import { providerPriority, RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE, type BatchImportInput } from '../contract/workflows.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 import { setVouchStatus } from './status.ts';
 
@@ -26,7 +26,7 @@ async function inPool<T>(items: T[], size: number, fn: (item: T) => Promise<unkn
 export async function batchImportWorkflow(input: BatchImportInput): Promise<{ status: 'completed' }> {
   const onProviderQueue = {
     taskQueue: input.providerTaskQueue,
-    priority: { priorityKey: PROVIDER_PRIORITY.batch }, // sync imports waiting on the same queue go first
+    priority: providerPriority('batch', input.businessId), // sync imports waiting on the same queue go first; businesses in turn
     startToCloseTimeout: '20 seconds', // above the provider client's own 10 s request timeout
   } as const;
   const provider = proxyActivities<ProviderActivities>({

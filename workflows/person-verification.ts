@@ -8,7 +8,7 @@ import type { ProviderActivities } from '../activities/index.ts';
 import {
   APPLICANT_REVIEWED_SIGNAL,
   PERSON_PROGRESS_QUERY,
-  PROVIDER_PRIORITY,
+  providerPriority,
   type PersonProgress,
   SDK_TOKEN_UPDATE,
   type ApplicantReviewed,
@@ -22,7 +22,7 @@ export const applicantReviewedSignal = defineSignal<[ApplicantReviewed]>(APPLICA
 export const progressQuery = defineQuery<PersonProgress>(PERSON_PROGRESS_QUERY);
 
 export async function personVerificationWorkflow(input: PersonVerificationInput): Promise<{ decided: number }> {
-  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: { priorityKey: PROVIDER_PRIORITY.sync }, startToCloseTimeout: '15 seconds' } as const;
+  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: providerPriority('sync', input.businessId), startToCloseTimeout: '15 seconds' } as const;
   // a caller waits for the token: a few quick attempts, then the API answers 503
   const forCaller = proxyActivities<ProviderActivities>({ ...onProviderQueue, retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 } });
   // a review is decided however long the provider stays down

@@ -4,7 +4,7 @@
 // decides. A test person for an applicant that already exists is refused, not silently ignored.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/index.ts';
-import { PROVIDER_PRIORITY, SANDBOX_APPLICANT_EXISTS_FAILURE, type SandboxReviewInput, type SandboxReviewResult } from '../contract/workflows.ts';
+import { providerPriority, SANDBOX_APPLICANT_EXISTS_FAILURE, type SandboxReviewInput, type SandboxReviewResult } from '../contract/workflows.ts';
 import { setVouchStatus } from './status.ts';
 
 export async function sandboxReviewWorkflow(input: SandboxReviewInput): Promise<SandboxReviewResult> {
@@ -22,7 +22,7 @@ async function play(input: SandboxReviewInput): Promise<SandboxReviewResult> {
   // a client waits on this: a few quick attempts, then the API answers 503
   const provider = proxyActivities<ProviderActivities>({
     taskQueue: input.providerTaskQueue,
-    priority: { priorityKey: PROVIDER_PRIORITY.sync },
+    priority: providerPriority('sync', input.businessId),
     startToCloseTimeout: '15 seconds',
     retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
   });

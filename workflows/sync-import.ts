@@ -4,7 +4,7 @@
 // fleet-wide provider limit, but ahead of them (PROVIDER_PRIORITY.sync).
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { PROVIDER_PRIORITY, RECOVER_LOOKUP_MAX_ATTEMPTS, type SyncImportInput, type SyncImportResult } from '../contract/workflows.ts';
+import { providerPriority, RECOVER_LOOKUP_MAX_ATTEMPTS, type SyncImportInput, type SyncImportResult } from '../contract/workflows.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 import { setVouchStatus } from './status.ts';
 
@@ -14,7 +14,7 @@ const general = proxyActivities<GeneralActivities>({
 });
 
 export async function syncImportWorkflow(input: SyncImportInput): Promise<SyncImportResult> {
-  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: { priorityKey: PROVIDER_PRIORITY.sync }, startToCloseTimeout: '15 seconds' } as const;
+  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: providerPriority('sync', input.businessId), startToCloseTimeout: '15 seconds' } as const;
   const provider = proxyActivities<ProviderActivities>({
     ...onProviderQueue,
     retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
