@@ -6,6 +6,7 @@ import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf } from '../domain/webhook-signature.ts';
 import { loadConfig } from '../runtime/config.ts';
+import { privateFiles } from '../runtime/process.ts';
 import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../runtime/payload-codec.ts';
 import { registerSearchAttributes } from '../runtime/search-attributes.ts';
 import { keyRingFile, loadKeyRing } from '../runtime/signing-keys.ts';
@@ -45,6 +46,7 @@ async function main(argv: string[]): Promise<unknown> {
   const command = positionals.join(' ');
   if (values.help || !command) throw new UsageError(usage);
   const config = loadConfig();
+  privateFiles(config.dataDir); // key rings and the embedded database it may make are its own
   if (command === 'webhook-keys generate') {
     const ring = await loadKeyRing(config, 'webhook', { generateMissing: true, ignoreVariable: true });
     return { file: keyRingFile(config, 'webhook'), keys: ring.map(publicKeyOf) };

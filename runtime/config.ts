@@ -96,6 +96,9 @@ const envSchema = z.object({
   UPLOAD_TMP_DIR: z.string().optional(),
 });
 
+/** Every setting's name (the environment variables this service reads). */
+export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
+
 export type Config = {
   environment: 'sandbox' | 'staging' | 'production';
   http: { host: string; port: number; jsonBodyLimitBytes: number; rateLimitPerSecond: number; syncImportRateLimitPerSecond: number };

@@ -1,5 +1,6 @@
 // Process lifecycle for every entry point: config, logger, and a graceful shutdown on SIGINT or
 // SIGTERM that runs clean-ups in reverse order of registration (last opened, first closed).
+import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
@@ -12,6 +13,16 @@ export type ProcessContext = {
   fatal(err: unknown): void;
 };
 
+/**
+ * Files and directories this process makes are its own: mode 600 and 700 (keys, the embedded
+ * database, received uploads, the Temporal dev server's state), and DATA_DIR is 700.
+ */
+export function privateFiles(dataDir: string): void {
+  process.umask(0o077);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+}
+
 export async function runProcess(name: string, main: (ctx: ProcessContext) => Promise<unknown>): Promise<void> {
   let config: Config;
   try {
@@ -23,6 +34,7 @@ export async function runProcess(name: string, main: (ctx: ProcessContext) => Pr
     }
     throw err;
   }
+  privateFiles(config.dataDir);
   const log = createLogger(config.logLevel, `vouch-${name}`);
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   let stopping: Promise<void> | undefined;

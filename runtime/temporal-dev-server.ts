@@ -39,7 +39,7 @@ export async function startTemporalDevServer(options: {
   args.push(...devServerSearchAttributeFlags()); // BusinessId, BatchId, EntityId, VouchStatus (operators filter runs by them)
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   if (options.dataDir) {
-    await mkdir(options.dataDir, { recursive: true });
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     args.push('--db-filename', path.join(options.dataDir, 'temporal.db'));
   }
   if (options.headless || options.uiPort === undefined) args.push('--headless');

@@ -22,7 +22,7 @@ export async function startEmbeddedPostgres(options: {
   let dbDir: string | undefined;
   if (options.dataDir) {
     dbDir = path.join(options.dataDir, 'pglite');
-    await mkdir(options.dataDir, { recursive: true });
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   }
   const db = await PGlite.create(dbDir);
   const server = new PGLiteSocketServer({ db, host, port: options.port, maxConnections: options.maxConnections ?? 20 });

@@ -4,7 +4,7 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { checkHealth } from '../../usecases/health.ts';
 import { route } from '../route.ts';
 
-const check = z.object({ ok: z.boolean(), latencyMs: z.number().optional(), error: z.string().optional() });
+const check = z.object({ status: z.enum(['ok', 'degraded']), latencyMs: z.number().optional() });
 const healthSchema = z.object({ status: z.enum(['ok', 'degraded']), database: check, temporal: check });
 
 export function healthRoutes(uc: UseCaseContext) {
@@ -14,7 +14,7 @@ export function healthRoutes(uc: UseCaseContext) {
       path: '/health',
       operationId: 'health',
       summary: 'Service health',
-      description: 'Reports whether the database and Temporal answer. 200 when both do, 503 otherwise. No API key needed.',
+      description: 'Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.',
       tag: 'Operations',
       auth: false,
       responses: {

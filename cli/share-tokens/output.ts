@@ -35,9 +35,13 @@ export class AppendCsv {
     this.handle = handle;
   }
 
-  /** Opens for appending; writes the header when the file is new or empty. */
+  /**
+   * Opens for appending; writes the header when the file is new or empty. Share tokens are
+   * credentials until used: the file is readable by its owner only (600), also when it existed.
+   */
   static async open(file: string, header: string[], { truncateFirst = false } = {}): Promise<AppendCsv> {
-    const handle = await open(file, truncateFirst ? 'w' : 'a');
+    const handle = await open(file, truncateFirst ? 'w' : 'a', 0o600);
+    await handle.chmod(0o600);
     if ((await handle.stat()).size === 0) await handle.write(csvLine(header));
     return new AppendCsv(handle);
   }

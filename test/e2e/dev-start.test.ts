@@ -1,7 +1,7 @@
 // `npm start` as a newcomer runs it: Temporal dev server with its Web UI, embedded PGlite, worker and
 // API in one process, a sandbox business on first start, state kept across restarts, Ctrl-C clean.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -60,6 +60,23 @@ describe('npm start (all-in-one development mode)', () => {
     dev = undefined;
     const saved = JSON.parse(await readFile(path.join(dataDir, 'sandbox.json'), 'utf8'));
     assert.equal(saved.apiKey, key);
+    // the data directory is the service's own (700): nothing in it is reachable by another user,
+    // whatever modes the files inside are given (PGlite writes its own 666); secrets are 600 too
+    assert.equal((await lstat(dataDir)).mode & 0o777, 0o700);
+    const open: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      for (const e of await readdir(dir, { withFileTypes: true })) {
+        if (!e.isDirectory()) continue;
+        const p = path.join(dir, e.name);
+        if (((await lstat(p)).mode & 0o077) !== 0) open.push(`${path.relative(dataDir, p)} ${((await lstat(p)).mode & 0o777).toString(8)}`);
+        await walk(p);
+      }
+    };
+    await walk(dataDir);
+    assert.deepEqual(open, [], 'directories open to other users');
+    for (const secret of ['sandbox.json', 'payload-codec-keys.json', 'webhook-signing-keys.json', 'standard-webhook-keys.json', 'signed-payload-keys.json', 'file-link-secret']) {
+      assert.equal((await lstat(path.join(dataDir, secret))).mode & 0o777, 0o600, secret);
+    }
   });
 
   it('keeps the sandbox business and its data across a restart', async () => {

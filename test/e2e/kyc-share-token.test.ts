@@ -1,7 +1,7 @@
 // The kyc-share-token CLI end to end against the simulator: output, bad rows, retries on 429 and
 // 5xx, and resume after SIGKILL or Ctrl-C with nothing lost or doubled.
 import assert from 'node:assert/strict';
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -76,6 +76,7 @@ describe('kyc-share-token', () => {
     ].sort());
     assert.match(res.stderr, /12 share tokens written/);
     assert.match(res.stderr, /4 rows failed/);
+    for (const f of [out, errs]) assert.equal((await stat(f)).mode & 0o777, 0o600, `${f}: share tokens are readable by their owner only`);
   });
 
   it('accepts the columns in any order and exits 0 when every row is done', async () => {

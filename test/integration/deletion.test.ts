@@ -130,6 +130,7 @@ describe('deleting an entity', () => {
     }
     // a declared owner of a business, with the owner's passport uploaded
     let company: string;
+    let link: string;
     {
       const [name, number] = [uniqueName(), uniqueNumber()];
       company = await person('BUSINESS');
@@ -145,6 +146,9 @@ describe('deleting an entity', () => {
       const owner = profile.body.ubos[0].entityId as string;
       const doc = await stack.request('POST', '/ukyb/documents', { key, form: documentsForm({ entityId: company, memberId: owner, documentType: 'PASSPORT' }, [{ bytes: pdfOf(name, number), name: 'passport.pdf' }]) });
       assert.equal(doc.status, 201, doc.text);
+      const fileId = (await stack.request('GET', `/entity/${company}/documents`, { key })).body.ubos[0].documents.PASSPORT[0].fileId;
+      link = (await stack.request('GET', `/entity/${owner}/file/${fileId}/presigned-url`, { key })).body.url;
+      assert.equal((await fetch(link)).status, 200);
       people.push({ entityId: owner, name, number });
     }
 
@@ -158,6 +162,7 @@ describe('deleting an entity', () => {
       assert.deepEqual(await whereFound(p.number), [], `the document number of deleted entity ${p.entityId}`);
       assert.equal((await stack.request('GET', `/entity/${p.entityId}`, { key })).status, 404);
     }
+    assert.equal((await fetch(link)).status, 404, 'a download link issued before the delete');
     const [due] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM file_store_cleanup');
     assert.equal(Number(due!.n), 0, 'every byte removed at once, nothing left for housekeeping');
   });

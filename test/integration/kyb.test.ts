@@ -287,13 +287,18 @@ describe('universal KYB', () => {
   });
 
   describe('presigned downloads (local store)', () => {
-    it('downloads the bytes without an API key; an owner\'s file only through the owner\'s entityId; 404 across businesses and for replaced files', async () => {
+    it('downloads the bytes without an API key; an owner\'s file only through the owner\'s entityId; 404 across businesses and for replaced files, old links included', async () => {
       const { entityId, ubos } = await profile([owner()]);
       const memberId = ubos[0]!.entityId;
       await documents({ entityId, requirementSlug: 'ukyb-register-of-shareholders' }, [{ bytes: FILES.png, name: 'register.png' }]);
       await documents({ entityId, memberId, documentType: 'ID_CARD' }, [{ bytes: FILES.jpeg, name: 'id-old.jpg' }]);
       const old = (await manifest(entityId)).ubos[0].documents.ID_CARD[0].fileId;
+      const oldLink = (await stack.request('GET', `/entity/${memberId}/file/${old}/presigned-url`, { key })).body.url as string;
+      assert.equal((await fetch(oldLink)).status, 200, 'the link works while the file is live');
       await documents({ entityId, memberId, documentType: 'ID_CARD' }, [{ bytes: FILES.pdf, name: 'id.pdf' }]);
+      // replaced: a link issued before the replacement is dead too, not only new requests for one
+      const dead = await fetch(oldLink);
+      assert.deepEqual([dead.status, ((await dead.json()) as any).code], [404, '0709000600']);
       const m = await manifest(entityId);
       const register = m.business['ukyb-register-of-shareholders'][0].fileId;
       const idCard = m.ubos[0].documents.ID_CARD[0].fileId;
@@ -306,6 +311,13 @@ describe('universal KYB', () => {
       assert.deepEqual(Buffer.from(await got.arrayBuffer()), FILES.png);
       assert.equal(got.headers.get('content-type'), 'image/png');
       assert.match(got.headers.get('content-disposition') ?? '', /attachment; filename="register.png"/);
+      // a link is a credential: the request log names it by a hash only
+      const token = new URL(signed.body.url).pathname.slice('/files/'.length);
+      for (let i = 0; i < 50 && !stack.logs.some((l) => String(l.path ?? '').startsWith('/files/')); i++) await new Promise((r) => setTimeout(r, 20));
+      const logged = stack.logs.filter((l) => String(l.path ?? '').startsWith('/files/'));
+      assert.ok(logged.length > 0, 'downloads are logged');
+      assert.ok(logged.every((l) => /^\/files\/\[link sha256:[0-9a-f]{12}\]$/.test(String(l.path))), JSON.stringify(logged.map((l) => l.path)));
+      assert.ok(!JSON.stringify(stack.logs).includes(token), 'the link appears nowhere in the logs');
 
       const viaBusiness = await stack.request('GET', `/entity/${entityId}/file/${idCard}/presigned-url`, { key });
       assert.deepEqual([viaBusiness.status, viaBusiness.body.code], [404, '0709000600']);

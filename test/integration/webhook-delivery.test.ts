@@ -7,13 +7,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { standardWebhookPublicKeyOf, validKeysAt } from '../../domain/standard-webhooks.ts';
 import { publicKeyOf, signingKeyAt } from '../../domain/webhook-signature.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { retryWorkflowOf } from '../helpers/events.ts';
 import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
+import { startStack, testKeyRing, testKeyRings, type Stack } from '../helpers/stack.ts';
 
 describe('webhook deliveries', () => {
   let stack: Stack;
@@ -102,6 +103,19 @@ describe('webhook deliveries', () => {
     assert.equal(verifyWebhook(got!.body, got!.headers['vouch-signature'], keys), true);
     assert.equal(verifyWebhook(Buffer.from(got!.body.toString().replace('REJECTED', 'APPROVED')), got!.headers['vouch-signature'], keys), false);
     assert.equal(verifyWebhook(got!.body, undefined, keys), false);
+
+    // the Standard Webhooks signature (v1a, Ed25519 over id.timestamp.body), checked by openssl too;
+    // the business is named in the body both signatures cover
+    assert.equal(event.businessId, businessId);
+    const [, v1a] = String(got!.headers['webhook-signature']).split(' ')[0]!.split(',');
+    const content = path.join(tmp, 'signed-content.txt');
+    await writeFile(content, `${got!.headers['webhook-id']}.${got!.headers['webhook-timestamp']}.${got!.body.toString()}`);
+    await writeFile(sig, Buffer.from(v1a!, 'base64'));
+    const ed = validKeysAt(testKeyRings().standardWebhooks, new Date())[0]!;
+    await writeFile(pub, standardWebhookPublicKeyOf(ed).publicKeyPem);
+    assert.match(execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', content, '-sigfile', sig]).toString(), /Signature Verified Successfully/);
+    await writeFile(content, `${got!.headers['webhook-id']}.${Number(got!.headers['webhook-timestamp']) + 60}.${got!.body.toString()}`);
+    assert.throws(() => execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', content, '-sigfile', sig], { stdio: 'pipe' }), 'a replay with a fresh timestamp fails');
 
     const [delivery] = await deliveriesOf(sub);
     assert.equal(delivery.status, 'delivered');

@@ -89,3 +89,19 @@ describe('control characters in share fields (PostgreSQL text cannot hold NUL)',
     assert.ok(!bad.ok && /shareToken/.test(bad.rejected.message) && /control characters/.test(bad.rejected.message), JSON.stringify(bad));
   });
 });
+
+describe('CSV cells a spreadsheet would run', () => {
+  it('are written with a leading apostrophe, and read back without it', async () => {
+    const { csvField, neutralizedCell, restoredCell } = await import('../../domain/csv.ts');
+    const { parseBatchCsv } = await import('../../domain/batch-csv.ts');
+    for (const v of ['=1+1', '+A1', '-2', '@SUM(A1)', '\tx', '\rx']) {
+      assert.equal(neutralizedCell(v), `'${v}`);
+      assert.equal(restoredCell(neutralizedCell(v)), v);
+    }
+    for (const v of ['plain', "'quoted", "'already'", 'a=b', '']) assert.equal(restoredCell(neutralizedCell(v)), v, v);
+    assert.equal(csvField('=cmd|"/c calc"!A1'), `"'=cmd|""/c calc""!A1"`);
+    const read = await parseBatchCsv(Buffer.from(`externalId,shareToken\n${csvField('=1+1')},${csvField('-tok')}\n`), { binSponsored: false });
+    assert.ok(read.ok);
+    assert.deepEqual([read.rows[0]!.externalId, read.rows[0]!.shareToken], ['=1+1', '-tok'], 'a file we wrote uploads as it is');
+  });
+});

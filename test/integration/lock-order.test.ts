@@ -1,0 +1,134 @@
+// One lock order for a person's or a business's rows (issue 18): every transaction that locks an
+// entity and its submission takes the entity first. Two writers taking them in opposite orders —
+// PATCH /ukyb (entity, then the waiting submission it supersedes) against the KYB decision
+// (submission, then entity), as before — can each hold what the other waits for: a deadlock
+// PostgreSQL breaks by failing one of them. Each writer's statements are recorded against a real
+// database and the order of its first lock on each table is checked.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createBusiness } from '../../store/businesses.ts';
+import { connectDb, type Db, type Queryable } from '../../store/db.ts';
+import { createEntity, deleteEntity } from '../../store/entities.ts';
+import { loadKybSubmission, openKybSubmission, saveProfile, settleKybSubmission } from '../../store/kyb.ts';
+import { loadSubmission, recordUploadedFiles, settleSubmission, submitCanonicalData } from '../../store/universal-kyc.ts';
+import { isolatedDatabaseUrl } from '../helpers/stack.ts';
+
+/** The same database, with every statement it runs (in a transaction or not) written down. */
+function recording(db: Db): { db: Db; statements: string[] } {
+  const statements: string[] = [];
+  const wrap = (q: Queryable): Queryable => ({
+    query: (sql, params) => {
+      statements.push(sql.replace(/\s+/g, ' '));
+      return q.query(sql, params);
+    },
+  });
+  return { statements, db: { ...db, query: wrap(db).query, tx: (fn) => db.tx((q) => fn(wrap(q))) } };
+}
+
+/** Where a statement first locks a row of the entity or of a submission (a locking read, or a write). */
+function firstLocks(statements: string[], submissions: 'kyb_submissions' | 'ukyc_submissions') {
+  const locks = (s: string, table: string) =>
+    new RegExp(`FROM ${table}\\b[^;]*FOR (UPDATE|NO KEY UPDATE|SHARE|KEY SHARE)|^(UPDATE|DELETE FROM|INSERT INTO) ${table}\\b`, 'i').test(s.trim());
+  return { entity: statements.findIndex((s) => locks(s, 'entities')), submission: statements.findIndex((s) => locks(s, submissions)) };
+}
+
+/** The writer locks its entity, and before any submission row it locks itself (a cascade from the entity's deletion comes after it by nature). */
+function check(name: string, statements: string[], submissions: 'kyb_submissions' | 'ukyc_submissions') {
+  const { entity, submission } = firstLocks(statements, submissions);
+  assert.ok(entity >= 0, `${name} locks its entity:\n${statements.join('\n')}`);
+  if (submission >= 0) assert.ok(entity < submission, `${name} locks its submission before its entity:\n${statements.join('\n')}`);
+}
+
+describe('one lock order: the entity before its submission', () => {
+  let db: Db;
+  let businessId: string;
+  before(async () => {
+    db = connectDb(await isolatedDatabaseUrl(), 2);
+    businessId = (await createBusiness(db, { name: 'Locks', binSponsored: false, environment: 'sandbox' })).business.id;
+  });
+  after(() => db.close());
+
+  const profile = (entityId: string, mode: 'create' | 'change') =>
+    (d: Db) => saveProfile(d, { mode, businessId, entityId, business: () => ({ legalName: 'Locks Ltd' }), owners: [] });
+
+  it('universal KYB: saving, submitting, settling and deleting', async () => {
+    const company = await createEntity(db, businessId, { externalId: `co-${randomUUID()}`, type: 'BUSINESS' });
+    await profile(company, 'create')(db);
+    const writers: [string, (d: Db) => Promise<unknown>][] = [
+      ['openKybSubmission', (d) => openKybSubmission(d, { businessId, entityId: company, deadlineSeconds: 60 })],
+      [
+        'the decision (loadKybSubmission with its lock, then settleKybSubmission)',
+        async (d) => {
+          const { submissionId } = await openKybSubmission(db, { businessId, entityId: company, deadlineSeconds: 60 });
+          return d.tx(async (q) => {
+            const s = await loadKybSubmission(q, submissionId, true);
+            await settleKybSubmission(q, submissionId, { entityId: s!.entityId, status: 'decided', decision: 'APPROVED', eventId: randomUUID() });
+          });
+        },
+      ],
+      [
+        'PATCH /ukyb (saveProfile superseding a waiting submission)',
+        async (d) => {
+          await openKybSubmission(db, { businessId, entityId: company, deadlineSeconds: 60 });
+          return profile(company, 'change')(d);
+        },
+      ],
+      [
+        'DELETE /entity',
+        async (d) => {
+          await openKybSubmission(db, { businessId, entityId: company, deadlineSeconds: 60 });
+          return deleteEntity(d, businessId, company);
+        },
+      ],
+    ];
+    for (const [name, write] of writers) {
+      const r = recording(db);
+      await write(r.db);
+      check(name, r.statements, 'kyb_submissions');
+    }
+  });
+
+  it('universal KYC: data, uploads, settling and deleting', async () => {
+    const person = await createEntity(db, businessId, { externalId: `p-${randomUUID()}`, type: 'INDIVIDUAL' });
+    const file = () => {
+      const id = randomUUID();
+      return { id, fileName: 'id.pdf', contentType: 'application/pdf', size: 1, sha256: 'x', storageKey: `${businessId}/${person}/${id}` };
+    };
+    const data = (d: Db) => submitCanonicalData(d, { businessId, entityId: person, value: '{}', deadlineSeconds: 60 });
+    const writers: [string, (d: Db) => Promise<unknown>][] = [
+      ['submitCanonicalData', data],
+      [
+        'an upload joining the open submission (recordUploadedFiles)',
+        async (d) => {
+          const f = file();
+          await db.query('INSERT INTO file_store_cleanup (storage_key, not_before) VALUES ($1, now())', [f.storageKey]);
+          return recordUploadedFiles(d, { businessId, entityId: person, slug: 'ukyc-id-document', files: [f] });
+        },
+      ],
+      [
+        'the decision (loadSubmission with its lock, then settleSubmission)',
+        async (d) => {
+          const open = await data(db);
+          assert.notEqual(open, 'entity-gone');
+          return d.tx(async (q) => {
+            await loadSubmission(q, (open as { submissionId: string }).submissionId, true);
+            await settleSubmission(q, (open as { submissionId: string }).submissionId, { status: 'decided', decision: 'APPROVED', eventId: randomUUID() });
+          });
+        },
+      ],
+      [
+        'DELETE /entity',
+        async (d) => {
+          await data(db);
+          return deleteEntity(d, businessId, person);
+        },
+      ],
+    ];
+    for (const [name, write] of writers) {
+      const r = recording(db);
+      await write(r.db);
+      check(name, r.statements, 'ukyc_submissions');
+    }
+  });
+});
