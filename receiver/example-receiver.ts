@@ -1,6 +1,8 @@
-// An example receiver of Vouch webhooks: it verifies `vouch-signature` over the raw body, answers
-// 200 at once (processing happens after the answer, well inside the 5-second window), and
-// processes each event once however often it is delivered (deduplicating on data.eventId).
+// An example receiver of Vouch webhooks: it verifies `vouch-signature` over the raw body and, given
+// the Standard Webhooks keys, `webhook-signature` with its five-minute window (so a captured delivery
+// replayed later is refused), answers 200 at once (processing happens after the answer, well inside
+// the 5-second window), and processes each event once however often it is delivered (deduplicating
+// on data.eventId).
 //
 //   VOUCH_API_URL=http://127.0.0.1:3000 VOUCH_API_KEY=vk_… PORT=4000 node receiver/example-receiver.ts
 //
@@ -8,13 +10,13 @@
 // keys with the typed API client (client/), generated from the API's OpenAPI document.
 import { createServer, type Server } from 'node:http';
 import { createVouchClient } from '../client/index.ts';
-import { verifyWebhook } from './verify-webhook.ts';
+import { verifyStandardWebhook, verifyWebhook } from './verify-webhook.ts';
 
 export type VouchEvent = { eventName: string; eventType: string; data: { eventId: string; entityId: string; status: string; [k: string]: unknown } };
 
 const MAX_BODY = 1024 * 1024;
 
-export function createWebhookReceiver(options: { publicKeys: string[]; onEvent(event: VouchEvent): void | Promise<void>; seenLimit?: number }): Server {
+export function createWebhookReceiver(options: { publicKeys: string[]; standardKeys?: string[]; onEvent(event: VouchEvent): void | Promise<void>; seenLimit?: number }): Server {
   const seen = new Set<string>();
   const remember = (id: string) => {
     seen.add(id);
@@ -31,6 +33,7 @@ export function createWebhookReceiver(options: { publicKeys: string[]; onEvent(e
     }
     const raw = Buffer.concat(chunks); // verify these bytes, never a re-serialised object
     if (!verifyWebhook(raw, req.headers['vouch-signature'], options.publicKeys)) return void res.writeHead(401).end();
+    if (options.standardKeys && !verifyStandardWebhook(raw, req.headers, options.standardKeys).ok) return void res.writeHead(401).end();
     let event: VouchEvent;
     try {
       event = JSON.parse(raw.toString('utf8'));
@@ -49,10 +52,11 @@ if (import.meta.main) {
   const vouch = createVouchClient({ baseUrl: api, apiKey: process.env.VOUCH_API_KEY ?? '' });
   const { data, response } = await vouch.GET('/webhook-keys');
   if (!data) throw new Error(`cannot read the public keys from ${api}/webhook-keys (${response.status}); set VOUCH_API_KEY`);
-  const { keys } = data;
+  const { keys, standardWebhooks } = data;
   const port = Number(process.env.PORT ?? 4000);
   createWebhookReceiver({
     publicKeys: keys.map((k) => k.publicKeyPem),
+    standardKeys: standardWebhooks.keys.map((k) => k.publicKey),
     onEvent: (e) => console.log(`${e.eventName} ${e.data.status} entity ${e.data.entityId} (event ${e.data.eventId})`),
   }).listen(port, () => console.log(`listening on http://127.0.0.1:${port}/ with ${keys.length} public keys`));
 }

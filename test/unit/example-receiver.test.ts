@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
+import { standardWebhookPublicKeyOf, standardWebhookSignature } from '../../domain/standard-webhooks.ts';
 import { publicKeyOf, signingKeyAt, signWebhookBody } from '../../domain/webhook-signature.ts';
 import { createWebhookReceiver, type VouchEvent } from '../../receiver/example-receiver.ts';
-import { testKeyRing } from '../helpers/stack.ts';
+import { testKeyRing, testKeyRings } from '../helpers/stack.ts';
 
 const handled: VouchEvent[] = [];
 let url: string;
@@ -37,4 +38,30 @@ it('refuses a missing or wrong signature and a tampered body with 401, handling 
   assert.equal((await post(body.replace('REJECTED', 'APPROVED'), sig)).status, 401);
   assert.equal((await post(body, Buffer.from('not a signature').toString('base64'))).status, 401);
   assert.equal(handled.filter((e) => e.data.eventId === 'e-2').length, 0);
+});
+
+it('given the Standard Webhooks keys, refuses a delivery replayed after five minutes even with its signatures intact', async () => {
+  const rings = testKeyRings();
+  const strict = createWebhookReceiver({ publicKeys: rings.webhooks.map((k) => publicKeyOf(k).publicKeyPem), standardKeys: rings.standardWebhooks.map((k) => standardWebhookPublicKeyOf(k).publicKey), onEvent: () => {} });
+  await new Promise<void>((r) => strict.listen(0, '127.0.0.1', () => r()));
+  const at = `http://127.0.0.1:${(strict.address() as AddressInfo).port}/`;
+  try {
+    const body = JSON.stringify({ eventName: 'x', eventType: 'y', data: { eventId: 'e-3', entityId: 'x', status: 'APPROVED' } });
+    const headersAt = (time: Date) => {
+      const timestamp = String(Math.floor(time.getTime() / 1000));
+      return {
+        'content-type': 'application/json',
+        'vouch-signature': signWebhookBody(body, key().privateKeyPem),
+        'webhook-id': 'e-3',
+        'webhook-timestamp': timestamp,
+        'webhook-signature': standardWebhookSignature(rings.standardWebhooks, { id: 'e-3', timestamp, body }, time),
+      };
+    };
+    assert.equal((await fetch(at, { method: 'POST', body, headers: headersAt(new Date()) })).status, 200);
+    assert.equal((await fetch(at, { method: 'POST', body, headers: headersAt(new Date(Date.now() - 600_000)) })).status, 401, 'captured ten minutes ago');
+    const fresh = headersAt(new Date());
+    assert.equal((await fetch(at, { method: 'POST', body, headers: { ...fresh, 'webhook-signature': headersAt(new Date(Date.now() - 600_000))['webhook-signature'] } })).status, 401, 'an old signature under a fresh timestamp');
+  } finally {
+    strict.close();
+  }
 });
