@@ -47,12 +47,15 @@ export async function runProcess(name: string, main: (ctx: ProcessContext) => Pr
         process.exit(exitCode || 1);
       }, config.shutdownGraceMs);
       timer.unref();
-      for (const fn of cleanups.reverse()) {
+      for (const [i, fn] of cleanups.reverse().entries()) {
+        const started = performance.now();
         try {
           await fn();
         } catch (err) {
           log.warn({ err }, 'clean-up step failed');
         }
+        const ms = Math.round(performance.now() - started);
+        if (ms > 2000) log.warn({ step: i + 1, of: cleanups.length, ms }, 'a clean-up step was slow');
       }
       log.info('stopped');
       process.exit(exitCode);

@@ -2,9 +2,9 @@
 // provider queue (issue 18). Every run of a business carries the business as its Temporal fairness
 // key (runtime/starters.ts; its activities inherit it, across continue-as-new), and the task queue
 // hands out tasks to the keys with work waiting in turn. Business A's batch keeps 100 imports
-// queued; business B's 10 rows, uploaded while A's runs, are done after a couple of dozen more of
-// A's — first come, first served, they waited for A's queued work before them (about 50 rows at
-// these settings). Counted in rows, not seconds.
+// queued; business B's 10 rows, uploaded while A's runs, reach the provider interleaved with A's,
+// one for one — first come, first served, they came as one block after all of A's queued work.
+// The order of the calls at the provider is what is checked, not their timing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
@@ -29,20 +29,31 @@ describe('the provider queue shared fairly between businesses', () => {
   const doneOf = async (batchId: string) =>
     Number((await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM import_records WHERE batch_id = $1 AND status <> 'pending'", [batchId]))[0]!.n);
 
-  it("does B's 10 rows after a couple of dozen of A's, not behind all of A's queued work", async () => {
+  it("interleaves B's 10 calls with A's, one for one, instead of queueing them behind A's", async () => {
     const a = await fixture('fair-a', 600);
     const b = await fixture('fair-b', 10);
+    const bTokens = new Set(b.csv.split('\n').slice(1).map((l) => l.split(',')[1]).filter(Boolean));
+    // the order in which the provider receives the imports, by business
+    const calls: ('A' | 'B')[] = [];
+    const state = stack.sim!.state;
+    const importStats = state.importStats.bind(state);
+    state.importStats = (token: string) => {
+      calls.push(bTokens.has(token) ? 'B' : 'A');
+      return importStats(token);
+    };
     const big = await upload(stack, a.apiKey, a.csv);
     assert.equal(big.status, 201, big.text);
     while ((await doneOf(big.body.batchId)) < 120) await new Promise((r) => setTimeout(r, 50)); // A's queue is full and past a continue-as-new
+    const from = calls.length;
     const small = await upload(stack, b.apiKey, b.csv);
     assert.equal(small.status, 201, small.text);
-    const aAtUpload = await doneOf(big.body.batchId);
-    while ((await doneOf(small.body.batchId)) < 10) await new Promise((r) => setTimeout(r, 20));
-    const aMeanwhile = (await doneOf(big.body.batchId)) - aAtUpload;
-    process.stdout.write(`# A finished ${aMeanwhile} rows while B's 10 rows were done\n`);
-    assert.ok(aMeanwhile < 35, `A finished ${aMeanwhile} rows while B's 10 waited (first come, first served: about 50)`);
     assert.equal((await waitForBatch(stack, b.apiKey, small.body.batchId)).summary.successfulRecords, 10);
+    const after = calls.slice(from).join('');
+    const [first, last] = [after.indexOf('B'), after.lastIndexOf('B')];
+    const aBetween = after.slice(first, last + 1).replaceAll('B', '').length;
+    process.stdout.write(`# calls after B's upload: ${after.slice(0, last + 10)}\n`);
+    assert.equal(after.split('B').length - 1, 10, "each of B's rows called the provider once");
+    assert.ok(aBetween >= 4, `B's calls came as a block behind A's (${aBetween} of A's among them): ${after.slice(0, last + 1)}`);
     await waitForBatch(stack, a.apiKey, big.body.batchId, 120_000);
   });
 });
