@@ -161,21 +161,49 @@ export async function readBatchCsv(chunks: AsyncIterable<Uint8Array> | Iterable<
   const invalidCsv = (err: Error) => refuse(new UploadRejected('invalid', `The file is not valid CSV: ${err.message.slice(0, 300)}`));
   const notUtf8 = () => refuse(new UploadRejected('invalid', 'The file is not valid UTF-8 text.'));
   let since = performance.now();
-  for await (const chunk of chunks) {
+  /**
+   * One slice: checked as UTF-8, then parsed. Slices are cut at the same offsets of the file however
+   * its bytes arrived, so the same file is always refused for the same reason.
+   */
+  const feed = async (slice: Uint8Array): Promise<BatchCsvRead | null> => {
     try {
-      utf8.decode(chunk, { stream: true });
+      utf8.decode(slice, { stream: true });
     } catch {
       return notUtf8();
     }
-    for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
-      parser.write(chunk.subarray(at, at + SLICE_BYTES));
-      if (parseError) return invalidCsv(parseError);
-      if (reader.refused) return refuse(reader.refused);
-      if (performance.now() - since >= YIELD_AFTER_MS) {
-        await new Promise((r) => setImmediate(r)); // the others' requests get their turn
-        since = performance.now();
-      }
+    parser.write(slice);
+    if (parseError) return invalidCsv(parseError);
+    if (reader.refused) return refuse(reader.refused);
+    if (performance.now() - since >= YIELD_AFTER_MS) {
+      await new Promise((r) => setImmediate(r)); // the others' requests get their turn
+      since = performance.now();
     }
+    return null;
+  };
+  const pending = Buffer.alloc(SLICE_BYTES);
+  let held = 0;
+  for await (const chunk of chunks) {
+    let at = 0;
+    if (held > 0) {
+      const take = Math.min(SLICE_BYTES - held, chunk.length);
+      pending.set(chunk.subarray(0, take), held);
+      held += take;
+      at = take;
+      if (held < SLICE_BYTES) continue;
+      held = 0;
+      const out = await feed(Buffer.from(pending)); // a copy: the parser may keep what it is given
+      if (out) return out;
+    }
+    for (; at + SLICE_BYTES <= chunk.length; at += SLICE_BYTES) {
+      const out = await feed(chunk.subarray(at, at + SLICE_BYTES));
+      if (out) return out;
+    }
+    pending.set(chunk.subarray(at), 0);
+    held = chunk.length - at;
+  }
+  if (held > 0) {
+    const out = await feed(Buffer.from(pending.subarray(0, held)));
+    if (out) return out;
   }
   try {
     utf8.decode();

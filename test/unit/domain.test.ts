@@ -105,3 +105,34 @@ describe('CSV cells a spreadsheet would run', () => {
     assert.deepEqual([read.rows[0]!.externalId, read.rows[0]!.shareToken], ['=1+1', '-tok'], 'a file we wrote uploads as it is');
   });
 });
+
+describe('a batch CSV refused for the same reason however its bytes arrive', () => {
+  it('names the 5,001st record (too large) before invalid UTF-8 that follows it, in one chunk or many', async () => {
+    const { readBatchCsv } = await import('../../domain/batch-csv.ts');
+    const rows = Array.from({ length: 5001 }, (_, i) => `id-${i},tok-${i}`).join('\n');
+    const after = Array.from({ length: 100 }, (_, i) => `more-${i},tok-more-${i}`).join('\n'); // 2 KB: the bad bytes are slices later
+    const file = Buffer.concat([Buffer.from(`externalId,shareToken\n${rows}\n${after}\n`), Buffer.from([0xff, 0xfe, 0x0a])]);
+    const kinds = new Set<string>();
+    for (const size of [file.length, 1 << 16, 4096, 1000, 700, 513, 511, 97, 1]) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < file.length; at += size) chunks.push(file.subarray(at, at + size));
+      const read = await readBatchCsv(chunks, { binSponsored: false });
+      assert.ok(!read.ok);
+      kinds.add(`${read.rejected.kind}: ${read.rejected.message}`);
+    }
+    assert.deepEqual([...kinds], ['tooLarge: The file has more than 5000 records; at most 5000 are allowed.']);
+  });
+
+  it('reads a good file the same in one chunk or in odd-sized ones', async () => {
+    const { readBatchCsv } = await import('../../domain/batch-csv.ts');
+    const file = Buffer.from(`externalId,shareToken\n${Array.from({ length: 300 }, (_, i) => `ïd-${i},tök-${i}`).join('\n')}\n`);
+    for (const size of [file.length, 513, 3, 1]) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < file.length; at += size) chunks.push(file.subarray(at, at + size));
+      const read = await readBatchCsv(chunks, { binSponsored: false });
+      assert.ok(read.ok, JSON.stringify(!read.ok && read.rejected.message));
+      assert.equal(read.rows.length, 300);
+      assert.equal(read.rows[299]!.externalId, 'ïd-299');
+    }
+  });
+});
