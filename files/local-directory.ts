@@ -3,8 +3,7 @@
 // two are on different file systems, to a temporary name then renamed), so a reader never sees half
 // of one. Directories are 0700 and files 0600: only this service reads them.
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileStore } from './store.ts';
 
@@ -25,18 +24,28 @@ export function localDirectoryStore(dir: string): FileStore {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
         const temporary = `${target}.${randomUUID()}.partial`;
-        await copyFile(file.path, temporary);
-        await rename(temporary, target);
+        try {
+          await copyFile(file.path, temporary);
+          await rename(temporary, target);
+        } catch (copyErr) {
+          await rm(temporary, { force: true });
+          throw copyErr;
+        }
       }
       await chmod(target, 0o600);
     },
     async open(key) {
-      const file = where(key);
+      // opened first, then measured: a file deleted in between is either read whole or not found
+      const handle = await open(where(key), 'r').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      });
+      if (!handle) return null;
       try {
-        const { size } = await stat(file);
-        return { stream: createReadStream(file), size };
+        const { size } = await handle.stat();
+        return { stream: handle.createReadStream(), size };
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        await handle.close();
         throw err;
       }
     },

@@ -26,7 +26,12 @@ export function s3Store(s: S3Settings): FileStore {
   return {
     kind: 's3',
     async put(key, file, contentType) {
-      await client.send(new PutObjectCommand({ Bucket: s.bucket, Key: Key(key), Body: createReadStream(file.path), ContentLength: file.size, ContentType: contentType }));
+      const body = createReadStream(file.path);
+      try {
+        await client.send(new PutObjectCommand({ Bucket: s.bucket, Key: Key(key), Body: body, ContentLength: file.size, ContentType: contentType }));
+      } finally {
+        body.destroy(); // a refused or failed upload leaves the stream unread: its descriptor is closed here
+      }
     },
     async open(key) {
       try {

@@ -6,7 +6,7 @@
 // a changed or expired link is tested on the local store (kyb.test.ts): the check is the same.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -124,6 +124,23 @@ describe('file store on S3-compatible object storage', () => {
     await store.delete(k);
     await store.delete(k);
     assert.equal(await store.open(k), null);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('closes the file it read from when an upload fails (the storage refuses it, or cannot be reached)', async () => {
+    const refusing = s3Store({ bucket: 'no-such-bucket', region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: '' });
+    const unreachable = s3Store({ bucket: BUCKET, region: 'us-east-1', endpoint: 'http://127.0.0.1:1', forcePathStyle: true, prefix: '' });
+    const dir = await mkdtemp(path.join(tmpdir(), 'vouch-s3-'));
+    const file = path.join(dir, 'refused.part');
+    await writeFile(file, Buffer.alloc(256 * 1024, 1));
+    const openOn = async () => {
+      const fds = await readdir('/proc/self/fd');
+      const targets = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+      return targets.filter((t) => t === file).length;
+    };
+    for (const store of [refusing, unreachable, refusing, unreachable]) await assert.rejects(store.put(`${randomUUID()}/${randomUUID()}/${randomUUID()}`, { path: file, size: 256 * 1024 }, 'application/pdf'));
+    await new Promise((r) => setTimeout(r, 100)); // a destroyed stream closes its descriptor on a later turn
+    assert.equal(await openOn(), 0, 'no descriptor left open on the file');
     await rm(dir, { recursive: true, force: true });
   });
 });
