@@ -3,7 +3,8 @@
 // ever held whole in memory. The size limit stops a file as it crosses it; a sender that goes quiet
 // for `idleMs` is cut off.
 // The form's text fields come with the files (first value of each name, at most 1 KB each).
-// The client's mistakes are answered as a problem, never thrown.
+// The client's mistakes are answered as a problem, never thrown; our own failures (a disk that is
+// full, a database that is down while the fields are judged) reject, and become a 500.
 import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { Context } from 'koa';
@@ -26,17 +27,28 @@ export type FieldsCheck = (fields: Record<string, string>) => Promise<Refusal | 
 
 const problem = (p: UploadProblem['problem'], message: string): UploadProblem => ({ ok: false, problem: p, message });
 
+/** Most bytes a request body may have: every file at its limit, and 1 MB for the rest of the form. */
+const bodyLimit = (limits: Pick<PartLimits, 'maxBytes' | 'maxFiles'>) => limits.maxBytes * limits.maxFiles + 1024 * 1024;
+const tooLarge = (maxBytes: number) => problem('too-large', `A file is larger than ${maxBytes / 1024 / 1024} MB.`);
+
+/** What can be told from the headers alone (checked before the request waits for a slot). */
+export function precheckParts(ctx: Context, limits: Pick<PartLimits, 'maxBytes' | 'maxFiles'>): UploadProblem | null {
+  if (!/^multipart\/form-data\b/i.test(ctx.get('content-type'))) return problem('not-multipart', 'Send the file as multipart/form-data.');
+  if (Number(ctx.get('content-length') || 0) > bodyLimit(limits)) return tooLarge(limits.maxBytes);
+  return null;
+}
+
 /**
  * The files of form field `field`, each through `sink`: at most `maxFiles` (`extra: 'ignore'`
- * reads the first ones and skips the rest; `'refuse'` answers too-many), each at most `maxBytes`.
+ * reads the first ones and skips the rest; `'refuse'` answers too-many), each at most `maxBytes`,
+ * and the whole body at most their sum and 1 MB (a form whose other parts never end is cut off).
  */
 export function readParts<T>(ctx: Context, field: string, limits: PartLimits, sink: FileSink<T>, checkFields?: FieldsCheck): Promise<PartsRead<T>> {
   const { maxBytes, maxFiles } = limits;
-  const tooLarge = () => problem('too-large', `A file is larger than ${maxBytes / 1024 / 1024} MB.`);
   const contentType = ctx.get('content-type');
-  if (!/^multipart\/form-data\b/i.test(contentType)) return Promise.resolve(problem('not-multipart', 'Send the file as multipart/form-data.'));
-  if (Number(ctx.get('content-length') || 0) > maxBytes * maxFiles + 1024 * 1024) return Promise.resolve(tooLarge());
-  return new Promise((resolve) => {
+  const early = precheckParts(ctx, limits);
+  if (early) return Promise.resolve(early);
+  return new Promise((resolve, reject) => {
     let bb: BusboyInstance;
     try {
       bb = new Busboy({ headers: { ...ctx.req.headers, 'content-type': contentType }, limits: { fileSize: maxBytes, files: maxFiles + 1, fields: 20, fieldSize: 1024, parts: maxFiles + 25 } });
@@ -51,13 +63,14 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
     let settled = false;
     let deferred: UploadProblem | null = null;
     let idle: NodeJS.Timeout | undefined;
-    const settle = (outcome: PartsRead<T>) => {
+    const end = (answer: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(idle);
       ctx.req.off('data', onData);
-      resolve(outcome);
+      answer();
     };
+    const settle = (outcome: PartsRead<T>) => end(() => resolve(outcome));
     // A body of declared length (bounded by the check above) is drained unparsed once we have our
     // answer, so the client reads the answer instead of a connection closed under its last write;
     // a body of unknown length, or a sender that went quiet, gets the answer and a closed connection.
@@ -82,7 +95,12 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
       clearTimeout(idle);
       idle = setTimeout(() => fail(problem('stalled', `No bytes of the upload arrived for ${limits.idleMs / 1000} s.`)), limits.idleMs);
     };
-    const onData = () => armIdle();
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > bodyLimit(limits)) fail(tooLarge(maxBytes));
+      else armIdle();
+    };
     ctx.req.on('data', onData);
     armIdle();
     // Too many files in a body of declared (and so bounded) length: read it to the end and answer
@@ -104,7 +122,9 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
         return;
       }
       open.add(stream);
-      stream.on('limit', () => fail(tooLarge()));
+      stream.on('limit', () => fail(tooLarge(maxBytes)));
+      let clientFault: Error | null = null;
+      stream.once('error', (err: Error) => (clientFault = err));
       stream.once('close', () => open.delete(stream));
       const first = seen === 1 && checkFields;
       const result = (async () => {
@@ -116,12 +136,22 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
             return { value: undefined as T };
           }
         }
+        if (settled) return { value: undefined as T }; // answered (the client gone, say) while the fields were judged
         return sink({ stream, fileName: fileName || null });
       })();
       results.push(result);
       result.then(
         () => open.delete(stream),
-        (err: Error) => fail(problem('malformed', `The upload could not be read: ${err.message}`)),
+        (err: Error) => {
+          // the request's own failures (an ended connection, a broken part) settle it as they happen;
+          // whatever else failed is ours
+          setImmediate(() => {
+            if (settled) return;
+            if (clientFault || (ctx.req.destroyed && !ctx.req.complete)) return fail(problem('malformed', `The upload could not be read: ${(clientFault ?? err).message}`));
+            stopReading(false);
+            end(() => reject(err));
+          });
+        },
       );
     });
     bb.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
