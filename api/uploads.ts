@@ -18,7 +18,7 @@ import { readBatchCsv, type BatchCsvRead } from '../domain/batch-csv.ts';
 import type { Config } from '../runtime/config.ts';
 import type { CsvRead } from '../usecases/batch-imports.ts';
 import type { FilesRead, ReceivedFile, UploadProblem } from '../usecases/uploads.ts';
-import { readParts, type FieldsCheck, type FileSink, type PartLimits } from './multipart.ts';
+import { precheckParts, readParts, type FieldsCheck, type FileSink, type PartLimits } from './multipart.ts';
 
 /** Bytes kept from the start of each file: enough for file-type to tell PDF, JPEG, PNG and HEIC. */
 const HEAD_BYTES = 4100;
@@ -67,28 +67,44 @@ export class UploadSlots {
   private grantWaiting(): void {
     for (let i = 0; i < this.waiting.length && this.inUse < this.limits.perProcess; ) {
       const w = this.waiting[i]!;
-      if (this.fits(w.businessId)) {
-        this.waiting.splice(i, 1);
-        clearTimeout(w.timer);
-        w.grant();
-      } else i++;
+      if (this.fits(w.businessId)) w.grant(); // leaves the queue
+      else i++;
     }
   }
 
-  /** A slot (its release function), or whose limit kept the request out after waiting. */
-  acquire(businessId: string): Promise<{ ok: true; release(): void } | { ok: false; scope: 'business' | 'process' }> {
+  /**
+   * A slot (its release function), or whose limit kept the request out after waiting. A waiter whose
+   * `signal` aborts (its client went away) leaves the queue; a slot granted once it has gone is
+   * handed on at once.
+   */
+  acquire(businessId: string, signal?: AbortSignal): Promise<{ ok: true; release(): void } | { ok: false; scope: 'business' | 'process' | 'gone' }> {
+    if (signal?.aborted) return Promise.resolve({ ok: false, scope: 'gone' });
     if (this.fits(businessId) && this.waiting.length === 0) return Promise.resolve({ ok: true, release: this.take(businessId) });
     const queued = this.waiting.filter((w) => w.businessId === businessId).length;
     if (queued >= WAITING_PER_BUSINESS || this.limits.maxWaitMs === 0) return Promise.resolve({ ok: false, scope: this.scopeOf(businessId) });
     return new Promise((resolve) => {
+      const leave = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+        clearTimeout(waiter.timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = () => {
+        leave();
+        resolve({ ok: false, scope: 'gone' });
+      };
       const waiter: Waiter = {
         businessId,
-        grant: () => resolve({ ok: true, release: this.take(businessId) }),
+        grant: () => {
+          leave();
+          resolve({ ok: true, release: this.take(businessId) });
+        },
         timer: setTimeout(() => {
-          this.waiting.splice(this.waiting.indexOf(waiter), 1);
+          leave();
           resolve({ ok: false, scope: this.scopeOf(businessId) });
         }, this.limits.maxWaitMs),
       };
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(waiter);
       this.grantWaiting();
     });
@@ -104,11 +120,15 @@ export class UploadSlots {
   }
 }
 
-/** Each file of the request to a temporary file of its own, removed when the response ends. */
+/** Each file of the request to a temporary file of its own, all removed when the response ends. */
 function temporaryFileSink(ctx: Context, dir: string): FileSink<ReceivedFile> {
+  const files: string[] = [];
+  ctx.res.once('close', () => {
+    for (const file of files) void rm(file, { force: true });
+  });
   return async ({ stream, fileName }) => {
     const file = path.join(dir, `${randomUUID()}.part`);
-    ctx.res.once('close', () => void rm(file, { force: true }));
+    files.push(file);
     const hash = createHash('sha256');
     const head: Buffer[] = [];
     let size = 0;
@@ -120,7 +140,12 @@ function temporaryFileSink(ctx: Context, dir: string): FileSink<ReceivedFile> {
         next(null, chunk);
       },
     });
-    await pipeline(stream, tap, createWriteStream(file, { mode: 0o600 }));
+    try {
+      await pipeline(stream, tap, createWriteStream(file, { mode: 0o600 }));
+    } finally {
+      // the response may have ended (the client gone) while this file was still being written
+      if (ctx.res.closed) await rm(file, { force: true });
+    }
     return { value: { path: file, size, sha256: hash.digest('hex'), head: Buffer.concat(head), fileName } };
   };
 }
@@ -163,20 +188,31 @@ export function createUploads(config: Config, log: Logger): Uploads {
   const f = config.files;
   const slots = new UploadSlots({ perProcess: f.uploadsPerProcess, perBusiness: f.uploadsPerBusiness, maxWaitMs: f.slotWaitMs });
   const dir = f.uploadTmpDir;
-  let ready: Promise<void> | undefined;
-  const prepared = () =>
-    (ready ??= (async () => {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      void sweepStale(dir).catch((err: unknown) => log.warn({ err }, 'could not sweep old temporary uploads'));
-    })());
+  let swept = false;
+  /** The temporary directory, made again if something removed it; leftovers of a crash swept once. */
+  const prepared = async () => {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (swept) return;
+    swept = true;
+    void sweepStale(dir).catch((err: unknown) => log.warn({ err }, 'could not sweep old temporary uploads'));
+  };
 
-  /** Takes a slot for the request, released when its response ends; or the problem that kept it out. */
+  /**
+   * Takes a slot for the request, released when its response ends; or the problem that kept it out.
+   * A request whose client leaves while it waits gives up its place in the queue.
+   */
   const slotFor = async (ctx: Context, businessId: string): Promise<UploadProblem | null> => {
-    const slot = await slots.acquire(businessId);
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    ctx.res.once('close', onClose);
+    const slot = await slots.acquire(businessId, gone.signal);
+    ctx.res.off('close', onClose);
     if (slot.ok) {
-      ctx.res.once('close', slot.release);
+      if (ctx.res.closed) slot.release();
+      else ctx.res.once('close', slot.release);
       return null;
     }
+    if (slot.scope === 'gone') return { ok: false, problem: 'malformed', message: 'The client closed the connection before the upload began.' };
     const retryAfterSeconds = Math.max(1, Math.ceil(f.slotWaitMs / 1000));
     return {
       ok: false,
@@ -193,6 +229,8 @@ export function createUploads(config: Config, log: Logger): Uploads {
   return {
     slots,
     async files(ctx, businessId, field, l, checkFields) {
+      const early = precheckParts(ctx, l);
+      if (early) return early;
       const busy = await slotFor(ctx, businessId);
       if (busy) return busy;
       await prepared();
@@ -200,6 +238,8 @@ export function createUploads(config: Config, log: Logger): Uploads {
       return read.ok ? { ok: true, files: read.files, fields: read.fields } : read;
     },
     async batchCsv(ctx, businessId, options) {
+      const early = precheckParts(ctx, { maxBytes: options.maxBytes, maxFiles: 1 });
+      if (early) return early;
       const busy = await slotFor(ctx, businessId);
       if (busy) return busy;
       const read = await readParts(ctx, 'file', { maxBytes: options.maxBytes, maxFiles: 1, extra: 'ignore', ...limits }, batchCsvSink(options));

@@ -117,6 +117,19 @@ describe('one tenant against the API: every other caller keeps being served', ()
     refusedAs(sent[0]!, 408, '0708000700');
   });
 
+  it('requests that leave while waiting for a slot give up their place: the business uploads again at once', async () => {
+    // four stalled uploads hold the business's four slots until they are cut off (2 s of silence);
+    // eight more wait behind them and leave
+    const holders = Array.from({ length: 4 }, () => batch(stalling, { stallAfter: 64 * 1024, chunk: 16 * 1024 }));
+    await new Promise((r) => setTimeout(r, 300));
+    const leavers = await Promise.all(Array.from({ length: 8 }, () => batch(manyLineCsv(10), { stallAfter: 1, leaveAfterMs: 300 })));
+    for (const s of leavers) assert.equal(s.status, 0, 'the client left before any answer');
+    for (const s of await Promise.all(holders)) refusedAs(s, 408, '0708000700');
+    // before: each leaver was granted a slot when one freed, and kept it for good (the business
+    // could not upload again; this waited UPLOAD_SLOT_WAIT_MS and was refused 429)
+    refusedAs(await batch(manyLineCsv(10)), 400, '0701010200');
+  });
+
   it('all of it at once, twice over', async () => {
     const { sent } = await underAttack(() =>
       Promise.all([

@@ -24,13 +24,14 @@ export type Sent = { status: number; body: string; ms: number; error?: string };
 /**
  * Sends a multipart/form-data POST with a declared length, streaming each file's bytes (a `size`
  * of filler after its `head`, never all in memory) at up to `bytesPerSecond` (unlimited by default);
- * `stallAfter` bytes in, it stops sending and waits for the answer.
+ * `stallAfter` bytes in, it stops sending and waits for the answer; `leaveAfterMs` after it began,
+ * it closes the connection (a client that gives up).
  */
 export function sendMultipart(
   url: string,
   headers: Record<string, string>,
   parts: Part[],
-  options: { bytesPerSecond?: number; stallAfter?: number; chunk?: number } = {},
+  options: { bytesPerSecond?: number; stallAfter?: number; chunk?: number; leaveAfterMs?: number } = {},
 ): Promise<Sent> {
   const boundary = `----vouch-attack-${randomUUID()}`;
   const pieces: (Buffer | { filler: number })[] = [];
@@ -59,6 +60,7 @@ export function sendMultipart(
     req.on('error', (err) => {
       if (!answered) resolve({ status: 0, body: '', ms: performance.now() - started, error: (err as NodeJS.ErrnoException).code ?? err.message });
     });
+    if (options.leaveAfterMs !== undefined) setTimeout(() => req.destroy(), options.leaveAfterMs);
     const size = options.chunk ?? 64 * 1024;
     const filler = Buffer.alloc(size, 0x61);
     let sent = 0;

@@ -58,4 +58,22 @@ describe('upload slots', () => {
     await waiters[0];
     assert.deepEqual(order, ['C1', 'A2']);
   });
+
+  it('a waiter whose client went away leaves the queue, and takes no slot', async () => {
+    const slots = new UploadSlots({ perProcess: 1, perBusiness: 1, maxWaitMs: 5_000 });
+    const a = await slots.acquire('A');
+    assert.ok(a.ok);
+    const gone = new AbortController();
+    const left = slots.acquire('B', gone.signal);
+    const next = slots.acquire('C');
+    gone.abort();
+    assert.deepEqual(await left, { ok: false, scope: 'gone' });
+    assert.deepEqual(slots.load, { inUse: 1, waiting: 1 });
+    a.release();
+    assert.ok(await granted(next), 'the slot goes to the next waiter, not to the one that left');
+    assert.deepEqual(slots.load, { inUse: 1, waiting: 0 });
+    const late = new AbortController();
+    late.abort();
+    assert.deepEqual(await slots.acquire('D', late.signal), { ok: false, scope: 'gone' });
+  });
 });
