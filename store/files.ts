@@ -49,7 +49,7 @@ export async function expectBytes(q: Queryable, keys: readonly string[], graceSe
  */
 export async function claimBytes(q: Queryable, keys: readonly string[]): Promise<boolean> {
   if (keys.length === 0) return true;
-  const claimed = await q.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[]) RETURNING 1', [keys]);
+  const claimed = await q.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[]) AND taken_at IS NULL RETURNING 1', [keys]);
   return claimed.length === keys.length;
 }
 
@@ -65,17 +65,21 @@ export async function discardBytes(q: Queryable, keys: readonly string[]): Promi
 
 /**
  * Takes up to `limit` keys whose bytes are due to be removed — due, and named by no `files` row —
- * out of the table (a due key that a row names was claimed after all, and is dropped). An upload
- * claiming a key at the same moment waits on its row and then finds it gone (claimBytes).
+ * leased for `leaseSeconds`: they stay in the table (marked taken, so no upload can claim them any
+ * more) until forgetBytes once their bytes are gone, and are due again if the lease runs out first
+ * (the pass died). A due key that a row names was claimed after all, and is dropped. An upload
+ * claiming a key at the same moment waits on its row and then finds it taken (claimBytes).
  */
-export async function takeDueBytes(db: Db, limit: number): Promise<string[]> {
+export async function takeDueBytes(db: Db, limit: number, leaseSeconds: number): Promise<string[]> {
   return db.tx(async (q) => {
     const rows = await q.query<{ storage_key: string; named: boolean }>(
-      `DELETE FROM file_store_cleanup c WHERE c.storage_key IN (
-         SELECT storage_key FROM file_store_cleanup WHERE not_before <= now() ORDER BY not_before LIMIT $1 FOR UPDATE SKIP LOCKED)
+      `UPDATE file_store_cleanup c SET taken_at = now(), not_before = now() + make_interval(secs => $2)
+        WHERE c.storage_key IN (
+          SELECT storage_key FROM file_store_cleanup WHERE not_before <= now() ORDER BY not_before LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING c.storage_key, EXISTS (SELECT 1 FROM files f WHERE f.storage_key = c.storage_key) AS named`,
-      [limit],
+      [limit, leaseSeconds],
     );
+    await forgetBytes(q, rows.filter((r) => r.named).map((r) => r.storage_key));
     return rows.filter((r) => !r.named).map((r) => r.storage_key);
   });
 }
@@ -86,7 +90,7 @@ export async function forgetBytes(q: Queryable, keys: readonly string[]): Promis
   await q.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[])', [keys]);
 }
 
-/** Bytes that could not be removed just now: due again after `delaySeconds`. */
+/** Bytes that could not be removed just now: due again after `delaySeconds` (still taken). */
 export async function retryBytes(q: Queryable, keys: readonly string[], delaySeconds: number): Promise<void> {
   if (keys.length === 0) return;
   await q.query(
