@@ -93,7 +93,12 @@ export function createShareActivities(deps: ShareDeps) {
         if (!rec.entityId) await setRecordEntity(db, ref, entityId);
         return onboard(ref, entityId, null); // imported by an earlier attempt
       }
-      await beforeImport(db, ref, entityId); // one statement: the entity, and the import request about to be sent
+      // one statement: the entity, and the import request about to be sent; an entity deleted since
+      // it was resolved (or by an earlier attempt) spends no share token on a person to be forgotten
+      if (!(await beforeImport(db, ref, entityId))) {
+        const now = await loadShareRecord(db, ref);
+        return now.status === 'pending' ? fail(ref, 'ENTITY_NOT_FOUND') : storedOutcome(now);
+      }
       let applicant: ProviderApplicant;
       try {
         applicant = await provider.importApplicant({ shareToken: rec.shareToken, levelName: rec.applicantLevel ?? deps.defaultLevel, externalUserId: shareRefKey(ref) });

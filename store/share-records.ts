@@ -62,11 +62,12 @@ export async function loadShareRecord(q: Queryable, ref: ShareRef, lock = false)
   };
 }
 
-async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[], onlyPending = true): Promise<number> {
+/** Updates the record (only while pending, unless told); `also`, a further condition on `values`. */
+async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[], onlyPending = true, also?: string): Promise<number> {
   const w = where(ref);
   const shift = (sql: string) => sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + values.length}`);
   const rows = await q.query(
-    `UPDATE ${w.table} SET ${set}, updated_at = now() WHERE ${shift(w.clause)}${onlyPending ? " AND status = 'pending'" : ''} RETURNING 1`,
+    `UPDATE ${w.table} SET ${set}, updated_at = now() WHERE ${shift(w.clause)}${onlyPending ? " AND status = 'pending'" : ''}${also ? ` AND ${also}` : ''} RETURNING 1`,
     [...values, ...w.params],
   );
   return rows.length;
@@ -74,9 +75,13 @@ async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[
 
 export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) => update(q, ref, 'entity_id = $1', [entityId]);
 
-/** Records the entity and counts the import request about to be sent (before it is, so a lost answer is still counted). */
+/**
+ * Records the entity and counts the import request about to be sent (before it is, so a lost answer
+ * is still counted). 0 when the entity is gone — deleted since it was resolved, its deletion waited
+ * for if under way — or the record is no longer pending: then no request may be sent.
+ */
 export const beforeImport = (q: Queryable, ref: ShareRef, entityId: string) =>
-  update(q, ref, 'entity_id = $1, import_attempts = import_attempts + 1', [entityId]);
+  update(q, ref, 'entity_id = $1, import_attempts = import_attempts + 1', [entityId], true, 'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)');
 
 export const setRecordImported = (q: Queryable, ref: ShareRef, applicantId: string, decision: Decision) =>
   update(q, ref, 'applicant_id = $1, decision = $2', [applicantId, JSON.stringify(decision)]);

@@ -11,6 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createShareActivities } from '../../activities/share.ts';
 import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { createBatch, pendingRowNumbers } from '../../store/batches.ts';
+import { deleteEntity } from '../../store/entities.ts';
 import { beforeImport, completeRecord, setRecordEntity, setRecordImported, shareRefKey } from '../../store/share-records.ts';
 import type { ShareRef } from '../../contract/workflows.ts';
 import { createSyncImport } from '../../store/sync-imports.ts';
@@ -95,6 +96,26 @@ describe('share record steps', () => {
     const [row] = await stack.db.query<{ status: string }>('SELECT status FROM import_records WHERE batch_id = $1 AND row_number = 3', [batchId]);
     assert.equal(row!.status, 'pending', 'left unprocessed');
     assert.deepEqual(await pendingRowNumbers(stack.db, batchId, 0, 10), [], 'its run finds no next page');
+  });
+
+  it('spends no share token on an entity deleted after an earlier attempt resolved it: ENTITY_NOT_FOUND, for good', async () => {
+    const { batchId, businessId, tokens } = await batchOf(2, 'deleted-between');
+    const entities = await stack.db.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 ORDER BY external_id', [businessId]);
+    const gone: ShareRef = { kind: 'batch', batchId, rowNumber: 2 };
+    const kept: ShareRef = { kind: 'batch', batchId, rowNumber: 3 };
+    // an earlier attempt resolved both entities, then failed before its provider call (the provider down)
+    await setRecordEntity(stack.db, gone, entities[0]!.id);
+    await setRecordEntity(stack.db, kept, entities[1]!.id);
+    assert.deepEqual(await deleteEntity(stack.db, businessId, entities[0]!.id), []);
+    assert.deepEqual(await run(share.processShare, 2, gone), { outcome: 'failed', category: 'ENTITY_NOT_FOUND' });
+    assert.equal(stack.sim!.state.stats.imports[tokens[0]!], undefined, 'the token was never sent');
+    const [row] = await stack.db.query<{ status: string; retryable: boolean; import_attempts: number }>(
+      'SELECT status, retryable, import_attempts FROM import_records WHERE batch_id = $1 AND row_number = 2',
+      [batchId],
+    );
+    assert.deepEqual({ ...row }, { status: 'failed', retryable: false, import_attempts: 0 });
+    assert.deepEqual(await run(share.processShare, 2, kept), { outcome: 'succeeded' }, 'the row whose entity is there (the passing case)');
+    assert.equal(stack.sim!.state.stats.imports[tokens[1]!]?.attempts, 1);
   });
 
   describe('after "token already used"', () => {
