@@ -92,12 +92,18 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
  * Deletes the entity and everything that hangs off it (requirements, features, KYC accounts and the
  * person data behind them, members' links, files' rows, submissions: foreign keys, cascade) in one
  * transaction, and marks its files' bytes due for removal in the same one. The entity's row is
- * locked first, so an upload or a decision recording for it either commits before (and is deleted
- * with it) or finds it gone. Returns the store keys whose bytes are to go; null when there was no
- * such entity.
+ * locked before anything of it is touched, so an upload or a decision recording for it either
+ * commits before (and is deleted with it) or finds it gone. Before it, the business entities that
+ * declare it as a member are locked (in id order): one lock order, a business entity before its
+ * members, as their own writers take them (saving a KYB profile rewrites its members' links).
+ * Returns the store keys whose bytes are to go; null when there was no such entity.
  */
 export async function deleteEntity(db: Db, businessId: string, id: string): Promise<string[] | null> {
   return db.tx(async (q) => {
+    await q.query(
+      `SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM entity_members WHERE member_entity_id = $1) ORDER BY id FOR UPDATE`,
+      [id, businessId],
+    );
     const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
     if (!entity) return null;
     const keys = await fileKeysOf(q, id);

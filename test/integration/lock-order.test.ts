@@ -3,7 +3,9 @@
 // PATCH /ukyb (entity, then the waiting submission it supersedes) against the KYB decision
 // (submission, then entity), as before — can each hold what the other waits for: a deadlock
 // PostgreSQL breaks by failing one of them. Each writer's statements are recorded against a real
-// database and the order of its first lock on each table is checked.
+// database and the order of its first lock on each table is checked. And a business entity before
+// its members: deleting a declared owner while its business entity's profile is saved (the links
+// rewritten) is played with the saving transaction held at its worst moment.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -40,11 +42,11 @@ function check(name: string, statements: string[], submissions: 'kyb_submissions
   if (submission >= 0) assert.ok(entity < submission, `${name} locks its submission before its entity:\n${statements.join('\n')}`);
 }
 
-describe('one lock order: the entity before its submission', () => {
+describe('one lock order: a business entity before its members, an entity before its submission', () => {
   let db: Db;
   let businessId: string;
   before(async () => {
-    db = connectDb(await isolatedDatabaseUrl(), 2);
+    db = connectDb(await isolatedDatabaseUrl(), 4);
     businessId = (await createBusiness(db, { name: 'Locks', binSponsored: false, environment: 'sandbox' })).business.id;
   });
   after(() => db.close());
@@ -130,5 +132,54 @@ describe('one lock order: the entity before its submission', () => {
       await write(r.db);
       check(name, r.statements, 'ukyc_submissions');
     }
+  });
+
+  it('deleting a declared owner while its business entity saves its profile: the delete waits for the business entity, neither deadlocks', async () => {
+    const company = await createEntity(db, businessId, { externalId: `co-${randomUUID()}`, type: 'BUSINESS' });
+    const owner = { externalId: `owner-${randomUUID()}`, role: 'UBO', ownershipPercentage: 100, details: {} };
+    const save = (d: Db, mode: 'create' | 'change') => saveProfile(d, { mode, businessId, entityId: company, business: () => ({ legalName: 'Locks Ltd' }), owners: [owner] });
+    const created = await save(db, 'create');
+    assert.ok(!('problem' in created));
+    const ownerId = created.owners[0]!.entityId;
+
+    // PATCH /ukyb with the same owner, held just after it removed the company's old member links
+    // (their rows locked); it then links the owner again (a key-share lock on the owner's row)
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let saving!: Promise<unknown>;
+    const paused = new Promise<number>((resolve) => {
+      const pausing: Db = {
+        ...db,
+        tx: (fn) =>
+          db.tx((q) =>
+            fn({
+              query: async (sql, params) => {
+                const rows = await q.query(sql, params);
+                if (/^DELETE FROM entity_members/.test(sql.trim())) {
+                  const [me] = await q.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+                  resolve(me!.pid);
+                  await held;
+                }
+                return rows as never;
+              },
+            }),
+          ),
+      };
+      saving = save(pausing, 'change');
+    });
+    const pid = await paused;
+    const deleting = deleteEntity(db, businessId, ownerId);
+    // the delete is under way and waits on the saving transaction (not a timer: PostgreSQL says so)
+    for (;;) {
+      const [w] = await db.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid]);
+      if (Number(w!.n) > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    release();
+    const [saved, deleted] = await Promise.allSettled([saving, deleting]);
+    assert.equal(saved.status, 'fulfilled', `the profile saved: ${saved.status === 'rejected' ? String(saved.reason) : ''}`);
+    assert.equal(deleted.status, 'fulfilled', `the owner deleted: ${deleted.status === 'rejected' ? String(deleted.reason) : ''}`);
+    assert.equal((await db.query('SELECT 1 FROM entities WHERE id = $1', [ownerId])).length, 0, 'the owner is gone');
+    assert.equal((await db.query('SELECT 1 FROM entity_members WHERE member_entity_id = $1', [ownerId])).length, 0, 'and its link with it');
   });
 });
