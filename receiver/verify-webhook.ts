@@ -50,8 +50,9 @@ export function verifyStandardWebhook(
   if (!id || !timestamp || !signatures || !/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'missing headers' };
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
   if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300)) return { ok: false, reason: 'timestamp outside tolerance' };
-  const body = typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8');
-  const content = Buffer.from(`${id}.${timestamp}.${body}`, 'utf8');
+  // the body's bytes as received (decoding them could replace an invalid sequence and still verify)
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
+  const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]);
   const keys = publicKeys.flatMap((k) => {
     const text = typeof k === 'string' ? k : k.publicKey;
     try {

@@ -166,6 +166,18 @@ describe('a hostile webhook receiver', () => {
     assert.deepEqual(verifyStandardWebhook(body, replayed, keys), { ok: false, reason: 'no valid signature' });
     // replayed as captured, an hour later: refused for its age
     assert.deepEqual(verifyStandardWebhook(body, headers, keys, { now: new Date(Date.now() + 3_600_000) }), { ok: false, reason: 'timestamp outside tolerance' });
+
+    // checked over the bytes as received: a byte that is not UTF-8 is not taken for the character
+    // a decoder would put in its place
+    const replacement = body.replace('card', 'card \uFFFD');
+    const signed = await send({ eventId: randomUUID(), body: replacement, url: r.url });
+    assert.equal(signed.error, null);
+    const sent = r.requests().at(-1)!;
+    const bytes = Buffer.from(replacement, 'utf8');
+    assert.deepEqual(verifyStandardWebhook(bytes, sent, keys), { ok: true });
+    const at = bytes.indexOf(Buffer.from('\uFFFD', 'utf8'));
+    const forged = Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at + 3)]);
+    assert.deepEqual(verifyStandardWebhook(forged, sent, keys), { ok: false, reason: 'no valid signature' });
   });
 });
 
