@@ -21,6 +21,7 @@ import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { streamDeadline } from './middleware/stream-deadline.ts';
 import { parseOrThrow, readJsonBody } from './middleware/validate.ts';
 import { requireAcceptVersion } from './middleware/versioning.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -172,6 +173,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.log));
   app.use(errorHandler(deps.log));
   app.use(codecCors(deps.config.payloadCodec.corsOrigins));
+  app.use(streamDeadline(deps.config.files.downloadDeadlineMs, deps.log));
   app.use(async (ctx, next) => {
     await next();
     if (ctx.body != null) return;

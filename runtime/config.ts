@@ -73,6 +73,7 @@ const envSchema = z.object({
   FILE_LINK_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
   PRESIGNED_URL_TTL_SECONDS: positiveInt.max(7 * 86_400).default(900),
+  DOWNLOAD_DEADLINE_SECONDS: positiveInt.default(120),
   S3_BUCKET: z.string().min(3).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: z.string().url().optional(),
@@ -208,6 +209,8 @@ export type Config = {
     publicBaseUrl: string | undefined;
     /** How long a presigned download URL works. */
     presignedUrlTtlSeconds: number;
+    /** A download not sent within this time is cut off (a trickling reader; bytes deleted mid-download). */
+    downloadDeadlineMs: number;
     s3: { bucket: string; region: string; endpoint: string | undefined; forcePathStyle: boolean; prefix: string } | undefined;
     maxFileBytes: number;
     maxFiles: number;
@@ -324,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       linkSecret: e.FILE_LINK_SECRET,
       publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
       presignedUrlTtlSeconds: e.PRESIGNED_URL_TTL_SECONDS,
+      downloadDeadlineMs: e.DOWNLOAD_DEADLINE_SECONDS * 1000,
       s3: e.S3_BUCKET
         ? { bucket: e.S3_BUCKET, region: e.S3_REGION, endpoint: e.S3_ENDPOINT, forcePathStyle: e.S3_FORCE_PATH_STYLE ?? Boolean(e.S3_ENDPOINT), prefix: e.S3_KEY_PREFIX }
         : undefined,

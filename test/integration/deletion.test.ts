@@ -34,7 +34,15 @@ describe('deleting an entity', () => {
     stack = await startStack({
       workers: true,
       providerCallbacks: true,
-      env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', BATCH_PROVIDER_MAX_ATTEMPTS: '2', BATCH_PROVIDER_RETRY_INITIAL_MS: '100', API_RATE_LIMIT_PER_SECOND: '100000' },
+      env: {
+        WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+        BATCH_PROVIDER_MAX_ATTEMPTS: '2',
+        BATCH_PROVIDER_RETRY_INITIAL_MS: '100',
+        API_RATE_LIMIT_PER_SECOND: '100000',
+        // a download larger than the sockets' buffers, so a reader that reads nothing holds it
+        UPLOAD_MAX_FILE_BYTES: String(64 * 1024 * 1024),
+        DOWNLOAD_DEADLINE_SECONDS: '2',
+      },
     });
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Deletion' }));
@@ -194,6 +202,44 @@ describe('deleting an entity', () => {
     assert.deepEqual(await readdir(path.join(stack.config.files.dir, businessId, entityId)).catch(() => []), [], 'no bytes in the file store');
     assert.equal((await stack.db.query('SELECT 1 FROM files WHERE entity_id = $1', [entityId])).length, 0);
     assert.equal((await stack.db.query('SELECT 1 FROM file_store_cleanup')).length, 0, 'and nothing left for housekeeping to find');
+  });
+
+  it('a download under way as its entity is deleted is cut off by the download deadline; its link answers 404 from then on', async () => {
+    const entityId = await person();
+    const size = 48 * 1024 * 1024;
+    const big = Buffer.concat([FILES.pdf, Buffer.alloc(size - FILES.pdf.length, 0x20)]);
+    const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: big, name: 'big.pdf' }]) });
+    assert.equal(up.status, 201, up.text);
+    const [file] = await stack.db.query<{ id: string }>('SELECT id FROM files WHERE entity_id = $1', [entityId]);
+    const link = (await stack.request('GET', `/entity/${entityId}/file/${file!.id}/presigned-url`, { key })).body.url as string;
+    // a reader that takes the headers and then reads nothing (its socket unread, it would not even
+    // notice the connection closing) until well past the deadline, then reads what reached it
+    const download = await new Promise<{ status: number; readLater(afterMs: number): Promise<{ received: number; complete: boolean }> }>((resolve, reject) => {
+      const req = request(link, (res) => {
+        res.pause();
+        resolve({
+          status: res.statusCode!,
+          readLater: (afterMs) =>
+            new Promise((done) => {
+              let received = 0;
+              res.on('data', (c: Buffer) => (received += c.length));
+              res.on('error', () => undefined); // the connection cut under it
+              res.on('close', () => done({ received, complete: res.complete }));
+              setTimeout(() => res.resume(), afterMs);
+            }),
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(download.status, 200);
+    const reading = download.readLater(4000);
+    await del(entityId);
+    assert.equal((await fetch(link)).status, 404, 'the link, used after the delete');
+    const outcome = await reading;
+    assert.equal(outcome.complete, false, 'the stalled download was cut off');
+    assert.ok(outcome.received < size, `not every byte went out (${outcome.received} of ${size})`);
+    assert.deepEqual(await readdir(path.join(stack.config.files.dir, businessId, entityId)).catch(() => []), [], 'no bytes in the file store');
   });
 
   it('a batch row whose entity is deleted while the provider imports it fails for good as ENTITY_NOT_FOUND, keeping nothing of the person', async () => {
