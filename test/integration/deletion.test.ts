@@ -82,7 +82,8 @@ describe('deleting an entity', () => {
       for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
         const p = path.join(dir, e.name);
         if (e.isDirectory()) await walk(p);
-        else if ((await readFile(p)).includes(needle)) found.push(`file ${path.relative(stack.config.files.dir, p)}`);
+        // (a request's temporary file may be removed between the listing and the read: it is gone then)
+        else if ((await readFile(p).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? Buffer.alloc(0) : Promise.reject(err)))).includes(needle)) found.push(`file ${path.relative(stack.config.files.dir, p)}`);
       }
     };
     await walk(stack.config.files.dir);
