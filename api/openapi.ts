@@ -85,7 +85,7 @@ export function buildOpenApi(routes: Route[], info: { version: string; serverUrl
         'KYC and KYB onboarding for card-issuing programs.',
         `Authenticate with your API key in the \`${API_KEY_HEADER}\` header.`,
         '## Errors',
-        'Every error body is `{ code, message, parameter }`: a stable 10-digit code, a message for people, and the header, field or parameter at fault (empty when none). Some errors add fields (`requestId`, `batchId`, `errorKey`, `details`).',
+        'Every error body is `{ code, message, parameter }`: a stable 10-digit code, a message for people, and the header, field or parameter at fault (empty when none). Some errors add fields (`requestId`, `batchId`, `errorKey`, `reason`, `details`).',
         errorTableMarkdown(),
       ].join('\n\n'),
     },

@@ -1447,9 +1447,7 @@ export interface operations {
              *
              *     `0701010200` The upload is invalid: CSV content (the message lists rows and fields), X-Provider, Idempotency-Key, or no file (`kyc_batch.upload.invalid_data`).
              *
-             *     `0701010300` This Idempotency-Key belongs to a batch that has finished, or to a different file (`kyc_batch.upload.idempotency_key_used`).
-             *
-             *     `0701010400` A file with the same content was already uploaded (`kyc_batch.upload.duplicate_file_or_content`).
+             *     `0701010300` Already uploaded (`kyc_batch.upload.duplicate_file_or_content`): the Idempotency-Key belongs to a batch that has finished or to another file, or the same content was uploaded under another key; `reason` (key_already_processed, key_used_for_other_file, same_content) says which and `batchId` names the batch.
              */
             400: {
                 headers: {

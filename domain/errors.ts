@@ -20,16 +20,20 @@ export const errorCatalogue = {
   methodNotAllowed: { code: '0000000510', status: 405, summary: 'The path exists but not with this method.' },
   rateLimited: { code: '0000000900', status: 429, summary: 'Too many requests for this business; retry after the Retry-After header (seconds).' },
   internal: { code: '0000000999', status: 500, summary: 'Internal error; the response carries a requestId to quote to support.' },
-  // Token-sharing batch upload (codes of the interface, section 7; 0701010400 is ours).
-  // Each also carries `errorKey`, the upload's string code (kyc_batch.upload.*).
+  // Token-sharing batch upload: the interface's codes (section 7), each with `errorKey`, the
+  // upload's string code (kyc_batch.upload.*); what the code leaves open is in extra fields.
   batchFileTooLarge: { code: '0701010100', status: 400, summary: 'The CSV is larger than 10 MB or has more than 5,000 records (`kyc_batch.upload.file_too_large`).' },
   batchInvalidData: {
     code: '0701010200',
     status: 400,
     summary: 'The upload is invalid: CSV content (the message lists rows and fields), X-Provider, Idempotency-Key, or no file (`kyc_batch.upload.invalid_data`).',
   },
-  batchKeyAlreadyProcessed: { code: '0701010300', status: 400, summary: 'This Idempotency-Key belongs to a batch that has finished, or to a different file (`kyc_batch.upload.idempotency_key_used`).' },
-  batchDuplicateContent: { code: '0701010400', status: 400, summary: 'A file with the same content was already uploaded (`kyc_batch.upload.duplicate_file_or_content`).' },
+  batchAlreadyUploaded: {
+    code: '0701010300',
+    status: 400,
+    summary:
+      'Already uploaded (`kyc_batch.upload.duplicate_file_or_content`): the Idempotency-Key belongs to a batch that has finished or to another file, or the same content was uploaded under another key; `reason` (key_already_processed, key_used_for_other_file, same_content) says which and `batchId` names the batch.',
+  },
   batchNotFound: { code: '0701020100', status: 404, summary: 'No batch with this id in your business.' },
   batchNotCancelable: { code: '0701020200', status: 409, summary: 'The batch has already finished (completed, failed or canceled).' },
   batchNotRetryable: { code: '0701020300', status: 409, summary: 'The batch is still running, or has no retryable failed rows.' },

@@ -28,8 +28,7 @@ export type UploadRequest = {
 const UPLOAD_KEYS = {
   batchFileTooLarge: 'kyc_batch.upload.file_too_large',
   batchInvalidData: 'kyc_batch.upload.invalid_data',
-  batchKeyAlreadyProcessed: 'kyc_batch.upload.idempotency_key_used',
-  batchDuplicateContent: 'kyc_batch.upload.duplicate_file_or_content',
+  batchAlreadyUploaded: 'kyc_batch.upload.duplicate_file_or_content',
 } as const;
 
 /** Upload refusals also carry `errorKey`, the interface's string code. */
@@ -82,10 +81,17 @@ function readRefusal(read: UploadProblem): Refusal {
   }
 }
 
+/** Why an upload was already made (0701010300): the code is the spec's one; the reason tells them apart. */
+type AlreadyUploaded = 'key_already_processed' | 'key_used_for_other_file' | 'same_content';
+const alreadyUploaded = (reason: AlreadyUploaded, message: string, batchId: string) =>
+  refuseUpload('batchAlreadyUploaded', message, reason === 'same_content' ? 'file' : 'Idempotency-Key', { reason, batchId });
+
 const alreadyProcessed = (existing: Batch) =>
-  refuseUpload('batchKeyAlreadyProcessed', `This Idempotency-Key belongs to batch ${existing.id}, which has already been processed (${existing.status}).`, 'Idempotency-Key', {
-    batchId: existing.id,
-  });
+  alreadyUploaded(
+    'key_already_processed',
+    `This Idempotency-Key belongs to batch ${existing.id}, which has already been processed (${existing.status}). Read its outcome with GET /entity/kyc/import/batch/${existing.id}; to upload again, use a new key.`,
+    existing.id,
+  );
 
 export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: UploadRequest) {
   const { db, start } = ctx;
@@ -102,7 +108,7 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
   /** The same key again: the same answer while the batch runs (a retried upload), else 0701010300. */
   const replay = async (batch: Batch) => {
     if (batch.contentSha256 !== sha256) {
-      return refuseUpload('batchKeyAlreadyProcessed', 'This Idempotency-Key was already used for a different file; use a new key for a new upload.', 'Idempotency-Key');
+      return alreadyUploaded('key_used_for_other_file', `This Idempotency-Key was already used for another file (batch ${batch.id}); use a new key for a new upload.`, batch.id);
     }
     if (TERMINAL.includes(batch.status)) return alreadyProcessed(batch);
     // If the first attempt stored the batch but could not start it (Temporal unavailable), this
@@ -117,7 +123,7 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
   if (duplicate) {
     // The same key may have been stored by a concurrent request meanwhile: that is a replay.
     if (duplicate.idempotencyKey === key) return replay(duplicate);
-    return refuseUpload('batchDuplicateContent', `A file with the same content was already uploaded as batch ${duplicate.id}.`, 'file', { batchId: duplicate.id });
+    return alreadyUploaded('same_content', `A file with the same content was already uploaded as batch ${duplicate.id}; read it with GET /entity/kyc/import/batch/${duplicate.id}, or change the file.`, duplicate.id);
   }
 
   let batch: Batch;
@@ -128,8 +134,9 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
     if (isUniqueViolation(err, 'import_batches_idempotency_key')) return replay((await findBatchByKey(db, caller.id, key))!);
     if (!isUniqueViolation(err, 'import_batches_content_key')) throw err;
     const winner = await findBatchByContent(db, caller.id, sha256);
-    if (winner?.idempotencyKey === key) return replay(winner);
-    return refuseUpload('batchDuplicateContent', 'A file with the same content was already uploaded.', 'file');
+    if (!winner) throw err;
+    if (winner.idempotencyKey === key) return replay(winner);
+    return alreadyUploaded('same_content', `A file with the same content was already uploaded as batch ${winner.id}; read it with GET /entity/kyc/import/batch/${winner.id}, or change the file.`, winner.id);
   }
   // If the start fails (Temporal unavailable) the batch is stored and the answer is an error; the
   // client's retry with the same key starts it, and so does the reconciler within minutes.

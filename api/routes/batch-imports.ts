@@ -29,7 +29,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       ],
       docBody: { contentType: 'multipart/form-data', schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'the CSV' } } } },
       responses: { 201: { description: 'Accepted; processing starts at once', schema: batchUploadResponse } },
-      errors: ['batchFileTooLarge', 'batchInvalidData', 'batchKeyAlreadyProcessed', 'batchDuplicateContent', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
+      errors: ['batchFileTooLarge', 'batchInvalidData', 'batchAlreadyUploaded', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
       handler: ({ ctx, business }) =>
         uploadBatch(uc, business, {
           provider: ctx.get('x-provider'),

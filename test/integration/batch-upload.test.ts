@@ -178,10 +178,13 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
       assert.equal(await batchCount(), before + 1);
     });
 
-    it('refuses the same key with a different file (0701010300)', async () => {
+    it('refuses the same key with a different file (0701010300, the spec\'s code and string code; the reason beside them)', async () => {
       const k = `diff-${n++}`;
-      assert.equal((await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': k })).status, 201);
-      await refused(await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': k }), '0701010300', 'kyc_batch.upload.idempotency_key_used', 'Idempotency-Key', /different file/);
+      const first = await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': k });
+      assert.equal(first.status, 201);
+      const again = await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': k });
+      await refused(again, '0701010300', 'kyc_batch.upload.duplicate_file_or_content', 'Idempotency-Key', /another file/);
+      assert.deepEqual([again.body.reason, again.body.batchId], ['key_used_for_other_file', first.body.batchId]);
     });
 
     it('refuses a key whose batch has finished (0701010300)', async () => {
@@ -189,15 +192,18 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
       const file = csvOf('externalId,shareToken', uniqueRows(1));
       const first = await upload(stack, key, file, { 'Idempotency-Key': k });
       await stack.db.query("UPDATE import_batches SET status = 'completed', completed_at = now() WHERE id = $1", [first.body.batchId]);
-      await refused(await upload(stack, key, file, { 'Idempotency-Key': k }), '0701010300', 'kyc_batch.upload.idempotency_key_used', 'Idempotency-Key', /already been processed/);
+      const again = await upload(stack, key, file, { 'Idempotency-Key': k });
+      await refused(again, '0701010300', 'kyc_batch.upload.duplicate_file_or_content', 'Idempotency-Key', /already been processed/);
+      assert.deepEqual([again.body.reason, again.body.batchId], ['key_already_processed', first.body.batchId]);
     });
 
-    it('refuses the same content under a new key (duplicate_file_or_content), per business', async () => {
+    it('refuses the same content under a new key (0701010300, duplicate_file_or_content), per business', async () => {
       const file = csvOf('externalId,shareToken', uniqueRows(2));
       const first = await upload(stack, key, file);
       assert.equal(first.status, 201);
       const again = await upload(stack, key, file);
-      await refused(again, '0701010400', 'kyc_batch.upload.duplicate_file_or_content', 'file', new RegExp(first.body.batchId));
+      await refused(again, '0701010300', 'kyc_batch.upload.duplicate_file_or_content', 'file', new RegExp(first.body.batchId));
+      assert.deepEqual([again.body.reason, again.body.batchId], ['same_content', first.body.batchId]);
       const { apiKey: otherKey } = await stack.newBusiness({ name: 'Other uploader' });
       assert.equal((await upload(stack, otherKey, file)).status, 201, 'another business may upload the same bytes');
     });
