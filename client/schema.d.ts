@@ -329,7 +329,7 @@ export interface paths {
         put?: never;
         /**
          * Whether a signed payload is untampered and unexpired
-         * @description valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. A missing field answers 400 naming it.
+         * @description valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the interface names the person fields, expiresAt and the signature): then any key of the ring valid before expiresAt may have signed. A missing field answers 400 naming it.
          */
         post: operations["verifySignedPayload"];
         delete?: never;
@@ -2546,7 +2546,7 @@ export interface operations {
                         idDocumentNumber: string;
                         /** Format: date-time */
                         expiresAt: string;
-                        keyId: string;
+                        keyId?: string;
                         signature: string;
                     } & {
                         [key: string]: unknown;
@@ -2650,7 +2650,7 @@ export interface operations {
                     idDocumentNumber: string;
                     /** Format: date-time */
                     expiresAt: string;
-                    keyId: string;
+                    keyId?: string;
                     signature: string;
                 } & {
                     [key: string]: unknown;

@@ -48,7 +48,7 @@ export const signedPayloadSchema = z.looseObject({
   idDocumentType: z.string(),
   idDocumentNumber: z.string(),
   expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }),
-  keyId: z.string(),
+  keyId: z.string().optional(),
   signature: z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/, 'must be Base64'),
 });
 
@@ -98,16 +98,24 @@ export function signPayload(person: VerifiedPerson, ring: readonly SigningKey[],
 }
 
 /** True when the payload is signed by a key of the ring, unchanged, and not expired at `now`. */
-export function isValidPayload(payload: Record<string, unknown> & { keyId: string; signature: string; expiresAt: string }, ring: readonly SigningKey[], now: Date): boolean {
-  const key = ring.find((k) => k.keyId === payload.keyId);
-  if (!key) return false;
-  if (!(Date.parse(payload.expiresAt) > now.getTime())) return false;
+export function isValidPayload(payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string }, ring: readonly SigningKey[], now: Date): boolean {
+  const expiresAt = Date.parse(payload.expiresAt);
+  if (!(expiresAt > now.getTime())) return false;
   const signature = Buffer.from(payload.signature, 'base64');
-  try {
-    return verify(null, Buffer.from(canonicalForm(payload), 'utf8'), createPublicKey(key.privateKeyPem), signature);
-  } catch {
-    return false;
+  const signedBy = (key: SigningKey, signed: Record<string, unknown>) => {
+    try {
+      return verify(null, Buffer.from(canonicalForm(signed), 'utf8'), createPublicKey(key.privateKeyPem), signature);
+    } catch {
+      return false;
+    }
+  };
+  if (payload.keyId !== undefined) {
+    const key = ring.find((k) => k.keyId === payload.keyId);
+    return key ? signedBy(key, payload) : false;
   }
+  // Without keyId (the spec's request names none): any key of the ring that was valid before the
+  // payload's expiry may have signed it, and its id was part of what it signed.
+  return ring.filter((k) => Date.parse(k.validFrom) < expiresAt).some((k) => signedBy(k, { ...payload, keyId: k.keyId }));
 }
 
 /** The ring's public half, as GET /signed-payload-keys lists it. */

@@ -23,7 +23,7 @@ export async function readSignedPayload(ctx: UseCaseContext, caller: Caller, ent
 }
 
 /** POST /entity/verify-signed-payload: valid when signed by our ring, unchanged and unexpired. */
-export function verifySignedPayload(ctx: UseCaseContext, payload: Record<string, unknown> & { keyId: string; signature: string; expiresAt: string }): Outcome<{ valid: boolean }> {
+export function verifySignedPayload(ctx: UseCaseContext, payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string }): Outcome<{ valid: boolean }> {
   return done({ valid: isValidPayload(payload, ctx.keys.signedPayloads, new Date()) });
 }
 

@@ -32,7 +32,7 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       path: '/entity/verify-signed-payload',
       operationId: 'verifySignedPayload',
       summary: 'Whether a signed payload is untampered and unexpired',
-      description: 'valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. A missing field answers 400 naming it.',
+      description: 'valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the interface names the person fields, expiresAt and the signature): then any key of the ring valid before expiresAt may have signed. A missing field answers 400 naming it.',
       tag: 'Verification',
       body: signedPayloadDoc,
       responses: { 200: { description: 'The verdict', schema: z.object({ valid: z.boolean() }) } },

@@ -228,6 +228,19 @@ describe('sandbox control and signed payloads', () => {
       assert.deepEqual((await verify(fresh)).body, { valid: true }, 'the same, unexpired, is valid');
     });
 
+    it('verifies a payload sent with only the fields the interface names (keyId left out), and still refuses a changed one', async () => {
+      const { keyId, ...spec } = await payloadOf(await approved());
+      assert.ok(keyId, 'the read names its key');
+      assert.deepEqual((await verify(spec)).body, { valid: true });
+      assert.deepEqual((await verify({ ...spec, lastName: `${spec.lastName}x` })).body, { valid: false }, 'a changed field');
+      assert.deepEqual((await verify({ ...spec, keyId: 'sandbox-payload-unknown' })).body, { valid: false }, 'a key id that is not ours');
+      // signed by our key, but its time is over
+      const ring = testKeyRings().signedPayloads;
+      const person = { firstName: 'Alex', lastName: 'Sandbox', dob: '1990-01-01', residentialAddress: spec.residentialAddress, idDocument: { type: 'PASSPORT', number: 'P1', validUntil: null } };
+      const { keyId: _k, ...old } = signPayload(person, ring, new Date(Date.now() - 6 * 3600_000), 3600);
+      assert.deepEqual((await verify(old)).body, { valid: false }, 'expired');
+    });
+
     it('never signs past the identity document: expiresAt is the start of the day after its expiry when that comes first', async () => {
       const person = await entity();
       const soon = new Date().toISOString().slice(0, 10); // the document's last valid day is today: before the 24-hour TTL ends
@@ -241,7 +254,7 @@ describe('sandbox control and signed payloads', () => {
 
     it('answers 400 naming a missing field or signature', async () => {
       const payload = await payloadOf(await approved());
-      for (const field of ['firstName', 'residentialAddress', 'expiresAt', 'keyId', 'signature']) {
+      for (const field of ['firstName', 'residentialAddress', 'expiresAt', 'signature']) {
         const { [field]: _gone, ...rest } = payload;
         const res = await verify(rest);
         assert.equal(res.status, 400, res.text);
