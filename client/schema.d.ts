@@ -1439,6 +1439,8 @@ export interface operations {
                         totalRecords: number;
                         message: string;
                         createdAt: string;
+                        /** @description Present when the header had columns the interface does not name (or a repeat of one): each as `name (column n)`, ignored. A typo in a column name shows here. */
+                        ignoredColumns?: string[];
                     };
                 };
             };

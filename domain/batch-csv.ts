@@ -1,5 +1,12 @@
-// The batch upload's CSV rules (interface 2.4 and 8), in one place: encoding, header, row count and
+// The batch upload's CSV rules (interface 2.4, 7 and 8), in one place: encoding, header, row count and
 // every per-row rule. Rows are numbered as a spreadsheet shows them: the header is row 1.
+//
+// A file is refused only for the reasons of the interface's section 7: too large or too many rows
+// (0701010100); not valid UTF-8 CSV, no header, a required column or field missing, or a repeated
+// cardProcessorPublicToken (0701010200). Anything else is a problem of its record, which fails
+// alone with a category of its own while the valid records go on (3.2): an applicantLevel that
+// cannot be a level name, a repeated externalId or shareToken, a value too long to be one.
+// Columns the interface does not name (or a repeated one, after its first) are ignored and listed.
 //
 // The file is read as it arrives and parsing stops at the first reason to refuse it: a 2 MB file of
 // a million one-column lines is refused at its 5,001st record, not after all of them are parsed.
@@ -11,6 +18,7 @@
 import { parse } from 'csv-parse';
 import { restoredCell } from './csv.ts';
 import { MAX_EXTERNAL_ID } from './entity.ts';
+import type { ImportErrorCategory } from './import-errors.ts';
 import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -32,6 +40,8 @@ export type BatchRow = {
   shareToken: string;
   applicantLevel: string | null;
   cardProcessorPublicToken: string | null;
+  /** Why the record fails before it is processed (stored failed, not retryable), if it does. */
+  failure?: { category: ImportErrorCategory; message: string };
 };
 
 export type RowIssue = { row: number; field: string; message: string };
@@ -47,29 +57,40 @@ export class UploadRejected extends Error {
   }
 }
 
-export type BatchCsvRead = { ok: true; rows: BatchRow[] } | { ok: false; rejected: UploadRejected };
+/** A file that is accepted: its rows, and the header's columns that were ignored (unknown, or a repeat). */
+export type BatchCsvRead = { ok: true; rows: BatchRow[]; ignoredColumns: string[] } | { ok: false; rejected: UploadRejected };
 
 type Parsed = { record: string[]; info: { lines: number } };
 
-/** Checks the header row; returns each column's position, or why the file is refused. */
-function readHeader(header: string[]): Record<string, number> | UploadRejected {
-  if (header.every((h) => h === '')) return new UploadRejected('invalid', 'The file has no header row.');
-  const known = new Set<string>([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS]);
-  const unknown = header.filter((h) => !known.has(h));
-  if (unknown.length) {
-    return new UploadRejected('invalid', `Unknown column${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).map((u) => `"${u.slice(0, 100)}"`).join(', ')}; the columns are ${[...known].join(', ')}.`);
-  }
-  const duplicated = header.filter((h, i) => header.indexOf(h) !== i);
-  if (duplicated.length) return new UploadRejected('invalid', `Column "${duplicated[0]}" appears twice in the header.`);
+const KNOWN_COLUMNS: ReadonlySet<string> = new Set([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS]);
+/** Ignored columns listed in the answer, at most (each name cut to 100 characters). */
+const LISTED_IGNORED = 20;
+
+/**
+ * Checks the header row: each known column's position (its first occurrence), and the columns
+ * ignored (unknown ones, and later repeats of a known one, with their position); or why the file
+ * is refused (no header, a required column missing).
+ */
+function readHeader(header: string[]): { col: Record<string, number>; ignored: string[] } | UploadRejected {
+  if (header.every((h) => h === '')) return new UploadRejected('invalid', 'The file has no header row. Its first line must name the columns: externalId,shareToken (and applicantLevel, cardProcessorPublicToken if used).');
   const missing = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
-  if (missing.length) return new UploadRejected('invalid', `The header lacks the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
-  return Object.fromEntries(header.map((h, i) => [h, i]));
+  if (missing.length) {
+    return new UploadRejected('invalid', `The header lacks the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}; the first line must name the columns (${[...KNOWN_COLUMNS].join(', ')}).`);
+  }
+  const col: Record<string, number> = {};
+  const ignored: string[] = [];
+  header.forEach((h, i) => {
+    if (KNOWN_COLUMNS.has(h) && col[h] === undefined) col[h] = i;
+    else if (ignored.length < LISTED_IGNORED) ignored.push(`${h.slice(0, 100)} (column ${i + 1})`);
+  });
+  return { col, ignored };
 }
 
 /** The rows of one file, checked record by record; the first refusal ends the reading. */
 class RowReader {
   private col: Record<string, number> | null = null;
   private width = 0;
+  ignoredColumns: string[] = [];
   readonly rows: BatchRow[] = [];
   /** The first MAX_DETAILS issues, and how many there are in all. */
   readonly issues: RowIssue[] = [];
@@ -88,7 +109,7 @@ class RowReader {
     if (!this.col) {
       const header = readHeader(record);
       if (header instanceof UploadRejected) this.refused = header;
-      else [this.col, this.width] = [header, record.length];
+      else [this.col, this.ignoredColumns, this.width] = [header.col, header.ignored, record.length];
       return;
     }
     if (this.rows.length === MAX_ROWS) {
@@ -99,6 +120,9 @@ class RowReader {
     const issue = (field: string, message: string) => {
       if (this.issueCount++ < MAX_DETAILS) this.issues.push({ row, field, message });
     };
+    /** The record's own problem: it fails alone (the first problem found is its reason). */
+    let failure: BatchRow['failure'];
+    const fails = (category: ImportErrorCategory, message: string) => (failure ??= { category, message });
     if (record.length > this.width) issue('', `has ${record.length} values but the header has ${this.width} columns`);
     const col = this.col;
     const value = (name: string) => restoredCell(col[name] === undefined ? '' : (record[col[name]!] ?? ''));
@@ -106,23 +130,34 @@ class RowReader {
     const shareToken = value('shareToken');
     const applicantLevel = value('applicantLevel');
     const cpt = value('cardProcessorPublicToken');
+    // the file's own rules (section 7): required fields, text a CSV of ours can hold, a repeated card token
     if (!externalId) issue('externalId', 'is required');
-    else if (externalId.length > MAX_EXTERNAL_ID) issue('externalId', `is longer than ${MAX_EXTERNAL_ID} characters`);
     if (!shareToken) issue('shareToken', 'is required');
-    else if (shareToken.length > MAX_SHARE_TOKEN) issue('shareToken', `is longer than ${MAX_SHARE_TOKEN} characters`);
-    if (applicantLevel && !LEVEL_NAME.test(applicantLevel)) issue('applicantLevel', 'must be 1 to 100 letters, digits, spaces, dots, dashes or underscores');
     if (!cpt && this.options.binSponsored) issue('cardProcessorPublicToken', 'is required for BIN-sponsored programs');
-    else if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) issue('cardProcessorPublicToken', CARD_PROCESSOR_TOKEN_RULE);
     for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken]] as const) {
       if (!NO_CONTROL_CHARACTERS.test(v)) issue(field, CONTROL_CHARACTER_RULE);
     }
-    for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken], ['cardProcessorPublicToken', cpt]] as const) {
+    if (cpt) {
+      const first = this.seen.cardProcessorPublicToken.get(cpt);
+      if (first !== undefined) issue('cardProcessorPublicToken', `repeats the value of row ${first} (a card processor token may appear once in a file)`);
+      else this.seen.cardProcessorPublicToken.set(cpt, row);
+    }
+    // the record's own (it fails alone, 3.2)
+    if (externalId.length > MAX_EXTERNAL_ID) fails('ENTITY_NOT_FOUND', `The externalId is longer than ${MAX_EXTERNAL_ID} characters, so no entity has it.`);
+    if (shareToken.length > MAX_SHARE_TOKEN) fails('TOKEN_EXPIRED_OR_INVALID', `The shareToken is longer than ${MAX_SHARE_TOKEN} characters: not a share token. Generate a new one and share again.`);
+    if (applicantLevel && !LEVEL_NAME.test(applicantLevel)) {
+      fails('APPLICANT_LEVEL_NOT_CONFIGURED', 'The applicantLevel cannot be a level name (1 to 100 letters, digits, spaces, dots, dashes or underscores); leave it empty for the default level.');
+    }
+    if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) fails('CARD_PROCESSOR_TOKEN_INVALID', `The cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}.`);
+    for (const field of ['externalId', 'shareToken'] as const) {
+      const v = field === 'externalId' ? externalId : shareToken;
       if (!v) continue;
       const first = this.seen[field].get(v);
-      if (first !== undefined) issue(field, `repeats the value of row ${first}`);
-      else this.seen[field].set(v, row);
+      if (first === undefined) this.seen[field].set(v, row);
+      else if (field === 'externalId') fails('DUPLICATE_EXTERNAL_ID', `Row ${first} of this file has the same externalId; one record per entity in a file. Upload this one in a later file if it is meant.`);
+      else fails('TOKEN_ALREADY_USED', `Row ${first} of this file has the same shareToken, and a share token is used once. Generate a new share token for this person.`);
     }
-    this.rows.push({ rowNumber: row, externalId, shareToken, applicantLevel: applicantLevel || null, cardProcessorPublicToken: cpt || null });
+    this.rows.push({ rowNumber: row, externalId, shareToken, applicantLevel: applicantLevel || null, cardProcessorPublicToken: cpt || null, ...(failure ? { failure } : {}) });
   }
 
   validationFailed(): UploadRejected {
@@ -137,7 +172,7 @@ class RowReader {
     if (!this.col) return { ok: false, rejected: new UploadRejected('invalid', 'The file has no header row.') };
     if (this.rows.length === 0 && this.issueCount === 0) return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records.') };
     if (this.issueCount) return { ok: false, rejected: this.validationFailed() };
-    return { ok: true, rows: this.rows };
+    return { ok: true, rows: this.rows, ignoredColumns: this.ignoredColumns };
   }
 }
 

@@ -7,6 +7,7 @@ export const IMPORT_ERROR_CATEGORIES = {
   APPLICANT_DATA_REFUSED: { retryable: false, message: "The identity provider refused to share this applicant's data (not approved in your account, or not reusable for the level)." },
   ENTITY_NOT_FOUND: { retryable: false, message: 'No entity with this externalId (or id) exists in your business. Create it with POST /entity first.' },
   CARD_PROCESSOR_TOKEN_INVALID: { retryable: false, message: 'The cardProcessorPublicToken is already assigned to another entity.' },
+  DUPLICATE_EXTERNAL_ID: { retryable: false, message: 'Another record of the same file has this externalId; one record per entity in a file.' },
   PROVIDER_UNAVAILABLE: { retryable: true, message: 'The identity provider did not answer after several attempts. Retry the failed rows later.' },
   PROVIDER_REJECTED_REQUEST: { retryable: false, message: 'The identity provider refused the request.' },
 } as const;

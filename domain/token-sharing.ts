@@ -58,6 +58,10 @@ export const batchUploadResponse = z.object({
   totalRecords: z.number().int(),
   message: z.string(),
   createdAt: z.string(),
+  ignoredColumns: z
+    .array(z.string())
+    .optional()
+    .meta({ description: 'Present when the header had columns the interface does not name (or a repeat of one): each as `name (column n)`, ignored. A typo in a column name shows here.' }),
 });
 
 const recordErrorSchema = z.object({

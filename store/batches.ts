@@ -14,6 +14,8 @@ export type Batch = {
   contentSha256: string;
   status: BatchStatus;
   totalRecords: number;
+  /** Columns of the file that were ignored (unknown, or a repeat), as `name (column n)`. */
+  ignoredColumns: string[];
   successfulRecords: number;
   failedRecords: number;
   failureReason: string | null;
@@ -34,6 +36,7 @@ const toBatch = (r: Row): Batch => ({
   contentSha256: String(r.content_sha256),
   status: r.status as BatchStatus,
   totalRecords: Number(r.total_records),
+  ignoredColumns: (r.ignored_columns as string[] | null) ?? [],
   successfulRecords: Number(r.successful_records),
   failedRecords: Number(r.failed_records),
   failureReason: (r.failure_reason as string | null) ?? null,
@@ -63,20 +66,23 @@ export async function findBatchByContent(q: Queryable, businessId: string, sha25
 /** Stores the batch and all its rows in one transaction (rows inserted 1,000 at a time). */
 export async function createBatch(
   db: Db,
-  input: { businessId: string; provider: string; idempotencyKey: string; contentSha256: string; fileName: string | null; rows: BatchRow[] },
+  input: { businessId: string; provider: string; idempotencyKey: string; contentSha256: string; fileName: string | null; rows: BatchRow[]; ignoredColumns?: string[] },
 ): Promise<Batch> {
   return db.tx(async (q) => {
+    const failed = input.rows.filter((x) => x.failure).length;
     const [r] = await q.query(
-      `INSERT INTO import_batches (id, business_id, provider, idempotency_key, content_sha256, file_name, total_records)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [randomUUID(), input.businessId, input.provider, input.idempotencyKey, input.contentSha256, input.fileName, input.rows.length],
+      `INSERT INTO import_batches (id, business_id, provider, idempotency_key, content_sha256, file_name, total_records, failed_records, ignored_columns)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      [randomUUID(), input.businessId, input.provider, input.idempotencyKey, input.contentSha256, input.fileName, input.rows.length, failed, input.ignoredColumns ?? []],
     );
     const batch = toBatch(r!);
+    // records that fail on their own (domain/batch-csv.ts) are stored failed, not retryable: the run never sees them
     for (let i = 0; i < input.rows.length; i += 1000) {
       const chunk = input.rows.slice(i, i + 1000);
       await q.query(
-        `INSERT INTO import_records (batch_id, row_number, external_id, share_token, applicant_level, card_processor_public_token)
-         SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+        `INSERT INTO import_records (batch_id, row_number, external_id, share_token, applicant_level, card_processor_public_token, status, error_category, error_message, retryable)
+         SELECT $1, n, e, t, l, c, CASE WHEN fc IS NULL THEN 'pending' ELSE 'failed' END, fc, fm, CASE WHEN fc IS NULL THEN NULL ELSE false END
+           FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS u(n, e, t, l, c, fc, fm)`,
         [
           batch.id,
           chunk.map((x) => x.rowNumber),
@@ -84,6 +90,8 @@ export async function createBatch(
           chunk.map((x) => x.shareToken),
           chunk.map((x) => x.applicantLevel),
           chunk.map((x) => x.cardProcessorPublicToken),
+          chunk.map((x) => x.failure?.category ?? null),
+          chunk.map((x) => x.failure?.message ?? null),
         ],
       );
     }

@@ -37,14 +37,24 @@ const refuseUpload = (error: keyof typeof UPLOAD_KEYS, message: string, paramete
 
 const notFound = (id: string) => refuse('batchNotFound', `Batch ${id} not found.`, { parameter: 'batchId' });
 
-const accepted = (b: Batch) => ({
-  batchId: b.id,
-  businessUuid: b.businessId,
-  status: 'pending' as const,
-  totalRecords: b.totalRecords,
-  message: `Batch accepted: ${b.totalRecords} record${b.totalRecords === 1 ? '' : 's'} queued. Poll GET /entity/kyc/import/batch/${b.id} for progress; decisions arrive by webhook.`,
-  createdAt: b.createdAt,
-});
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The upload's answer; `failedAtOnce`, the records that failed on their own (domain/batch-csv.ts), told on the first answer. */
+const accepted = (b: Batch, failedAtOnce = 0) => {
+  const notes = [
+    failedAtOnce ? `${plural(failedAtOnce, 'record')} failed on ${failedAtOnce === 1 ? 'its' : 'their'} own and ${failedAtOnce === 1 ? 'is' : 'are'} listed in summary.errors` : '',
+    b.ignoredColumns.length ? `ignored the column${b.ignoredColumns.length === 1 ? '' : 's'} ${b.ignoredColumns.join(', ')} (the columns are externalId, shareToken, applicantLevel, cardProcessorPublicToken)` : '',
+  ].filter(Boolean);
+  return {
+    batchId: b.id,
+    businessUuid: b.businessId,
+    status: 'pending' as const,
+    totalRecords: b.totalRecords,
+    message: `Batch accepted: ${plural(b.totalRecords, 'record')} queued${notes.length ? `; ${notes.join('; ')}` : ''}. Poll GET /entity/kyc/import/batch/${b.id} for progress; decisions arrive by webhook.`,
+    createdAt: b.createdAt,
+    ...(b.ignoredColumns.length ? { ignoredColumns: b.ignoredColumns } : {}),
+  };
+};
 
 /** The request's headers, checked before the file is read: the provider and the key. */
 function checkHeaders(request: UploadRequest): Outcome<{ provider: string; key: string }> {
@@ -128,7 +138,7 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
 
   let batch: Batch;
   try {
-    batch = await createBatch(db, { businessId: caller.id, provider, idempotencyKey: key, contentSha256: sha256, fileName, rows: csv.rows });
+    batch = await createBatch(db, { businessId: caller.id, provider, idempotencyKey: key, contentSha256: sha256, fileName, rows: csv.rows, ignoredColumns: csv.ignoredColumns });
   } catch (err) {
     // Another request with the same key or file won the race: answer as if we came second.
     if (isUniqueViolation(err, 'import_batches_idempotency_key')) return replay((await findBatchByKey(db, caller.id, key))!);
@@ -141,7 +151,7 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
   // If the start fails (Temporal unavailable) the batch is stored and the answer is an error; the
   // client's retry with the same key starts it, and so does the reconciler within minutes.
   await start.batchRun(batch.id, batch.run, caller.id);
-  return done(accepted(batch));
+  return done(accepted(batch, csv.rows.filter((r) => r.failure).length));
 }
 
 export async function getBatch({ db }: UseCaseContext, caller: Caller, batchId: string) {

