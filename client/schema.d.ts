@@ -3036,8 +3036,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         entityId: string;
-                        /** @enum {string} */
-                        status: "DRAFT" | "IN_REVIEW" | "APPROVED" | "REJECTED";
+                        /**
+                         * @description The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).
+                         * @enum {string}
+                         */
+                        status: "DRAFT" | "IN_REVIEW" | "DECIDED";
                         ubos: {
                             entityId: string;
                             externalId: string | null;
@@ -3191,8 +3194,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         entityId: string;
-                        /** @enum {string} */
-                        status: "DRAFT" | "IN_REVIEW" | "APPROVED" | "REJECTED";
+                        /**
+                         * @description The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).
+                         * @enum {string}
+                         */
+                        status: "DRAFT" | "IN_REVIEW" | "DECIDED";
                         ubos: {
                             entityId: string;
                             externalId: string | null;
@@ -3298,8 +3304,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         entityId: string;
-                        /** @enum {string} */
-                        status: "DRAFT" | "IN_REVIEW" | "APPROVED" | "REJECTED";
+                        /**
+                         * @description The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).
+                         * @enum {string}
+                         */
+                        status: "DRAFT" | "IN_REVIEW" | "DECIDED";
                         ubos: {
                             entityId: string;
                             externalId: string | null;

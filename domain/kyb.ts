@@ -31,6 +31,14 @@ export const DEFAULT_KYB_DEADLINE_SECONDS = 30 * 86_400;
 export const KYB_STATUSES = ['DRAFT', 'IN_REVIEW', 'APPROVED', 'REJECTED'] as const;
 export type KybStatus = (typeof KYB_STATUSES)[number];
 
+/**
+ * What a read tells of a profile: its stage, never its outcome (interface 1.4: the decision is
+ * carried by the webhook alone, kyb_status_change). DRAFT, IN_REVIEW (submitted), DECIDED.
+ */
+export const KYB_STAGES = ['DRAFT', 'IN_REVIEW', 'DECIDED'] as const;
+export type KybStage = (typeof KYB_STAGES)[number];
+export const kybStageOf = (status: KybStatus): KybStage => (status === 'APPROVED' || status === 'REJECTED' ? 'DECIDED' : status);
+
 const text = (min: number, max: number) =>
   z
     .string()

@@ -4,7 +4,7 @@
 // (kyb_status_change), so a subscription for it is a prerequisite of submission (1.4).
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { KYB_DOCUMENT_SLUGS, KYB_EVENT, OWNER_DOCUMENT_SLUG, OWNER_DOCUMENT_TYPES, mergeBusiness, primaryRole, type KybBusiness, type KybCreate, type KybOwner, type KybPatch, type KybStatus } from '../domain/kyb.ts';
+import { KYB_DOCUMENT_SLUGS, KYB_EVENT, OWNER_DOCUMENT_SLUG, OWNER_DOCUMENT_TYPES, mergeBusiness, primaryRole, type KybBusiness, type KybCreate, type KybOwner, type KybPatch, type KybStage, kybStageOf } from '../domain/kyb.ts';
 import { buildManifest, missingFromManifest, type Manifest } from '../domain/kyb-manifest.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { entityType, isMemberOf } from '../store/entities.ts';
@@ -23,7 +23,7 @@ async function businessEntity({ db }: UseCaseContext, caller: Caller, entityId: 
   return done(entityId);
 }
 
-export type KybProfileSaved = { entityId: string; status: KybStatus; ubos: OwnerRef[] };
+export type KybProfileSaved = { entityId: string; status: KybStage; ubos: OwnerRef[] };
 
 const declared = (o: KybOwner): DeclaredOwner => ({
   externalId: o.externalId,
@@ -53,7 +53,7 @@ async function save(ctx: UseCaseContext, caller: Caller, entityId: string, mode:
     const s = { submissionId: saved.supersededSubmissionId, entityId, deadlineAt: new Date().toISOString(), businessId: caller.id };
     await ctx.start.kybWake(s, { reason: 'profile-changed' }).catch((err: unknown) => ctx.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
   }
-  return done({ entityId, status: saved.status, ubos: saved.owners });
+  return done({ entityId, status: kybStageOf(saved.status), ubos: saved.owners });
 }
 
 /** POST /ukyb: the profile, with its owners (each an INDIVIDUAL entity found by externalId, or created). */
@@ -79,7 +79,7 @@ export async function readKybProfile(ctx: UseCaseContext, caller: Caller, entity
   if (!entity.ok) return entity;
   const profile = await loadProfile(ctx.db, caller.id, entityId);
   if (!profile) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
-  return done({ entityId, status: profile.status, business: profile.business, ubos: profile.owners, latestSubmission: await latestKybSubmission(ctx.db, entityId) });
+  return done({ entityId, status: kybStageOf(profile.status), business: profile.business, ubos: profile.owners, latestSubmission: await latestKybSubmission(ctx.db, entityId) });
 }
 
 const documentFields = z

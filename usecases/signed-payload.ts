@@ -12,8 +12,8 @@ export async function readSignedPayload(ctx: UseCaseContext, caller: Caller, ent
   if (!person.ok) return person;
   const current = await currentVerification(ctx.db, person.value);
   if (!current || current.decision !== 'APPROVED') {
-    const state = current ? 'its latest decision is REJECTED' : 'it has no decision yet';
-    return refuse('entityNotVerified', `Entity ${person.value} is not verified: ${state}. Verify the person first (hosted SDK, universal KYC or token sharing) and wait for the APPROVED webhook.`);
+    // the same words whatever the reason: the decision is told by the webhook alone (interface 1.4)
+    return refuse('entityNotVerified', `Entity ${person.value} has no approved verification to sign. A payload is signed once a verification (hosted SDK, universal KYC or token sharing) is approved, as its webhook tells you.`);
   }
   const missing = current.person ? missingForPayload(current.person) : 'person data';
   if (missing || !current.person) {

@@ -1,7 +1,7 @@
 // Universal KYB (interface 2.9, 4.7): the profile, documents, manifest, submission, and downloads.
 import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
-import { KYB_DOCUMENT_SLUGS, KYB_EVENT, KYB_REQUIRED_DOCUMENT_SLUGS, KYB_STATUSES, OWNER_DOCUMENT_TYPES, OWNER_IDENTITY_DOCUMENT_TYPES, kybCreate, kybPatch, kybSubmit } from '../../domain/kyb.ts';
+import { KYB_DOCUMENT_SLUGS, KYB_EVENT, KYB_REQUIRED_DOCUMENT_SLUGS, KYB_STAGES, OWNER_DOCUMENT_TYPES, OWNER_IDENTITY_DOCUMENT_TYPES, kybCreate, kybPatch, kybSubmit } from '../../domain/kyb.ts';
 import { ACCEPTED_UPLOAD_NAMES } from '../../domain/uploads.ts';
 import { MAX_LINK_LENGTH } from '../../files/download-links.ts';
 import { attachmentDisposition } from '../../files/store.ts';
@@ -12,7 +12,11 @@ import { route, type Presented } from '../route.ts';
 
 const tag = 'Business verification' as const;
 const ownerRef = z.object({ entityId: z.string(), externalId: z.string().nullable() });
-const profileSaved = z.object({ entityId: z.string(), status: z.enum(KYB_STATUSES), ubos: z.array(ownerRef) });
+const profileSaved = z.object({
+  entityId: z.string(),
+  status: z.enum(KYB_STAGES).meta({ description: 'The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).' }),
+  ubos: z.array(ownerRef),
+});
 const manifestFile = z.object({ fileId: z.string(), fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() });
 const STATUS_TEXT = 'DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners), APPROVED or REJECTED (the latest decision)';
 

@@ -396,7 +396,7 @@ describe('universal KYB', () => {
       assert.deepEqual(e!.body.data.ubos.map((u: any) => u.status), ['APPROVED', 'APPROVED']);
       assert.equal('rejectLabels' in e!.body.data, false);
       const read = (await stack.request('GET', `/ukyb/${entityId}`, { key })).body;
-      assert.deepEqual([read.status, read.latestSubmission.status], ['APPROVED', 'decided']);
+      assert.deepEqual([read.status, read.latestSubmission.status], ['DECIDED', 'decided'], 'the stage, not the outcome (1.4: the webhook alone tells it)');
       const ent = (await stack.request('GET', `/entity/${entityId}`, { key })).body;
       assert.deepEqual(ent.enabledFeatures.map((f: any) => f.slug), ['business-card-program']);
       assert.equal(ent.verifiedBy, 'universal-kyb');
@@ -422,6 +422,9 @@ describe('universal KYB', () => {
       assert.match(e!.body.data.moderationComment, new RegExp(ubos[1]!.externalId));
       assert.deepEqual(e!.body.data.ubos.map((u: any) => u.status), ['APPROVED', 'REJECTED']);
       assert.deepEqual((await stack.request('GET', `/entity/${entityId}`, { key })).body.enabledFeatures, []);
+      const read = (await stack.request('GET', `/ukyb/${entityId}`, { key })).body;
+      assert.equal(read.status, 'DECIDED', 'a rejected business reads as an approved one does');
+      assert.doesNotMatch(JSON.stringify(read), /APPROVED|REJECTED/);
     });
 
     it('decides REJECTED (RETRY) when owners are still unverified at the deadline; a change supersedes a waiting submission and a new submission decides again', async () => {

@@ -283,13 +283,14 @@ describe('sandbox control and signed payloads', () => {
       const none = await stack.request('GET', `/entity/${fresh}/signed-payload`, { key });
       assert.equal(none.status, 409);
       assert.equal(none.body.code, '0707000700');
-      assert.match(none.body.message, /no decision yet/);
+      assert.match(none.body.message, /no approved verification to sign/);
       const rejected = await entity();
       await complete(rejected, { reviewAnswer: 'RED', rejectLabels: ['FORGERY'], reviewRejectType: 'FINAL' });
       await decisions(rejected, 1);
       const res = await stack.request('GET', `/entity/${rejected}/signed-payload`, { key });
       assert.equal(res.status, 409);
-      assert.match(res.body.message, /REJECTED/);
+      assert.equal(res.body.message, none.body.message.replace(fresh, rejected), 'the same answer as for a person not yet decided: no hint of the decision (1.4)');
+      assert.doesNotMatch(res.body.message, /REJECTED|rejected/);
       const business = await entity('BUSINESS');
       assert.equal((await stack.request('GET', `/entity/${business}/signed-payload`, { key })).body.parameter, 'memberId');
       const mine = await approved();
