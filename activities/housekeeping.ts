@@ -1,14 +1,12 @@
 // Clean-up steps of the housekeeping workflow: short-lived rows, and file-store bytes that no row names.
 import type { Logger } from 'pino';
-import type { FileStore } from '../files/store.ts';
+import { removeAll, type FileStore } from '../files/store.ts';
 import type { Db } from '../store/db.ts';
 import { forgetBytes, retryBytes, takeDueBytes } from '../store/files.ts';
 import { purgeRateLimitWindows } from '../store/rate-limit.ts';
 
 /** Keys handled per pass; a backlog drains over successive passes (one a minute). */
 const BYTES_PER_PASS = 200;
-/** Removals under way at once (an object store answers each in tens of milliseconds). */
-const REMOVALS_AT_ONCE = 8;
 /**
  * How long a pass holds the keys it took: longer than the activity may run (30 s, three attempts),
  * so a retried pass does not take them again while the first may still be removing them.
@@ -29,24 +27,10 @@ export function createHousekeepingActivities(deps: { db: Db; files: FileStore; l
      */
     async removeStrayFileBytes(): Promise<number> {
       const keys = await takeDueBytes(deps.db, BYTES_PER_PASS, LEASE_SECONDS);
-      const removed: string[] = [];
-      const failed: string[] = [];
-      let next = 0;
-      const remover = async () => {
-        while (next < keys.length) {
-          const key = keys[next++]!;
-          try {
-            await deps.files.delete(key);
-            removed.push(key);
-          } catch (err) {
-            deps.log.warn({ err }, 'file bytes not removed; trying again in five minutes');
-            failed.push(key);
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: REMOVALS_AT_ONCE }, remover));
+      const { removed, failed } = await removeAll(deps.files, keys);
+      for (const { err } of failed) deps.log.warn({ err }, 'file bytes not removed; trying again in five minutes');
       await forgetBytes(deps.db, removed);
-      await retryBytes(deps.db, failed, 300);
+      await retryBytes(deps.db, failed.map((f) => f.key), 300);
       return removed.length;
     },
   };

@@ -6,7 +6,7 @@
 // signatures, as the standard allows), so a receiver keeps verifying across a key rotation.
 // Public keys are published as `whpk_<Base64 of the raw 32-byte key>` and as PEM.
 import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
-import type { SigningKey } from './webhook-signature.ts';
+import { validKeysAt, type SigningKey } from './webhook-signature.ts';
 
 /** An Ed25519 key of the Standard Webhooks ring (same shape as every ring's key). */
 export type Ed25519Key = SigningKey;
@@ -24,12 +24,6 @@ const privateKeyOf = (k: Ed25519Key) => {
   if (!key) parsed.set(k.keyId, (key = createPrivateKey(k.privateKeyPem)));
   return key;
 };
-
-/** Keys of the ring whose window holds `at`. */
-export function validKeysAt(ring: readonly Ed25519Key[], at: Date): Ed25519Key[] {
-  const t = at.getTime();
-  return ring.filter((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
-}
 
 /** The `webhook-signature` header's value: one `v1a,…` per key valid at `at`. */
 export function standardWebhookSignature(ring: readonly Ed25519Key[], message: { id: string; timestamp: string; body: string }, at: Date): string {

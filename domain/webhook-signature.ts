@@ -21,10 +21,15 @@ export function signWebhookBody(body: string | Buffer, privateKey: string | KeyO
   return sign('sha512', typeof body === 'string' ? Buffer.from(body, 'utf8') : body, { key, padding: constants.RSA_PKCS1_PADDING }).toString('base64');
 }
 
+/** Keys of the ring whose window [validFrom, validUntil) holds `at`, in ring order. */
+export function validKeysAt<K extends SigningKey>(ring: readonly K[], at: Date): K[] {
+  const t = at.getTime();
+  return ring.filter((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
+}
+
 /** The key that signs at `at`: the first of the ring whose window holds it. */
 export function signingKeyAt(ring: readonly SigningKey[], at: Date): SigningKey {
-  const t = at.getTime();
-  const key = ring.find((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
+  const [key] = validKeysAt(ring, at);
   if (!key) throw new Error(`no signing key of the ring is valid at ${at.toISOString()}`);
   return key;
 }

@@ -4,6 +4,7 @@
 // whose expiry passed, is refused; no API key is needed to use one. A link is a credential: logs
 // name it only by a hash (redactedLinkPath).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { isFileKey } from './store.ts';
 
 export const DOWNLOAD_PATH_PREFIX = '/files/';
 
@@ -49,8 +50,6 @@ export type DownloadLinks = {
   open(link: string, now: Date): { ok: true; link: DownloadLink } | { ok: false; reason: 'invalid' | 'expired' };
 };
 
-const KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/;
-
 export function downloadLinks(secret: Buffer): DownloadLinks {
   return {
     issue(key, expiresInSeconds) {
@@ -60,7 +59,7 @@ export function downloadLinks(secret: Buffer): DownloadLinks {
     open(link, now) {
       const token = link.startsWith(DOWNLOAD_PATH_PREFIX) ? link.slice(DOWNLOAD_PATH_PREFIX.length) : link;
       const opened = openDownloadLink(secret, token, now);
-      if (opened.ok && !KEY.test(opened.link.key)) return { ok: false, reason: 'invalid' };
+      if (opened.ok && !isFileKey(opened.link.key)) return { ok: false, reason: 'invalid' };
       return opened;
     },
   };

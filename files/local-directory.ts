@@ -5,13 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, copyFile, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { FileStore } from './store.ts';
-
-const KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/;
+import { isFileKey, type FileStore } from './store.ts';
 
 export function localDirectoryStore(dir: string): FileStore {
   const where = (key: string) => {
-    if (!KEY.test(key)) throw new Error(`not a file key: ${key}`);
+    if (!isFileKey(key)) throw new Error(`not a file key: ${key}`);
     return path.join(dir, ...key.split('/'));
   };
   return {

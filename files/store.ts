@@ -32,6 +32,33 @@ export function fileKey(businessId: string, entityId: string, fileId: string): s
   return `${businessId}/${entityId}/${fileId}`;
 }
 
+/** Whether a string is a key fileKey makes (three ids): nothing else names a file, in a path or a link. */
+export const isFileKey = (key: string) => /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/.test(key);
+
+/**
+ * Removes the bytes under these keys, `atOnce` removals at a time (an object store answers each in
+ * tens of milliseconds); says which went and which the store refused (with why), so the caller can
+ * record both.
+ */
+export async function removeAll(store: FileStore, keys: readonly string[], atOnce = 8): Promise<{ removed: string[]; failed: { key: string; err: unknown }[] }> {
+  const removed: string[] = [];
+  const failed: { key: string; err: unknown }[] = [];
+  let next = 0;
+  const remover = async () => {
+    while (next < keys.length) {
+      const key = keys[next++]!;
+      try {
+        await store.delete(key);
+        removed.push(key);
+      } catch (err) {
+        failed.push({ key, err });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(atOnce, keys.length) }, remover));
+  return { removed, failed };
+}
+
 /** The Content-Disposition of a download: an attachment, named when the file has a name (RFC 6266 / 5987). */
 export function attachmentDisposition(fileName: string | null): string {
   if (!fileName) return 'attachment';

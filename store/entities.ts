@@ -8,6 +8,15 @@ import { discardBytes, fileKeysOf } from './files.ts';
 
 export class ExternalIdTaken extends Error {}
 
+/**
+ * Locks the entity's row for the transaction; false when there is no such entity (deleted). Every
+ * writer of an entity's rows takes it first (a business entity before its members, an entity before
+ * its submission), so writers never wait on each other in a circle.
+ */
+export async function lockEntity(q: Queryable, entityId: string): Promise<boolean> {
+  return (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
+}
+
 const toListItem = (r: Row): EntityListItem => ({
   id: String(r.id),
   externalId: String(r.external_id),

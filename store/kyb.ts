@@ -8,12 +8,9 @@ import { KYB_DOCUMENT_SLUGS, KYB_PROFILE_SLUG, OWNER_DOCUMENT_SLUG, type KybStat
 import type { LiveFile } from '../domain/kyb-manifest.ts';
 import type { Decision } from '../domain/reliance.ts';
 import { iso, type Db, type Queryable } from './db.ts';
+import { lockEntity } from './entities.ts';
 import { claimBytes, type StoredFile } from './files.ts';
 
-/** Locks the entity's row for the transaction; false when there is no such entity (deleted). */
-async function lockEntity(q: Queryable, entityId: string): Promise<boolean> {
-  return (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
-}
 
 /** An owner as the profile declares it: the person's details are kept on the membership. */
 export type DeclaredOwner = { externalId: string; role: string; ownershipPercentage: number; details: Record<string, unknown> };

@@ -6,16 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { CANONICAL_KYC_SLUG, ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS } from '../domain/universal-kyc.ts';
 import type { Db, Queryable } from './db.ts';
+import { lockEntity } from './entities.ts';
 import { claimBytes, type StoredFile } from './files.ts';
 
 export type OpenSubmission = { submissionId: string; deadlineAt: string };
 
 const iso = (v: unknown) => new Date(v as string).toISOString();
 
-/** Locks the person's entity row for the transaction; false when there is no such entity (deleted). */
-async function lockPerson(q: Queryable, entityId: string): Promise<boolean> {
-  return (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
-}
 
 async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmission | null> {
   const [row] = await q.query<{ id: string; deadline_at: string }>("SELECT id, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [entityId]);
@@ -25,7 +22,7 @@ async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmi
 /** Records the canonical KYC data in the person's open submission (one is opened when there is none); returns it. */
 export async function submitCanonicalData(db: Db, s: { businessId: string; entityId: string; value: string; deadlineSeconds: number }): Promise<(OpenSubmission & { opened: boolean }) | 'entity-gone'> {
   return db.tx(async (q) => {
-    if (!(await lockPerson(q, s.entityId))) return 'entity-gone';
+    if (!(await lockEntity(q, s.entityId))) return 'entity-gone';
     let open = await openSubmission(q, s.entityId);
     const opened = !open;
     if (!open) {
@@ -62,7 +59,7 @@ export async function recordUploadedFiles(
   u: { businessId: string; entityId: string; slug: string; files: readonly StoredFile[] },
 ): Promise<{ submission: OpenSubmission | null; uploadedAt: string } | 'entity-gone'> {
   return db.tx(async (q) => {
-    if (!(await lockPerson(q, u.entityId))) return 'entity-gone'; // deleted while the bytes were stored
+    if (!(await lockEntity(q, u.entityId))) return 'entity-gone'; // deleted while the bytes were stored
     const open = await openSubmission(q, u.entityId);
     let uploadedAt = '';
     for (const f of u.files) {
@@ -104,7 +101,7 @@ export type SubmissionState = {
 export async function loadSubmission(q: Queryable, submissionId: string, lock = false): Promise<SubmissionState | null> {
   if (lock) {
     const [of] = await q.query<{ entity_id: string }>('SELECT entity_id FROM ukyc_submissions WHERE id = $1', [submissionId]);
-    if (!of || !(await lockPerson(q, of.entity_id))) return null;
+    if (!of || !(await lockEntity(q, of.entity_id))) return null;
   }
   const [s] = await q.query<{ business_id: string; entity_id: string; status: SubmissionState['status']; created_at: string; deadline_at: string }>(
     `SELECT business_id, entity_id, status, created_at, deadline_at FROM ukyc_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,

@@ -2,7 +2,7 @@
 // each key is expected (store/files.ts) before its bytes are written, so a crash or a refusal between
 // the bytes and their row leaves them due for housekeeping; bytes to go are removed at once where
 // the store allows and left due where it does not.
-import { fileKey } from '../files/store.ts';
+import { fileKey, removeAll } from '../files/store.ts';
 import { discardBytes, expectBytes, forgetBytes, type StoredFile } from '../store/files.ts';
 import type { UseCaseContext } from './context.ts';
 import type { CheckedFile } from './uploads.ts';
@@ -22,14 +22,7 @@ export async function putUploads(ctx: UseCaseContext, businessId: string, entity
 export async function removeBytes(ctx: Pick<UseCaseContext, 'db' | 'files' | 'log'>, keys: readonly string[], options: { alreadyDue?: boolean } = {}): Promise<void> {
   if (keys.length === 0) return;
   if (!options.alreadyDue) await discardBytes(ctx.db, keys);
-  const removed: string[] = [];
-  for (const key of keys) {
-    try {
-      await ctx.files.delete(key);
-      removed.push(key);
-    } catch (err) {
-      ctx.log.warn({ err }, 'file bytes not removed yet; housekeeping removes them');
-    }
-  }
+  const { removed, failed } = await removeAll(ctx.files, keys);
+  for (const { err } of failed) ctx.log.warn({ err }, 'file bytes not removed yet; housekeeping removes them');
   await forgetBytes(ctx.db, removed);
 }
