@@ -389,7 +389,7 @@ export interface paths {
         put?: never;
         /**
          * Create a business's KYB profile and declare its owners
-         * @description The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with that externalId (an existing one is reused) and a declared member of the business: verify them as people (hosted SDK with memberId, universal KYC, token sharing). Status: DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners), APPROVED or REJECTED (the latest decision).
+         * @description The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with that externalId (an existing one is reused) and a declared member of the business: verify them as people (hosted SDK with memberId, universal KYC, token sharing). Status: DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners) or DECIDED; the outcome is told by the kyb_status_change webhook alone (interface 1.4).
          */
         post: operations["createKybProfile"];
         delete?: never;
@@ -3037,7 +3037,7 @@ export interface operations {
                     "application/json": {
                         entityId: string;
                         /**
-                         * @description The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).
+                         * @description DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners) or DECIDED; the outcome is told by the kyb_status_change webhook alone (interface 1.4)
                          * @enum {string}
                          */
                         status: "DRAFT" | "IN_REVIEW" | "DECIDED";
@@ -3195,7 +3195,7 @@ export interface operations {
                     "application/json": {
                         entityId: string;
                         /**
-                         * @description The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).
+                         * @description DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners) or DECIDED; the outcome is told by the kyb_status_change webhook alone (interface 1.4)
                          * @enum {string}
                          */
                         status: "DRAFT" | "IN_REVIEW" | "DECIDED";
@@ -3305,7 +3305,7 @@ export interface operations {
                     "application/json": {
                         entityId: string;
                         /**
-                         * @description The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).
+                         * @description DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners) or DECIDED; the outcome is told by the kyb_status_change webhook alone (interface 1.4)
                          * @enum {string}
                          */
                         status: "DRAFT" | "IN_REVIEW" | "DECIDED";

@@ -12,13 +12,10 @@ import { route, type Presented } from '../route.ts';
 
 const tag = 'Business verification' as const;
 const ownerRef = z.object({ entityId: z.string(), externalId: z.string().nullable() });
-const profileSaved = z.object({
-  entityId: z.string(),
-  status: z.enum(KYB_STAGES).meta({ description: 'The stage: DRAFT (saved, not submitted since its last change), IN_REVIEW (submitted), DECIDED. The outcome is told by the kyb_status_change webhook alone (interface 1.4).' }),
-  ubos: z.array(ownerRef),
-});
+/** The stage a read tells, never the outcome (domain/kyb.ts kybStageOf). */
+const STATUS_TEXT = `DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners) or DECIDED; the outcome is told by the ${KYB_EVENT.eventType} webhook alone (interface 1.4)`;
+const profileSaved = z.object({ entityId: z.string(), status: z.enum(KYB_STAGES).meta({ description: STATUS_TEXT }), ubos: z.array(ownerRef) });
 const manifestFile = z.object({ fileId: z.string(), fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() });
-const STATUS_TEXT = 'DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners), APPROVED or REJECTED (the latest decision)';
 
 export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
   const { maxFileBytes, maxFiles, presignedUrlTtlSeconds } = uc.config.files;
