@@ -243,9 +243,8 @@ export function createUploads(config: Config, log: Logger): Uploads {
       const busy = await slotFor(ctx, businessId);
       if (busy) return busy;
       const read = await readParts(ctx, 'file', { maxBytes: options.maxBytes, maxFiles: 1, extra: 'ignore', ...limits }, batchCsvSink(options));
-      if (!read.ok) return read.problem === 'too-many' ? { ...read, problem: 'malformed' } : read;
-      const [file] = read.files;
-      return { ok: true, file: file! };
+      if (!read.ok) return read; // never too-many: files beyond the first are ignored
+      return { ok: true, file: read.files[0]! };
     },
   };
 }

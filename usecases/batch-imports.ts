@@ -78,17 +78,8 @@ function csvRefusal(csv: Extract<BatchCsvRead, { ok: false }>): Refusal {
 
 /** The spec's codes for a file that could not be read (section 7: too large; no file or not a form is invalid data); the upload endpoints' own for the rest. */
 function readRefusal(read: UploadProblem): Refusal {
-  switch (read.problem) {
-    case 'too-large':
-      return refuseUpload('batchFileTooLarge', read.message, 'file');
-    case 'not-multipart':
-    case 'no-file':
-    case 'too-many':
-    case 'malformed':
-      return refuseUpload('batchInvalidData', read.message, 'file');
-    default:
-      return uploadRefusal(read, 'file', refuseUpload('batchFileTooLarge', read.message, 'file'));
-  }
+  if (read.problem === 'not-multipart' || read.problem === 'no-file' || read.problem === 'malformed') return refuseUpload('batchInvalidData', read.message, 'file');
+  return uploadRefusal(read, 'file', refuseUpload('batchFileTooLarge', read.message, 'file'));
 }
 
 /** Why an upload was already made (0701010300): the code is the spec's one; the reason tells them apart. */

@@ -42,6 +42,8 @@ function check(name: string, statements: string[], submissions: 'kyb_submissions
   if (submission >= 0) assert.ok(entity < submission, `${name} locks its submission before its entity:\n${statements.join('\n')}`);
 }
 
+type Writer = [name: string, write: (d: Db) => Promise<unknown>];
+
 describe('one lock order: a business entity before its members, an entity before its submission', () => {
   let db: Db;
   let businessId: string;
@@ -51,13 +53,22 @@ describe('one lock order: a business entity before its members, an entity before
   });
   after(() => db.close());
 
+  /** Runs each writer against the recording database and checks its order. */
+  const checkEach = async (writers: Writer[], submissions: 'kyb_submissions' | 'ukyc_submissions') => {
+    for (const [name, write] of writers) {
+      const r = recording(db);
+      await write(r.db);
+      check(name, r.statements, submissions);
+    }
+  };
+
   const profile = (entityId: string, mode: 'create' | 'change') =>
     (d: Db) => saveProfile(d, { mode, businessId, entityId, business: () => ({ legalName: 'Locks Ltd' }), owners: [] });
 
   it('universal KYB: saving, submitting, settling and deleting', async () => {
     const company = await createEntity(db, businessId, { externalId: `co-${randomUUID()}`, type: 'BUSINESS' });
     await profile(company, 'create')(db);
-    const writers: [string, (d: Db) => Promise<unknown>][] = [
+    const writers: Writer[] = [
       ['openKybSubmission', (d) => openKybSubmission(d, { businessId, entityId: company, deadlineSeconds: 60 })],
       [
         'the decision (loadKybSubmission with its lock, then settleKybSubmission)',
@@ -84,11 +95,7 @@ describe('one lock order: a business entity before its members, an entity before
         },
       ],
     ];
-    for (const [name, write] of writers) {
-      const r = recording(db);
-      await write(r.db);
-      check(name, r.statements, 'kyb_submissions');
-    }
+    await checkEach(writers, 'kyb_submissions');
   });
 
   it('universal KYC: data, uploads, settling and deleting', async () => {
@@ -98,7 +105,7 @@ describe('one lock order: a business entity before its members, an entity before
       return { id, fileName: 'id.pdf', contentType: 'application/pdf', size: 1, sha256: 'x', storageKey: `${businessId}/${person}/${id}` };
     };
     const data = (d: Db) => submitCanonicalData(d, { businessId, entityId: person, value: '{}', deadlineSeconds: 60 });
-    const writers: [string, (d: Db) => Promise<unknown>][] = [
+    const writers: Writer[] = [
       ['submitCanonicalData', data],
       [
         'an upload joining the open submission (recordUploadedFiles)',
@@ -127,11 +134,7 @@ describe('one lock order: a business entity before its members, an entity before
         },
       ],
     ];
-    for (const [name, write] of writers) {
-      const r = recording(db);
-      await write(r.db);
-      check(name, r.statements, 'ukyc_submissions');
-    }
+    await checkEach(writers, 'ukyc_submissions');
   });
 
   it('deleting a declared owner while its business entity saves its profile: the delete waits for the business entity, neither deadlocks', async () => {
