@@ -1,5 +1,5 @@
-// Process lifecycle for every entry point: config, logger, and a graceful shutdown on SIGINT or
-// SIGTERM that runs clean-ups in reverse order of registration (last opened, first closed).
+// Process lifecycle for every entry point: config, logger, and a graceful shutdown on SIGINT,
+// SIGTERM or SIGHUP that runs clean-ups in reverse order of registration (last opened, first closed).
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -65,6 +65,7 @@ export async function runProcess(name: string, main: (ctx: ProcessContext) => Pr
 
   process.once('SIGINT', () => void stop(0, 'SIGINT'));
   process.once('SIGTERM', () => void stop(0, 'SIGTERM'));
+  process.once('SIGHUP', () => void stop(0, 'SIGHUP')); // the terminal closed: children in their own group are stopped by us
   const fatal = (err: unknown) => {
     if (stopping) return void log.warn({ err }, 'error while stopping');
     log.fatal({ err }, 'fatal error');

@@ -27,6 +27,11 @@ export async function startTemporalDevServer(options: {
   uiCodecEndpoint?: string;
   /** Dynamic config beside ours (benchmarks comparing settings). */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /**
+   * Its own process group (npm start): a terminal's Ctrl-C, sent to the whole foreground group,
+   * then reaches only our process, which stops the server last, after the workers have drained.
+   */
+  ownProcessGroup?: boolean;
 }): Promise<TemporalDevServer> {
   const cli = requireTemporalCli();
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', options.logLevel ?? 'error'];
@@ -45,7 +50,7 @@ export async function startTemporalDevServer(options: {
   if (options.headless || options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   if (options.uiCodecEndpoint && !args.includes('--headless')) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownProcessGroup ?? false });
   const output = new OutputKeeper(); // some refusals (a port in use) are printed on stdout
   child.stdout?.on('data', (chunk: Buffer) => output.add(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.add(chunk.toString()));

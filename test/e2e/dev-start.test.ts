@@ -1,10 +1,11 @@
 // `npm start` as a newcomer runs it: Temporal dev server with its Web UI, embedded PGlite, worker and
 // API in one process, a sandbox business on first start, state kept across restarts, Ctrl-C clean.
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { lstat, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/ports.ts';
 import { createVouchClient } from '../../client/index.ts';
 import { run, start, type Running } from '../helpers/processes.ts';
@@ -35,15 +36,22 @@ describe('npm start (all-in-one development mode)', () => {
       SHUTDOWN_GRACE_MS: '60000',
     };
   });
+  afterEach(async () => {
+    // a test that failed midway leaves its process: it goes, with its children (the Temporal dev
+    // server has a group of its own), before the next test starts another on the same ports
+    if (!dev) return;
+    spawnSync('pkill', ['-KILL', '-P', String(dev.child.pid)]);
+    await dev.stop('SIGKILL');
+    dev = undefined;
+  });
   after(async () => {
-    await dev?.stop('SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
   });
 
   const api = () => `http://127.0.0.1:${env.PORT}`;
 
   it('starts everything, prints the URLs and a working sandbox API key, and stops on Ctrl-C', async () => {
-    dev = start('dev/start.ts', [], env);
+    dev = start('dev/start.ts', [], env, { group: true }); // from a terminal: Ctrl-C reaches its whole process group
     const [, key] = await dev.waitFor(/API key\s+(vk_sandbox_[\w-]+)/, 120_000);
     assert.match(dev.output(), new RegExp(`Temporal UI\\s+http://127.0.0.1:${env.TEMPORAL_UI_PORT}`));
     assert.match(dev.output(), /\(created now\)/);
@@ -60,8 +68,16 @@ describe('npm start (all-in-one development mode)', () => {
     const cli = await run('cli/vouch.ts', ['business', 'create', '--name', 'Beside dev'], env);
     assert.equal(cli.code, 0, cli.stderr);
 
+    // Ctrl-C goes to the terminal's whole foreground group: the Temporal dev server is not in ours, so
+    // it is stopped by us, last, after the workers have drained (before: it got the signal too and
+    // went away under workers still completing activities)
+    const children = execFileSync('ps', ['-o', 'pgid=,args=', '--ppid', String(dev.child.pid)], { encoding: 'utf8' });
+    const server = children.split('\n').find((l) => /server start-dev/.test(l));
+    assert.ok(server, children);
+    assert.notEqual(Number(server.trim().split(/\s+/)[0]), dev.child.pid, `the dev server shares the terminal's process group: ${server}`);
     const code = await dev.stop('SIGINT');
     assert.equal(code, 0, `exit ${code} on Ctrl-C; the end of its output:\n${dev.output().slice(-4000)}`);
+    assert.doesNotMatch(dev.output(), /error while stopping|Temporal dev server exited/, dev.output().slice(-4000));
     dev = undefined;
     const saved = JSON.parse(await readFile(path.join(dataDir, 'sandbox.json'), 'utf8'));
     assert.equal(saved.apiKey, key);

@@ -17,12 +17,13 @@ export type Running = {
   output(): string;
   /** Resolves when the output matches, rejects if the process exits first or time runs out. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
-  /** Sends the signal and resolves with the exit code. */
+  /** Sends the signal (to its whole process group when started as one, as a terminal's Ctrl-C does) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 };
 
-export function start(script: string, args: string[], env: Record<string, string | undefined>): Running {
-  const child = spawn(process.execPath, [script, ...args], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/** `group`: the process leads a process group of its own, as a command started from a terminal does. */
+export function start(script: string, args: string[], env: Record<string, string | undefined>, options: { group?: boolean } = {}): Running {
+  const child = spawn(process.execPath, [script, ...args], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
@@ -55,7 +56,10 @@ export function start(script: string, args: string[], env: Record<string, string
       });
     },
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) {
+        if (options.group) process.kill(-child.pid!, signal);
+        else child.kill(signal);
+      }
       return exited;
     },
   };
