@@ -57,6 +57,9 @@ if (import.meta.main) {
   createWebhookReceiver({
     publicKeys: keys.map((k) => k.publicKeyPem),
     standardKeys: standardWebhooks.keys.map((k) => k.publicKey),
-    onEvent: (e) => console.log(`${e.eventName} ${e.data.status} entity ${e.data.entityId} (event ${e.data.eventId})`),
-  }).listen(port, () => console.log(`listening on http://127.0.0.1:${port}/ with ${keys.length} public keys`));
+    onEvent: (e) => {
+      const why = Array.isArray(e.data.rejectLabels) ? ` ${e.data.rejectLabels.join(',')} (${String(e.data.reviewRejectType)}): ${String(e.data.moderationComment ?? '')}` : '';
+      console.log(`${e.eventName} ${e.data.status} entity ${e.data.entityId} (event ${e.data.eventId})${why}`);
+    },
+  }).listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${port}/ with ${keys.length} public keys`));
 }
