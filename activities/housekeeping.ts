@@ -1,8 +1,11 @@
-// Clean-up steps of the housekeeping workflow: short-lived rows, and file-store bytes that no row names.
+// Steps of the housekeeping workflow: short-lived rows, file-store bytes that no row names, and the
+// events that come from the passing of time (reminders) or a new release (new features).
 import type { Logger } from 'pino';
 import { removeAll, type FileStore } from '../files/store.ts';
 import type { Db } from '../store/db.ts';
 import { forgetBytes, retryBytes, takeDueBytes } from '../store/files.ts';
+import { features } from '../domain/feature-catalog.ts';
+import { announceNewFeatures, remindWaitingSubmissions } from '../store/lifecycle-events.ts';
 import { purgeRateLimitWindows } from '../store/rate-limit.ts';
 
 /** Keys handled per pass; a backlog drains over successive passes (one a minute). */
@@ -17,6 +20,12 @@ export function createHousekeepingActivities(deps: { db: Db; files: FileStore; l
   return {
     /** Deletes request-count windows older than a minute; returns how many rows went. */
     purgeRateLimitWindows: () => purgeRateLimitWindows(deps.db, Date.now() - 60_000),
+
+    /** Reminds waiting submissions whose deadline is near (reminder events); returns how many. */
+    sendReminders: () => remindWaitingSubmissions(deps.db, new Date()),
+
+    /** Tells every business of the catalog's new features (new_feature events); returns how many features were new. */
+    announceNewFeatures: () => announceNewFeatures(deps.db, features, new Date()),
 
     /**
      * Removes from the file store the bytes that are due and that no `files` row names (an

@@ -9,6 +9,7 @@ import { decideKyb, decideKybAtDeadline, type OwnerDecision } from '../domain/ky
 import { buildManifest, missingFromManifest } from '../domain/kyb-manifest.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { applyKybDecision } from '../store/decisions.ts';
+import { recordVerificationStage } from '../store/lifecycle-events.ts';
 import { declaredOwners, latestOwnerDecisions, liveKybFiles, loadKybSubmission, settleKybSubmission, waitingSubmissionsOfOwner, type KybSubmissionState } from '../store/kyb.ts';
 
 export type KybReadiness = { status: KybSubmissionState['status'] | 'gone'; ready: boolean; owners: number; ownersDecided: number };
@@ -37,7 +38,13 @@ export function createKybActivities(deps: { db: Db }) {
       if (!s) return { status: 'gone', ready: false, owners: 0, ownersDecided: 0 };
       const owners = await ownersOf(db, s);
       const decided = owners.filter((o) => o.decision !== null).length;
-      return { status: s.status, ready: decided === owners.length, owners: owners.length, ownersDecided: decided };
+      const ready = decided === owners.length;
+      if (s.status === 'waiting') {
+        // the stage the client sees (verification_status_change), once each per submission
+        const stage = ready ? 'IN_REVIEW' : 'WAITING_FOR_PERSON';
+        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyb', verificationId: input.submissionId }, stage, key: `universal-kyb:${input.submissionId}`, now: new Date() });
+      }
+      return { status: s.status, ready, owners: owners.length, ownersDecided: decided };
     },
 
     /** Decides the submission: from its owners when all are decided, else as it stands at the deadline. A settled one stays as it is. */

@@ -95,7 +95,7 @@ export function createShareActivities(deps: ShareDeps) {
       }
       // one statement: the entity, and the import request about to be sent; an entity deleted since
       // it was resolved (or by an earlier attempt) spends no share token on a person to be forgotten
-      if (!(await beforeImport(db, ref, entityId))) {
+      if (!(await beforeImport(db, ref, rec.businessId, entityId))) {
         const now = await loadShareRecord(db, ref);
         return now.status === 'pending' ? fail(ref, 'ENTITY_NOT_FOUND') : storedOutcome(now);
       }

@@ -9,6 +9,7 @@ import { verifiedPersonOf } from '../domain/verified-person.ts';
 import type { Db } from '../store/db.ts';
 import { applyDecision } from '../store/decisions.ts';
 import { cardProcessorTokenHolder } from '../store/entities.ts';
+import { recordVerificationStage } from '../store/lifecycle-events.ts';
 import { loadSubmission, settleSubmission } from '../store/universal-kyc.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
 
@@ -24,7 +25,13 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
     async ukycReadiness(input: { submissionId: string }): Promise<UkycReadiness> {
       const s = await loadSubmission(db, input.submissionId);
       if (!s) return { status: 'gone', complete: false };
-      return { status: s.status, complete: s.data !== null && s.idDocuments > 0 };
+      const complete = s.data !== null && s.idDocuments > 0;
+      if (s.status === 'waiting') {
+        // the stage the client sees (verification_status_change), once each per submission
+        const stage = complete ? 'IN_REVIEW' : 'WAITING_FOR_DOCUMENTS';
+        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyc', verificationId: input.submissionId }, stage, key: `universal-kyc:${input.submissionId}`, now: new Date() });
+      }
+      return { status: s.status, complete };
     },
 
     /** Decides a complete submission, or an incomplete one as such; a settled one stays as it is. */
@@ -71,6 +78,7 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
         sourceRef: input.submissionId,
         decision,
         path: 'universal-kyc',
+        verification: { verificationId: input.submissionId },
         eventSourceKey: `universal-kyc:${input.submissionId}`,
         cardProcessorPublicToken: decision.status === 'APPROVED' ? cardToken : null,
         now,

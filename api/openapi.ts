@@ -4,6 +4,7 @@ import { errorTableMarkdown } from '../domain/error-table.ts';
 import { errorCatalogue, type ErrorName } from '../domain/errors.ts';
 import { API_KEY_HEADER } from './middleware/auth.ts';
 import { TAGS, type Route } from './route.ts';
+import { webhookEventsDoc } from './webhook-events.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -97,6 +98,7 @@ export function buildOpenApi(routes: Route[], info: { version: string; serverUrl
       schemas: { Error: errorBody },
     },
     paths,
+    webhooks: webhookEventsDoc((schema) => toSchema(schema, 'output')),
   };
 }
 

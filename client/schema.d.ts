@@ -788,7 +788,463 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    account_status_change: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A person's decision (interface 2.10)
+         * @description Sent when a decision on a person is made, by any path (token sharing, hosted SDK, universal KYC). The only place the outcome is told. Satisfies the webhook prerequisite of the person paths. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        eventName: "card_issuance_api_access_updated";
+                        /** @constant */
+                        eventType: "account_status_change";
+                        /**
+                         * Format: uuid
+                         * @description The business whose event it is (covered by both signatures)
+                         */
+                        businessId: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Deduplicate on it: the same on every retry and redelivery
+                             */
+                            eventId: string;
+                            message: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            /**
+                             * Format: uuid
+                             * @description The entity the event is about
+                             */
+                            entityId: string;
+                            /** @enum {string} */
+                            status: "APPROVED" | "REJECTED";
+                            /** @description Only when REJECTED */
+                            moderationComment?: string;
+                            /** @description Only when REJECTED */
+                            rejectLabels?: string[];
+                            /**
+                             * @description Only when REJECTED
+                             * @enum {string}
+                             */
+                            reviewRejectType?: "RETRY" | "FINAL";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    kyb_status_change: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A business's decision
+         * @description Sent when a universal KYB submission is decided; ubos lists each declared owner's status. Satisfies the webhook prerequisite of universal KYB. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        eventName: "kyb_status_updated";
+                        /** @constant */
+                        eventType: "kyb_status_change";
+                        /**
+                         * Format: uuid
+                         * @description The business whose event it is (covered by both signatures)
+                         */
+                        businessId: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Deduplicate on it: the same on every retry and redelivery
+                             */
+                            eventId: string;
+                            message: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            /**
+                             * Format: uuid
+                             * @description The entity the event is about
+                             */
+                            entityId: string;
+                            /** Format: uuid */
+                            submissionId: string;
+                            /** @enum {string} */
+                            status: "APPROVED" | "REJECTED";
+                            ubos: {
+                                /** Format: uuid */
+                                entityId: string;
+                                externalId: string | null;
+                                /** @enum {string} */
+                                status: "APPROVED" | "REJECTED" | "PENDING";
+                            }[];
+                            /** @description Only when REJECTED */
+                            moderationComment?: string;
+                            /** @description Only when REJECTED */
+                            rejectLabels?: string[];
+                            /**
+                             * @description Only when REJECTED
+                             * @enum {string}
+                             */
+                            reviewRejectType?: "RETRY" | "FINAL";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    verification_status_change: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A verification moved a stage
+         * @description Token sharing: STARTED (the import request is sent), DECIDED. Hosted SDK: WAITING_FOR_PERSON (an SDK token was issued; once per round until the next decision), DECIDED. Universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW (data and identity document are there), DECIDED. Universal KYB: WAITING_FOR_PERSON (declared owners not all verified), IN_REVIEW, DECIDED. Never the outcome: that is in account_status_change or kyb_status_change. Does not satisfy the webhook prerequisite. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        eventName: "verification_status_updated";
+                        /** @constant */
+                        eventType: "verification_status_change";
+                        /**
+                         * Format: uuid
+                         * @description The business whose event it is (covered by both signatures)
+                         */
+                        businessId: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Deduplicate on it: the same on every retry and redelivery
+                             */
+                            eventId: string;
+                            message: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            /**
+                             * Format: uuid
+                             * @description The entity the event is about
+                             */
+                            entityId: string;
+                            /** @enum {string} */
+                            verificationStatus: "STARTED" | "WAITING_FOR_PERSON" | "WAITING_FOR_DOCUMENTS" | "IN_REVIEW" | "DECIDED";
+                            /** @enum {string} */
+                            verificationPath: "token-sharing" | "hosted-sdk" | "universal-kyc" | "universal-kyb";
+                            /**
+                             * Format: uuid
+                             * @description The sync requestId, the batchId (with rowNumber), or the submissionId; absent for the hosted SDK
+                             */
+                            verificationId?: string;
+                            /** @description A batch row's number */
+                            rowNumber?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    feature_access_change: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An entity's enabled features changed
+         * @description Sent when a decision turns a feature on (ENABLED) or off (REMOVED); a decision that leaves the features as they were sends none. Does not satisfy the webhook prerequisite. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        eventName: "feature_access_updated";
+                        /** @constant */
+                        eventType: "feature_access_change";
+                        /**
+                         * Format: uuid
+                         * @description The business whose event it is (covered by both signatures)
+                         */
+                        businessId: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Deduplicate on it: the same on every retry and redelivery
+                             */
+                            eventId: string;
+                            message: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            /**
+                             * Format: uuid
+                             * @description The entity the event is about
+                             */
+                            entityId: string;
+                            feature: {
+                                /** Format: uuid */
+                                id: string;
+                                slug: string;
+                                name: string;
+                            };
+                            /** @enum {string} */
+                            access: "ENABLED" | "REMOVED";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    reminder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Something is still to do before a deadline
+         * @description Sent once per waiting submission when less than a day of its wait is left (less than half of it when the wait is shorter than two days): a universal KYC submission without its identity document (universal-kyc-document), a KYB submission whose declared owners are not all verified (kyb-owners; waitingFor lists their entity ids). Does not satisfy the webhook prerequisite. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        eventName: "action_required_reminder";
+                        /** @constant */
+                        eventType: "reminder";
+                        /**
+                         * Format: uuid
+                         * @description The business whose event it is (covered by both signatures)
+                         */
+                        businessId: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Deduplicate on it: the same on every retry and redelivery
+                             */
+                            eventId: string;
+                            message: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            /**
+                             * Format: uuid
+                             * @description The entity the event is about
+                             */
+                            entityId: string;
+                            /** @enum {string} */
+                            reminderFor: "universal-kyc-document" | "kyb-owners";
+                            /** Format: uuid */
+                            submissionId: string;
+                            /** Format: date-time */
+                            deadlineAt: string;
+                            waitingFor: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    new_feature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The feature catalog gained a feature
+         * @description Sent once to each business that existed when the feature was added (within a minute of the release). About no entity: data has no entityId. Does not satisfy the webhook prerequisite. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        eventName: "feature_catalog_updated";
+                        /** @constant */
+                        eventType: "new_feature";
+                        /**
+                         * Format: uuid
+                         * @description The business whose event it is (covered by both signatures)
+                         */
+                        businessId: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Deduplicate on it: the same on every retry and redelivery
+                             */
+                            eventId: string;
+                            message: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            feature: {
+                                /** Format: uuid */
+                                id: string;
+                                slug: string;
+                                name: string;
+                                description: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Error: {

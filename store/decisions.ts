@@ -1,14 +1,17 @@
 // What every onboarding decision writes, whichever path made it (token sharing, hosted SDK, …), in
 // the caller's transaction: the KYC account (one per provider applicant, holding its latest
 // decision), the entity's verifier (and card processor token), the card-issuance feature, and the
-// event with its webhook deliveries (once per source key).
+// events with their webhook deliveries (once per source key): the decision's, the verification's
+// end, and the feature's change.
 import { randomUUID } from 'node:crypto';
 import type { VerificationPath } from '../domain/events.ts';
+import type { FeatureRef, VerificationRef } from '../domain/lifecycle-events.ts';
 import type { KybDecision } from '../domain/kyb.ts';
 import { kybOnboardingChanges, onboardingChanges } from '../domain/onboarding.ts';
 import type { Decision } from '../domain/reliance.ts';
 import type { Queryable } from './db.ts';
 import { recordEvent } from './events.ts';
+import { recordVerificationStage, setFeatureAccess } from './lifecycle-events.ts';
 
 export type AppliedDecision = {
   businessId: string;
@@ -21,6 +24,8 @@ export type AppliedDecision = {
   sourceRef: string;
   decision: Decision;
   path: VerificationPath;
+  /** The verification this decision ends (its verification_status_change DECIDED). */
+  verification: Omit<VerificationRef, 'path'>;
   /** Makes the event (and so the webhook) once-only. */
   eventSourceKey: string;
   cardProcessorPublicToken?: string | null;
@@ -45,22 +50,29 @@ export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<s
   const cpt = a.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
   await q.query(`UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`, a.cardProcessorPublicToken ? [a.entityId, a.provider, a.cardProcessorPublicToken] : [a.entityId, a.provider]);
   const changes = onboardingChanges(d, a.entityId, a.now, a.path);
-  await setFeature(q, a.entityId, changes.feature);
-  return recordEvent(q, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey: a.eventSourceKey });
+  return announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
 }
 
-async function setFeature(q: Queryable, entityId: string, feature: { id: string; enabled: boolean }): Promise<void> {
-  if (feature.enabled) {
-    await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [entityId, feature.id]);
-  } else {
-    await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [entityId, feature.id]);
-  }
+/**
+ * The decision's event, the verification's end (DECIDED), and the feature it turns on or off with
+ * its feature_access_change when that changed the entity's features: all keyed on the decision's
+ * source key, so a retried or repeated decision announces nothing twice. Returns the decision event's id.
+ */
+async function announce(
+  q: Queryable,
+  a: { businessId: string; entityId: string; now: Date; ref: VerificationRef },
+  changes: { feature: { ref: FeatureRef; enabled: boolean }; event: { eventName: string; eventType: string; payload: (eventId: string) => object } },
+  sourceKey: string,
+): Promise<string> {
+  const eventId = await recordEvent(q, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey });
+  await recordVerificationStage(q, { businessId: a.businessId, entityId: a.entityId, ref: a.ref, stage: 'DECIDED', key: sourceKey, now: a.now });
+  await setFeatureAccess(q, { businessId: a.businessId, entityId: a.entityId, feature: changes.feature.ref, enabled: changes.feature.enabled, key: sourceKey, now: a.now });
+  return eventId;
 }
 
 /** Applies a KYB decision to the business entity (verifier, business card program) and records its event once; returns the event's id. */
 export async function applyKybDecision(q: Queryable, a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date }): Promise<string> {
   await q.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
   const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
-  await setFeature(q, a.entityId, changes.feature);
-  return recordEvent(q, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey: `universal-kyb:${a.submissionId}` });
+  return announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, `universal-kyb:${a.submissionId}`);
 }

@@ -37,6 +37,7 @@ export async function recordReviewDecision(db: Db, r: ReviewDecision): Promise<R
       sourceRef: `${r.provider}:${r.applicantId}`,
       decision: r.decision,
       path: r.path,
+      verification: {},
       eventSourceKey: sourceKey,
       now: r.now,
     });

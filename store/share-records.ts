@@ -2,7 +2,9 @@
 // pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
 import { applyDecision } from './decisions.ts';
+import { recordVerificationStage } from './lifecycle-events.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
+import type { VerificationRef } from '../domain/lifecycle-events.ts';
 import type { Decision } from '../domain/reliance.ts';
 import type { ShareRef } from '../contract/workflows.ts';
 import { isUniqueViolation, type Db, type Queryable } from './db.ts';
@@ -24,6 +26,11 @@ export type ShareRecord = {
   /** A batch row's batch status (a canceled batch starts no more rows); null for a sync request. */
   batchStatus: string | null;
 };
+
+/** The verification a record is, as its verification_status_change events name it. */
+export function shareVerification(ref: ShareRef): Omit<VerificationRef, 'path'> {
+  return ref.kind === 'batch' ? { verificationId: ref.batchId, rowNumber: ref.rowNumber } : { verificationId: ref.requestId };
+}
 
 /** A stable name for the record: the provider-side externalUserId and the event's source key. */
 export function shareRefKey(ref: ShareRef): string {
@@ -80,8 +87,17 @@ export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) =
  * is still counted). 0 when the entity is gone — deleted since it was resolved, its deletion waited
  * for if under way — or the record is no longer pending: then no request may be sent.
  */
-export const beforeImport = (q: Queryable, ref: ShareRef, entityId: string) =>
-  update(q, ref, 'entity_id = $1, import_attempts = import_attempts + 1', [entityId], true, 'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)');
+export async function beforeImport(db: Db, ref: ShareRef, businessId: string, entityId: string): Promise<number> {
+  return db.tx(async (q) => {
+    const changed = await update(q, ref, 'entity_id = $1, import_attempts = import_attempts + 1', [entityId], true, 'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)');
+    // the first request for the record starts its verification (verification_status_change STARTED)
+    if (changed) {
+      const key = shareRefKey(ref);
+      await recordVerificationStage(q, { businessId, entityId, ref: { path: 'token-sharing', ...shareVerification(ref) }, stage: 'STARTED', key, now: new Date() });
+    }
+    return changed;
+  });
+}
 
 export const setRecordImported = (q: Queryable, ref: ShareRef, applicantId: string, decision: Decision) =>
   update(q, ref, 'applicant_id = $1, decision = $2', [applicantId, JSON.stringify(decision)]);
@@ -134,6 +150,7 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
         sourceRef: sourceKey,
         decision: rec.decision,
         path: 'token-sharing',
+        verification: shareVerification(ref),
         eventSourceKey: sourceKey,
         cardProcessorPublicToken: rec.cardProcessorPublicToken,
         now,

@@ -8,6 +8,7 @@ import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
 import { businessOfEntity, entityType, isMemberOf } from '../store/entities.ts';
+import { lastDecisionEventOf, recordVerificationStage } from '../store/lifecycle-events.ts';
 import { subscribesTo } from '../store/webhooks.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
@@ -46,8 +47,9 @@ export async function personNamed(
 export async function issueSdkToken(ctx: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SdkToken>> {
   const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
+  let token: SdkToken;
   try {
-    return done(await ctx.start.sdkToken({ businessId: caller.id, entityId: person.value }));
+    token = await ctx.start.sdkToken({ businessId: caller.id, entityId: person.value });
   } catch (err) {
     if (!(err instanceof WorkflowUpdateFailedError)) throw err;
     const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
@@ -56,6 +58,11 @@ export async function issueSdkToken(ctx: UseCaseContext, caller: Caller, entityI
     if (failure && failure.nonRetryable) return refuse('providerRefused', 'The identity provider refused to mint an SDK token; contact support.');
     return refuse('providerUnavailable', 'The identity provider did not answer; retry in a moment.');
   }
+  // the person is now awaited (verification_status_change WAITING_FOR_PERSON): once per round, a
+  // round ending with the person's next decision
+  const round = (await lastDecisionEventOf(ctx.db, person.value, CARD_ISSUANCE_EVENT.eventType)) ?? 'first';
+  await recordVerificationStage(ctx.db, { businessId: caller.id, entityId: person.value, ref: { path: 'hosted-sdk' }, stage: 'WAITING_FOR_PERSON', key: `hosted-sdk:${person.value}:after:${round}`, now: new Date() });
+  return done(token);
 }
 
 /** What a provider callback led to (the provider only needs a 2xx; this is for logs and tests). */

@@ -2,7 +2,8 @@
 // many API and worker processes there are, and a missed run shows in the UI: clean-up of short-lived
 // rows, and the reconciler (workflows that must exist and do not: the webhook dispatcher, retry
 // workflows of overdue deliveries, workflows of unfinished batches, KYB submissions that lost their
-// wake), and file-store bytes that no row names. Each step runs even if another failed.
+// wake), file-store bytes that no row names, reminders of waiting submissions whose deadline is
+// near, and the catalog's new features announced. Each step runs even if another failed.
 import { patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { HousekeepingInput } from '../contract/workflows.ts';
 import type { GeneralActivities } from '../activities/index.ts';
@@ -18,6 +19,8 @@ export type HousekeepingResult = {
   batchesRestarted: number;
   kybSubmissionsWoken?: number;
   strayFileBytesRemoved?: number;
+  remindersSent?: number;
+  featuresAnnounced?: number;
   failedSteps: string[];
 };
 
@@ -36,6 +39,8 @@ export async function housekeepingWorkflow(input?: HousekeepingInput): Promise<H
     total.batchesRestarted += r.batchesRestarted;
     if (r.kybSubmissionsWoken !== undefined) total.kybSubmissionsWoken = (total.kybSubmissionsWoken ?? 0) + r.kybSubmissionsWoken;
     if (r.strayFileBytesRemoved !== undefined) total.strayFileBytesRemoved = (total.strayFileBytesRemoved ?? 0) + r.strayFileBytesRemoved;
+    if (r.remindersSent !== undefined) total.remindersSent = (total.remindersSent ?? 0) + r.remindersSent;
+    if (r.featuresAnnounced !== undefined) total.featuresAnnounced = (total.featuresAnnounced ?? 0) + r.featuresAnnounced;
     for (const s of r.failedSteps) if (!total.failedSteps.includes(s)) total.failedSteps.push(s);
   }
   return total;
@@ -59,12 +64,18 @@ async function pass(): Promise<HousekeepingResult> {
   const kybSubmissionsWoken = patched('reconcile-kyb-submissions') ? await step('reconcileKybSubmissions', () => a.reconcileKybSubmissions(), 0) : undefined;
   // added with complete deletion (issue 18): runs recorded before it replay without the step
   const strayFileBytesRemoved = patched('remove-stray-file-bytes') ? await step('removeStrayFileBytes', () => a.removeStrayFileBytes(), 0) : undefined;
+  // added with the lifecycle events (issue 19): runs recorded before them replay without the steps
+  const lifecycle = patched('lifecycle-events');
+  const remindersSent = lifecycle ? await step('sendReminders', () => a.sendReminders(), 0) : undefined;
+  const featuresAnnounced = lifecycle ? await step('announceNewFeatures', () => a.announceNewFeatures(), 0) : undefined;
   return {
     rateLimitWindowsPurged,
     deliveriesRestarted,
     batchesRestarted,
     ...(kybSubmissionsWoken === undefined ? {} : { kybSubmissionsWoken }),
     ...(strayFileBytesRemoved === undefined ? {} : { strayFileBytesRemoved }),
+    ...(remindersSent === undefined ? {} : { remindersSent }),
+    ...(featuresAnnounced === undefined ? {} : { featuresAnnounced }),
     failedSteps,
   };
 }

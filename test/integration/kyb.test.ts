@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { universalKybWorkflowId } from '../../contract/workflows.ts';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
 import { signDownloadLink } from '../../files/download-links.ts';
+import { eventBodySchema } from '../../api/webhook-events.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
@@ -55,7 +56,7 @@ describe('universal KYB', () => {
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     ({ apiKey: noHookKey } = await stack.newBusiness({ name: 'No hook' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', { key: k, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url } });
+      const sub = await stack.request('POST', '/notification', { key: k, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change', 'verification_status_change'], webhookUrl: receiver.url } });
       assert.equal(sub.status, 201, sub.text);
     }
     const only = await stack.request('POST', '/notification', { key: noHookKey, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
@@ -391,6 +392,7 @@ describe('universal KYB', () => {
       const [e] = await events(entityId, 'kyb_status_change', 1);
       assert.ok(verifyWebhook(e!.raw.body, e!.raw.headers['vouch-signature'] as string, testKeyRing().map(publicKeyOf)));
       assert.equal(e!.body.eventName, 'kyb_status_updated');
+      assert.deepEqual(eventBodySchema('kyb_status_change')!.parse(e!.body), e!.body, 'as the API description documents it');
       assert.equal(e!.body.data.status, 'APPROVED');
       assert.equal(e!.body.data.submissionId, res.body.submissionId);
       assert.deepEqual(e!.body.data.ubos.map((u: any) => u.status), ['APPROVED', 'APPROVED']);
@@ -405,6 +407,10 @@ describe('universal KYB', () => {
       const history = JSON.stringify(await handle.fetchHistory());
       for (const secret of ['Grace', 'Hopper', 'Lovelace', '1980-12-10', 'Acme']) assert.equal(history.includes(secret), false, secret);
       assert.equal((await events(entityId, 'kyb_status_change', 1)).length, 1);
+      // the business's verification moved: waiting for its owners, in review once they were decided, decided
+      const stages = await events(entityId, 'verification_status_change', 3);
+      assert.deepEqual(stages.map((s) => s.body.data.verificationStatus).sort(), ['DECIDED', 'IN_REVIEW', 'WAITING_FOR_PERSON']);
+      assert.ok(stages.every((s) => s.body.data.verificationPath === 'universal-kyb' && s.body.data.verificationId === res.body.submissionId));
     });
 
     it('an owner already verified before submission counts; one REJECTED makes the business REJECTED with its labels', async () => {

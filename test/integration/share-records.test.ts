@@ -125,9 +125,9 @@ describe('share record steps', () => {
       const ref: ShareRef = { kind: 'batch', batchId, rowNumber: 2 };
       const [entity] = await stack.db.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1', [businessId]);
       const provider = createSumsubClient({ baseUrl: stack.sim!.url, appToken: stack.recipient!.appToken, secretKey: stack.recipient!.secretKey });
-      await beforeImport(stack.db, ref, entity!.id);
+      await beforeImport(stack.db, ref, businessId, entity!.id);
       await provider.importApplicant({ shareToken: tokens[0]!, levelName: stack.config.provider.defaultLevel, externalUserId: shareRefKey(ref) });
-      await beforeImport(stack.db, ref, entity!.id); // the retry that heard "already used"
+      await beforeImport(stack.db, ref, businessId, entity!.id); // the retry that heard "already used"
       return ref;
     }
 
