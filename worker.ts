@@ -135,8 +135,8 @@ if (import.meta.main) {
     onShutdown(() => client.connection.close());
     await ensureHousekeepingSchedule(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
-    const { loadKeyRing } = await import('./runtime/signing-keys.ts');
-    const webhookKeys = { signature: await loadKeyRing(config, 'webhook'), standard: await loadKeyRing(config, 'standard-webhook') };
+    const { loadSigningRing } = await import('./runtime/signing-keys.ts');
+    const webhookKeys = { signature: await loadSigningRing(config, 'webhook'), standard: await loadSigningRing(config, 'standard-webhook') };
     const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, webhookKeys });
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);

@@ -4,12 +4,12 @@
 import { parseArgs } from 'node:util';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
-import { publicKeyOf } from '../domain/webhook-signature.ts';
+import { publicKeyOf, type SigningKey } from '../domain/webhook-signature.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { privateFiles } from '../runtime/process.ts';
 import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../runtime/payload-codec.ts';
 import { registerSearchAttributes } from '../runtime/search-attributes.ts';
-import { keyRingFile, loadKeyRing } from '../runtime/signing-keys.ts';
+import { keyRingFile, loadKeyRing, rotateKeyRing, type RingKind } from '../runtime/signing-keys.ts';
 import { connectClient } from '../runtime/temporal.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createBusiness, findBusiness, insertApiKey, revokeApiKey } from '../store/businesses.ts';
@@ -22,12 +22,21 @@ const usage = `usage:
                                                         unless it exists, and print its public keys
   vouch standard-webhook-keys generate                  the same for the Standard Webhooks (webhook-signature) ring (STANDARD_WEBHOOK_KEYS_FILE)
   vouch signed-payload-keys generate                    the same for the signed-payload ring (SIGNED_PAYLOAD_KEYS_FILE)
+  vouch webhook-keys rotate                             add the ring's next generation (valid from 30 days before the last key
+                                                        ends, for 13 months); prints it. Also standard-webhook-keys rotate and
+                                                        signed-payload-keys rotate. Restart the API and workers afterwards
   vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
   vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
   vouch payload-keys rotate                             put a new payload key first (it encrypts from now on; old keys still decrypt)
 API keys are printed once and stored only as hashes.`;
 
 class UsageError extends Error {}
+
+const ROTATE: Record<string, { kind: RingKind; publish: (k: SigningKey) => unknown }> = {
+  'webhook-keys rotate': { kind: 'webhook', publish: publicKeyOf },
+  'standard-webhook-keys rotate': { kind: 'standard-webhook', publish: standardWebhookPublicKeyOf },
+  'signed-payload-keys rotate': { kind: 'signed-payload', publish: payloadPublicKeyOf },
+};
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -58,6 +67,11 @@ async function main(argv: string[]): Promise<unknown> {
   if (command === 'signed-payload-keys generate') {
     const ring = await loadKeyRing(config, 'signed-payload', { generateMissing: true, ignoreVariable: true });
     return { file: keyRingFile(config, 'signed-payload'), keys: ring.map(payloadPublicKeyOf) };
+  }
+  const rotated = ROTATE[command];
+  if (rotated) {
+    const { file, added } = await rotateKeyRing(config, rotated.kind);
+    return { file, added: added.map(rotated.publish) };
   }
   if (command === 'payload-keys generate') {
     const ring = await loadCodecKeys(config, { generateMissing: true }); // makes the file when there is none

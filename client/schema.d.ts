@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * Service health
-         * @description Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.
+         * @description Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. signingKeys turns degraded 30 days before a signing key ring ends (rotate it with the admin CLI); that makes the status degraded but keeps 200, since the process still works. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.
          */
         get: operations["health"];
         put?: never;
@@ -1291,6 +1291,15 @@ export interface operations {
                             status: "ok" | "degraded";
                             latencyMs?: number;
                         };
+                        signingKeys: {
+                            /** @enum {string} */
+                            status: "ok" | "degraded";
+                            /**
+                             * Format: date-time
+                             * @description When the first signing key ring's last key ends
+                             */
+                            endsAt: string;
+                        };
                     };
                 };
             };
@@ -1312,6 +1321,15 @@ export interface operations {
                             /** @enum {string} */
                             status: "ok" | "degraded";
                             latencyMs?: number;
+                        };
+                        signingKeys: {
+                            /** @enum {string} */
+                            status: "ok" | "degraded";
+                            /**
+                             * Format: date-time
+                             * @description When the first signing key ring's last key ends
+                             */
+                            endsAt: string;
                         };
                     };
                 };

@@ -1,6 +1,6 @@
 // Webhook signatures (interface 5.4-5.5): `vouch-signature` is a Base64 RSA-SHA512 (PKCS#1 v1.5)
 // signature over the raw body bytes, made with the key of the ring that is valid at send time.
-import { createPrivateKey, createPublicKey, sign, constants, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, sign, constants, type KeyObject } from 'node:crypto';
 
 export type SigningKey = {
   keyId: string;
@@ -27,11 +27,18 @@ export function validKeysAt<K extends SigningKey>(ring: readonly K[], at: Date):
   return ring.filter((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
 }
 
-/** The key that signs at `at`: the first of the ring whose window holds it. */
-export function signingKeyAt(ring: readonly SigningKey[], at: Date): SigningKey {
-  const [key] = validKeysAt(ring, at);
-  if (!key) throw new Error(`no signing key of the ring is valid at ${at.toISOString()}`);
-  return key;
+/**
+ * The key that signs at `at`: one of the oldest generation valid then (the keys sharing the first
+ * valid key's window — the pairs of interface 5.5), so a newer generation signs only once the older
+ * one has ended. `spread` (an event's id) picks among the generation's keys, so every key of a pair
+ * signs — the same one for every attempt of one event — and a receiver must hold them all.
+ */
+export function signingKeyAt(ring: readonly SigningKey[], at: Date, spread?: string): SigningKey {
+  const [first] = validKeysAt(ring, at);
+  if (!first) throw new Error(`no signing key of the ring is valid at ${at.toISOString()}`);
+  if (spread === undefined) return first;
+  const generation = validKeysAt(ring, at).filter((k) => k.validFrom === first.validFrom && k.validUntil === first.validUntil);
+  return generation[createHash('sha256').update(spread).digest().readUInt32BE(0) % generation.length]!;
 }
 
 export function publicKeyOf(key: SigningKey): PublicKey {

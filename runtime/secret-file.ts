@@ -4,7 +4,7 @@
 // process got there first; then everyone reads the one that won. A replacement (a rotation) is
 // written the same way and renamed over the old file, so a reader never sees half of either.
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 function writeBeside(file: string, content: string): string {
@@ -43,5 +43,38 @@ export function replaceAtomically(file: string, content: string): void {
   } catch (err) {
     rmSync(temporary, { force: true });
     throw err;
+  }
+}
+
+/**
+ * Runs `fn` holding `${file}.lock`, made with O_EXCL, so that of processes changing the file at
+ * once (a rotation at start in each) one at a time reads and writes it. A lock older than
+ * `staleMs` was left by a killed process and is taken over.
+ */
+export async function withFileLock<T>(file: string, fn: () => T | Promise<T>, staleMs = 30_000): Promise<T> {
+  const lock = `${file}.lock`;
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const until = Date.now() + 2 * staleMs;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { mode: 0o600, flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      let age = 0;
+      try {
+        age = Date.now() - statSync(lock).mtimeMs;
+      } catch {
+        continue; // released meanwhile
+      }
+      if (age > staleMs) rmSync(lock, { force: true });
+      else if (Date.now() > until) throw new Error(`${lock} is held by another process`);
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { force: true });
   }
 }

@@ -4,13 +4,13 @@
 // git-ignored); other environments must supply their keys.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { SigningKey } from '../domain/webhook-signature.ts';
+import { endsWithin, nextWindow, RENEW_DAYS, ringEndsAt, type Window } from '../domain/key-rotation.ts';
+import { validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
 import { ConfigError, type Config } from './config.ts';
-import { readOrCreateOnce } from './secret-file.ts';
+import { readOrCreateOnce, replaceAtomically, withFileLock } from './secret-file.ts';
 
 export type RingKind = 'webhook' | 'standard-webhook' | 'signed-payload';
 
-type Window = { validFrom: string; validUntil: string };
 
 // Webhook keys follow the interface's pattern: two keys valid until 30 Sep 2026 and two from 1 Oct 2026.
 const WEBHOOK_WINDOWS: Window[] = [
@@ -58,21 +58,33 @@ function parseRing(json: string, where: string): SigningKey[] {
   return ring as SigningKey[];
 }
 
-/** A new ring of the kind: RSA-2048 keys for webhooks, Ed25519 for the others. */
-export function generateKeyRing(kind: RingKind, environment: string, now = new Date()): SigningKey[] {
+/** One key of the kind for the window: RSA-2048 for webhooks, Ed25519 for the others. */
+function generateKey(kind: RingKind, environment: string, w: Window, tag = ''): SigningKey {
+  const suffix = `${tag}${randomBytes(3).toString('hex')}`;
   if (kind === 'webhook') {
-    return WEBHOOK_WINDOWS.map((w, i) => ({
-      keyId: `${environment}-${w.validFrom.slice(0, 7)}-${i % 2 === 0 ? 'a' : 'b'}-${randomBytes(3).toString('hex')}`,
+    return {
+      keyId: `${environment}-${w.validFrom.slice(0, 7)}-${suffix}`,
       privateKeyPem: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
       ...w,
-    }));
+    };
   }
   const label = kind === 'signed-payload' ? 'payload' : 'whsig';
-  return ed25519Windows(now).map((w) => ({
-    keyId: `${environment}-${label}-${w.validFrom.slice(0, 7)}-${randomBytes(3).toString('hex')}`,
-    privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    ...w,
-  }));
+  return { keyId: `${environment}-${label}-${w.validFrom.slice(0, 7)}-${suffix}`, privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), ...w };
+}
+
+/** Keys per generation: the webhook ring has pairs (interface 5.5), the Ed25519 rings one key. */
+const perGeneration = (kind: RingKind) => (kind === 'webhook' ? ['a-', 'b-'] : ['']);
+
+/** A new ring of the kind: RSA-2048 keys for webhooks, Ed25519 for the others. */
+export function generateKeyRing(kind: RingKind, environment: string, now = new Date()): SigningKey[] {
+  if (kind === 'webhook') return WEBHOOK_WINDOWS.map((w, i) => generateKey(kind, environment, w, i % 2 === 0 ? 'a-' : 'b-'));
+  return ed25519Windows(now).map((w) => generateKey(kind, environment, w));
+}
+
+/** The ring with its next generation added (domain/key-rotation.ts nextWindow). */
+export function withNextGeneration(kind: RingKind, environment: string, ring: readonly SigningKey[], now: Date): SigningKey[] {
+  const w = nextWindow(ring, now);
+  return [...ring, ...perGeneration(kind).map((tag) => generateKey(kind, environment, w, tag))];
 }
 
 /** Where the ring's file is (the setting, or its default under DATA_DIR). */
@@ -95,13 +107,49 @@ export async function loadKeyRing(config: Config, kind: RingKind, options: { gen
   return parseRing(readOrCreateOnce(file, make), file);
 }
 
+/**
+ * Adds the ring's next generation to its file (`vouch webhook-keys rotate` and the others; the
+ * sandbox at start, RENEW_DAYS before a ring ends). Processes read their rings when they start:
+ * restart them after a rotation, well before the overlap ends. `onlyIfEndingWithin` makes it
+ * conditional, checked under the lock, so processes starting together renew once.
+ */
+export async function rotateKeyRing(config: Config, kind: RingKind, now = new Date(), onlyIfEndingWithin?: number): Promise<{ file: string; ring: SigningKey[]; added: SigningKey[] }> {
+  const k = KINDS[kind];
+  if (k.settings(config).json) throw new ConfigError(`the ${kind} ring comes from ${k.variable}: rotate it where that variable is set, or use ${k.fileVariable}`);
+  const file = keyRingFile(config, kind);
+  return withFileLock(file, async () => {
+    const ring = await loadKeyRing(config, kind);
+    if (onlyIfEndingWithin !== undefined && !endsWithin(ring, now, onlyIfEndingWithin)) return { file, ring, added: [] };
+    const next = withNextGeneration(kind, config.environment, ring, now);
+    replaceAtomically(file, JSON.stringify(next, null, 2));
+    return { file, ring: next, added: next.slice(ring.length) };
+  });
+}
+
+/**
+ * The ring a process signs with: as loaded, renewed first in the sandbox when it ends within
+ * RENEW_DAYS (from its file), and refused when no key of it is valid now — a process that could
+ * not sign would fail every delivery or payload instead.
+ */
+export async function loadSigningRing(config: Config, kind: RingKind, now = new Date()): Promise<SigningKey[]> {
+  let ring = await loadKeyRing(config, kind);
+  if (config.environment === 'sandbox' && !KINDS[kind].settings(config).json && endsWithin(ring, now, RENEW_DAYS)) {
+    ring = (await rotateKeyRing(config, kind, now, RENEW_DAYS)).ring;
+  }
+  if (validKeysAt(ring, now).length === 0) {
+    const ends = ringEndsAt(ring).toISOString();
+    throw new ConfigError(`no ${kind} signing key is valid now (the ring's keys end ${ends}): add one with \`vouch ${kind === 'webhook' ? 'webhook-keys' : `${kind}-keys`} rotate\` or set ${KINDS[kind].variable}`);
+  }
+  return ring;
+}
+
 /** Every ring a process signs with (or publishes). */
 export type KeyRings = { webhooks: readonly SigningKey[]; standardWebhooks: readonly SigningKey[]; signedPayloads: readonly SigningKey[] };
 
-export async function loadKeyRings(config: Config): Promise<KeyRings> {
+export async function loadKeyRings(config: Config, now = new Date()): Promise<KeyRings> {
   return {
-    webhooks: await loadKeyRing(config, 'webhook'),
-    standardWebhooks: await loadKeyRing(config, 'standard-webhook'),
-    signedPayloads: await loadKeyRing(config, 'signed-payload'),
+    webhooks: await loadSigningRing(config, 'webhook', now),
+    standardWebhooks: await loadSigningRing(config, 'standard-webhook', now),
+    signedPayloads: await loadSigningRing(config, 'signed-payload', now),
   };
 }

@@ -1,7 +1,9 @@
 // Whether this API process can reach its database and Temporal (GET /health). The answer says
 // `ok` or `degraded` per dependency and nothing else: no address, no error text (a load balancer and
 // an operator's dashboard need the verdict; the cause goes to the log, with the request's id).
+import { endsWithin, ringEndsAt, WARN_DAYS } from '../domain/key-rotation.ts';
 import { done } from '../domain/outcome.ts';
+import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { UseCaseContext } from './context.ts';
 
 export type Check = { status: 'ok' | 'degraded'; latencyMs?: number };
@@ -27,13 +29,27 @@ async function probe(dependency: string, fn: () => Promise<unknown>, log: UseCas
   }
 }
 
-export async function checkHealth({ db, temporal, log }: Pick<UseCaseContext, 'db' | 'temporal' | 'log'>) {
+/**
+ * The signing keys: degraded once any ring's last key ends within WARN_DAYS (rotate it: `vouch
+ * webhook-keys rotate` …). A warning, not an outage: the process still signs, so it stays in its
+ * load balancer (200) — `endsAt` says when it would stop.
+ */
+export function checkSigningKeys(keys: KeyRings, now: Date): { status: 'ok' | 'degraded'; endsAt: string } {
+  const rings = [keys.webhooks, keys.standardWebhooks, keys.signedPayloads];
+  const soonest = rings.reduce((min, ring) => (ringEndsAt(ring) < min ? ringEndsAt(ring) : min), ringEndsAt(rings[0]!));
+  return { status: rings.some((r) => endsWithin(r, now, WARN_DAYS)) ? 'degraded' : 'ok', endsAt: soonest.toISOString() };
+}
+
+export async function checkHealth({ db, temporal, log, keys }: Pick<UseCaseContext, 'db' | 'temporal' | 'log' | 'keys'>) {
   const [database, temporalCheck] = await Promise.all([
     probe('database', () => db.ping(), log),
     // a deadline, so the client's own retries of an unanswered call stop with the probe (they
     // would otherwise go on in the background after the answer, even past the connection's close)
     probe('temporal', () => temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})), log),
   ]);
-  const ok = database.status === 'ok' && temporalCheck.status === 'ok';
-  return done({ status: ok ? ('ok' as const) : ('degraded' as const), database, temporal: temporalCheck });
+  const reachable = database.status === 'ok' && temporalCheck.status === 'ok';
+  const signingKeys = checkSigningKeys(keys, new Date());
+  if (signingKeys.status === 'degraded') log.warn({ endsAt: signingKeys.endsAt }, `health: a signing key ring ends within ${WARN_DAYS} days; rotate it`);
+  const ok = reachable && signingKeys.status === 'ok';
+  return done({ status: ok ? ('ok' as const) : ('degraded' as const), reachable, database, temporal: temporalCheck, signingKeys });
 }

@@ -5,7 +5,12 @@ import { checkHealth } from '../../usecases/health.ts';
 import { route } from '../route.ts';
 
 const check = z.object({ status: z.enum(['ok', 'degraded']), latencyMs: z.number().optional() });
-const healthSchema = z.object({ status: z.enum(['ok', 'degraded']), database: check, temporal: check });
+const healthSchema = z.object({
+  status: z.enum(['ok', 'degraded']),
+  database: check,
+  temporal: check,
+  signingKeys: z.object({ status: z.enum(['ok', 'degraded']), endsAt: z.iso.datetime().meta({ description: "When the first signing key ring's last key ends" }) }),
+});
 
 export function healthRoutes(uc: UseCaseContext) {
   return [
@@ -14,7 +19,8 @@ export function healthRoutes(uc: UseCaseContext) {
       path: '/health',
       operationId: 'health',
       summary: 'Service health',
-      description: 'Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.',
+      description:
+        'Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. signingKeys turns degraded 30 days before a signing key ring ends (rotate it with the admin CLI); that makes the status degraded but keeps 200, since the process still works. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.',
       tag: 'Operations',
       auth: false,
       responses: {
@@ -22,7 +28,7 @@ export function healthRoutes(uc: UseCaseContext) {
         503: { description: 'A dependency is down', schema: healthSchema },
       },
       handler: () => checkHealth(uc),
-      present: (health) => ({ status: health.status === 'ok' ? 200 : 503 }),
+      present: ({ reachable, ...health }) => ({ status: reachable ? 200 : 503, body: health }),
     }),
   ];
 }

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { listen } from '../../api/server.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import { startStack, type Stack } from '../helpers/stack.ts';
+import { startStack, testKeyRings, type Stack } from '../helpers/stack.ts';
 
 describe('GET /openapi.json and /docs', () => {
   let stack: Stack;
@@ -105,6 +105,8 @@ describe('GET /health', () => {
     assert.equal(res.body.status, 'ok');
     assert.equal(res.body.database.status, 'ok');
     assert.equal(res.body.temporal.status, 'ok');
+    assert.equal(res.body.signingKeys.status, 'ok');
+    assert.ok(Date.parse(res.body.signingKeys.endsAt) > Date.now() + 30 * 86_400_000);
   });
 
   it('is 503 and says Temporal is degraded when it does not answer, without its address or the error; the cause is logged with the request id', async () => {
@@ -116,13 +118,13 @@ describe('GET /health', () => {
         next();
       },
     });
-    const api = await listen({ config: stack.config, db: stack.db, temporal: unreachable, log: createLogger('info', 'vouch-test', sink), keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] } }, 0);
+    const api = await listen({ config: stack.config, db: stack.db, temporal: unreachable, log: createLogger('info', 'vouch-test', sink), keys: testKeyRings() }, 0);
     try {
       const res = await fetch(`${api.url}/health`);
       const text = await res.text();
       const body = JSON.parse(text);
       assert.equal(res.status, 503);
-      assert.deepEqual(body, { status: 'degraded', database: { status: 'ok', latencyMs: body.database.latencyMs }, temporal: { status: 'degraded' } });
+      assert.deepEqual(body, { status: 'degraded', database: { status: 'ok', latencyMs: body.database.latencyMs }, temporal: { status: 'degraded' }, signingKeys: { status: 'ok', endsAt: body.signingKeys.endsAt } });
       assert.doesNotMatch(text, /127\.0\.0\.1|5432|connect|deadline|error/i, 'no address, no error text');
       const logged = lines.find((l) => l.dependency === 'temporal');
       assert.ok(logged, 'the cause is in the log');
