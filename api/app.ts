@@ -1,7 +1,6 @@
 // Builds the Koa application: request context, error rendering, authentication, and every route.
 // It never calls the identity provider or a webhook; it reads and writes PostgreSQL and starts,
 // queries or updates workflows.
-import { readFileSync } from 'node:fs';
 import Router from '@koa/router';
 import type { Client } from '@temporalio/client';
 import Koa, { type Middleware } from 'koa';
@@ -45,7 +44,6 @@ import { syncImportRoutes } from './routes/sync-imports.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keys: KeyRings };
 
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
   return [
@@ -120,7 +118,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...subscriptionRoutes(uc),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
-  const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all, { version })))];
+  const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all)))];
   return all;
 }
 

@@ -8,6 +8,13 @@ import { webhookEventsDoc } from './webhook-events.ts';
 
 type JsonSchema = Record<string, unknown>;
 
+/**
+ * The interface release this API implements (spec 9.2), the API description's version. v1.0.2:
+ * pagination of summary.errors and the manifest, every subscribable event type sent, messages that
+ * say what to do next (README "Changelog").
+ */
+export const INTERFACE_RELEASE = '1.0.2';
+
 const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
   return rest;
@@ -60,7 +67,7 @@ function responses(r: Route) {
   return out;
 }
 
-export function buildOpenApi(routes: Route[], info: { version: string; serverUrl?: string }) {
+export function buildOpenApi(routes: Route[], info: { serverUrl?: string } = {}) {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const r of routes) {
     const path = r.path.replace(/:(\w+)/g, '{$1}');
@@ -81,7 +88,7 @@ export function buildOpenApi(routes: Route[], info: { version: string; serverUrl
     openapi: '3.1.0',
     info: {
       title: 'Vouch compliance onboarding API',
-      version: info.version,
+      version: INTERFACE_RELEASE,
       description: [
         'KYC and KYB onboarding for card-issuing programs.',
         `Authenticate with your API key in the \`${API_KEY_HEADER}\` header.`,

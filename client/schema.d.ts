@@ -128,7 +128,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A batch's status, counters and per-record errors */
+        /**
+         * A batch's status, counters and per-record errors
+         * @description summary.errors lists every failed record (up to 5,000). With page or limit (v1.0.2) it holds one page of them, in row order, and meta says which page of how many.
+         */
         get: operations["getBatchImport"];
         put?: never;
         post?: never;
@@ -468,7 +471,7 @@ export interface paths {
         };
         /**
          * Read the document manifest of an entity
-         * @description Every live document: business documents by requirement slug (all of them), and per declared owner their documents by kind (the newest upload of each kind). Exactly the set a submission's completeness check reads. An owner's files are downloaded with the owner's own entityId.
+         * @description Every live document: business documents by requirement slug (all of them), and per declared owner their documents by kind (the newest upload of each kind). Exactly the set a submission's completeness check reads. An owner's files are downloaded with the owner's own entityId. With page or limit (v1.0.2): one page of the files in that order (business documents first), every owner still listed, and meta counting files.
          */
         get: operations["readDocumentManifest"];
         put?: never;
@@ -1990,7 +1993,10 @@ export interface operations {
     };
     getBatchImport: {
         parameters: {
-            query?: never;
+            query?: {
+                page?: number;
+                limit?: number;
+            };
             header?: never;
             path: {
                 batchId: string;
@@ -2035,6 +2041,13 @@ export interface operations {
                                     cardProcessorPublicToken?: string;
                                 };
                             }[];
+                        };
+                        /** @description With page or limit (v1.0.2): the page of summary.errors, as on the list endpoints */
+                        meta?: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
                         };
                     };
                 };
@@ -2137,6 +2150,13 @@ export interface operations {
                                     cardProcessorPublicToken?: string;
                                 };
                             }[];
+                        };
+                        /** @description With page or limit (v1.0.2): the page of summary.errors, as on the list endpoints */
+                        meta?: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
                         };
                     };
                 };
@@ -4128,7 +4148,10 @@ export interface operations {
     };
     readDocumentManifest: {
         parameters: {
-            query?: never;
+            query?: {
+                page?: number;
+                limit?: number;
+            };
             header?: never;
             path: {
                 entityId: string;
@@ -4167,6 +4190,13 @@ export interface operations {
                                 }[];
                             };
                         }[];
+                        /** @description With page or limit: which page of the files, as on the list endpoints */
+                        meta?: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
                     };
                 };
             };

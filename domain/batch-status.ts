@@ -1,5 +1,7 @@
 // A batch's states (interface 3.1, written in lower case) and its status record (interface 2.3),
 // built from a batch and its failed rows (what the status and cancel endpoints answer).
+import { pageMeta, type Page } from './pagination.ts';
+
 export type BatchStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'canceled';
 export const TERMINAL: readonly BatchStatus[] = ['completed', 'failed', 'canceled'];
 
@@ -27,7 +29,8 @@ export type FailedRowView = {
   retryable: boolean;
 };
 
-export function batchStatusRecord(batch: BatchView, failed: readonly FailedRowView[]) {
+/** The status record (2.3); with `page`, failed holds that page of the errors and `meta` says which. */
+export function batchStatusRecord(batch: BatchView, failed: readonly FailedRowView[], page: Page | null = null) {
   const errors = failed.map((f) => ({
     rowNumber: f.rowNumber,
     error: f.message,
@@ -51,5 +54,6 @@ export function batchStatusRecord(batch: BatchView, failed: readonly FailedRowVi
     ...(batch.canceledAt && batch.status === 'canceled' ? { canceledAt: batch.canceledAt } : {}),
     ...(batch.failureReason && batch.status === 'failed' ? { failureReason: batch.failureReason } : {}),
     summary: { successfulRecords: batch.successfulRecords, errors },
+    ...(page ? { meta: pageMeta(page, batch.failedRecords) } : {}),
   };
 }

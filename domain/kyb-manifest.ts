@@ -2,6 +2,7 @@
 // The check reads the manifest and nothing else (rule 3): what a client sees listed is exactly what
 // the submission is judged on.
 import { KYB_REQUIRED_DOCUMENT_SLUGS, OWNER_IDENTITY_DOCUMENT_TYPES } from './kyb.ts';
+import { offsetOf, pageMeta, type Page, type PageMeta } from './pagination.ts';
 
 export type ManifestFile = { fileId: string; fileName: string | null; contentType: string; size: number; uploadedAt: string };
 
@@ -32,6 +33,28 @@ export function buildManifest(entityId: string, owners: readonly { entityId: str
     return { entityId: o.entityId, externalId: o.externalId, documents };
   });
   return { entityId, business, ubos };
+}
+
+/**
+ * One page of the manifest (v1.0.2): its files in manifest order — the business's by slug, then
+ * each owner's by kind — sliced by `page`, in the same shape. Every declared owner stays listed
+ * (with the files of this page, if any), so the owners' entity ids are on every page; the union of
+ * the pages is the whole manifest. `meta.totalItems` counts files.
+ */
+export function manifestPage(manifest: Manifest, page: Page): Manifest & { meta: PageMeta } {
+  type Placed = { owner: number | null; key: string; file: ManifestFile };
+  const all: Placed[] = [
+    ...Object.entries(manifest.business).flatMap(([key, files]) => files.map((file) => ({ owner: null, key, file }))),
+    ...manifest.ubos.flatMap((o, owner) => Object.entries(o.documents).flatMap(([key, files]) => files.map((file) => ({ owner, key, file })))),
+  ];
+  const start = offsetOf(page);
+  const business: Manifest['business'] = {};
+  const ubos: Manifest['ubos'] = manifest.ubos.map((o) => ({ ...o, documents: {} }));
+  for (const { owner, key, file } of all.slice(start, start + page.limit)) {
+    const into = owner === null ? business : ubos[owner]!.documents;
+    (into[key] ??= []).push(file);
+  }
+  return { entityId: manifest.entityId, business, ubos, meta: pageMeta(page, all.length) };
 }
 
 /** The key naming an owner's missing identity document in a refused submission's `missing`. */

@@ -11,16 +11,13 @@ const intParam = (name: string) =>
     .transform(Number);
 
 // Validated as digit strings (a query string has no numbers); documented as the integers they are.
+const pageParam = intParam('page').pipe(z.number().min(1, 'page starts at 1'));
+const limitParam = intParam('limit').pipe(z.number().min(1, 'limit must be at least 1').max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`));
+
 export const paginationQuery = z
   .object({
-    page: intParam('page')
-      .pipe(z.number().min(1, 'page starts at 1'))
-      .default(1)
-      .meta({ type: 'integer', minimum: 1, maximum: 999_999_999, default: 1 }),
-    limit: intParam('limit')
-      .pipe(z.number().min(1, 'limit must be at least 1').max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`))
-      .default(DEFAULT_LIMIT)
-      .meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }),
+    page: pageParam.default(1).meta({ type: 'integer', minimum: 1, maximum: 999_999_999, default: 1 }),
+    limit: limitParam.default(DEFAULT_LIMIT).meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }),
   })
   .strict();
 
@@ -43,4 +40,23 @@ export function pageMetaSchema() {
 
 export function offsetOf({ page, limit }: Page): number {
   return (page - 1) * limit;
+}
+
+/**
+ * Interface v1.0.2's "expanded pagination" on reads that answered everything in v1.0.1 (a batch's
+ * summary.errors, the document manifest): `page` and `limit` as on the list endpoints, both
+ * optional — with neither, the read answers as v1.0.1 did (everything, no meta); with either, a
+ * page (the other at its default) and the list endpoints' `meta`.
+ */
+export const optionalPaginationQuery = z
+  .object({
+    page: pageParam.optional().meta({ type: 'integer', minimum: 1, maximum: 999_999_999, description: 'Without page and limit: the whole list (as in v1.0.1)' }),
+    limit: limitParam.optional().meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: `Default ${DEFAULT_LIMIT} when page is given` }),
+  })
+  .strict();
+
+/** The page asked for, or null when neither `page` nor `limit` was given (the whole list). */
+export function requestedPage(q: { page?: number | undefined; limit?: number | undefined } | undefined): Page | null {
+  if (!q || (q.page === undefined && q.limit === undefined)) return null;
+  return { page: q.page ?? 1, limit: q.limit ?? DEFAULT_LIMIT };
 }

@@ -1,5 +1,6 @@
 // Token-sharing request rules (interface 2.5 and 4.1) shared by validation and documentation.
 import { z } from 'zod';
+import { pageMetaSchema } from './pagination.ts';
 import { MAX_EXTERNAL_ID } from './entity.ts';
 import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
@@ -84,6 +85,7 @@ export const batchStatusSchema = z.object({
   canceledAt: z.string().optional(),
   failureReason: z.string().optional(),
   summary: z.object({ successfulRecords: z.number().int(), errors: z.array(recordErrorSchema) }),
+  meta: pageMetaSchema().optional().meta({ description: 'With page or limit (v1.0.2): the page of summary.errors, as on the list endpoints' }),
 });
 
 export const batchIdParams = z.object({ batchId: z.uuid({ message: 'batchId must be a UUID' }) }).strict();

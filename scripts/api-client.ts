@@ -21,9 +21,8 @@ export const CLIENT_SCHEMA = path.join(root, 'client', 'schema.d.ts');
  * that describing the routes makes no file store secret in anyone's DATA_DIR (it is not in the document).
  */
 function document() {
-  const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
   const routes = allRoutes({ config: loadConfig({ FILE_LINK_SECRET: 'describing-the-routes-only-never-signing-a-link' }), db: {} as never, temporal: {} as never, log: createLogger('silent'), keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] } });
-  return buildOpenApi(routes, { version });
+  return buildOpenApi(routes);
 }
 
 /** The generated types, as a string. */

@@ -5,6 +5,7 @@ import type { BatchRow } from '../domain/batch-csv.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
 import type { BatchStatus } from '../domain/batch-status.ts';
+import { offsetOf, type Page } from '../domain/pagination.ts';
 
 export type Batch = {
   id: string;
@@ -185,8 +186,10 @@ export type FailedRow = {
   retryable: boolean;
 };
 
-export async function failedRows(q: Queryable, batchId: string): Promise<FailedRow[]> {
-  const rows = await q.query("SELECT * FROM import_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number", [batchId]);
+/** The batch's failed rows in row order: all of them, or one page. */
+export async function failedRows(q: Queryable, batchId: string, page: Page | null = null): Promise<FailedRow[]> {
+  const paged = page ? ` LIMIT ${page.limit} OFFSET ${offsetOf(page)}` : '';
+  const rows = await q.query(`SELECT * FROM import_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number${paged}`, [batchId]);
   return rows.map((r) => ({
     rowNumber: Number(r.row_number),
     externalId: String(r.external_id),

@@ -6,6 +6,7 @@ import type { BatchCsvRead } from '../domain/batch-csv.ts';
 import { batchStatusRecord, TERMINAL } from '../domain/batch-status.ts';
 import { csvLine } from '../domain/csv.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
+import type { Page } from '../domain/pagination.ts';
 import { idempotencyKeyProblem, IMPORT_PROVIDERS } from '../domain/token-sharing.ts';
 import { batchWorkflowId } from '../contract/workflows.ts';
 import { createBatch, failedRows, findBatch, findBatchByContent, findBatchByKey, markBatchCanceled, requeueRetryableRows, type Batch } from '../store/batches.ts';
@@ -145,10 +146,11 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
   return done(accepted(batch, csv.rows.filter((r) => r.failure).length));
 }
 
-export async function getBatch({ db }: UseCaseContext, caller: Caller, batchId: string) {
+/** GET …/batch/{batchId}: the status record, with every error or (page given) a page of them. */
+export async function getBatch({ db }: UseCaseContext, caller: Caller, batchId: string, page: Page | null = null) {
   const batch = await findBatch(db, caller.id, batchId);
   if (!batch) return notFound(batchId);
-  return done(batchStatusRecord(batch, await failedRows(db, batch.id)));
+  return done(batchStatusRecord(batch, await failedRows(db, batch.id, page), page));
 }
 
 export async function cancelBatch({ db, temporal, log }: UseCaseContext, caller: Caller, batchId: string) {

@@ -5,7 +5,8 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { KYB_DOCUMENT_SLUGS, KYB_EVENT, OWNER_DOCUMENT_SLUG, OWNER_DOCUMENT_TYPES, mergeBusiness, primaryRole, type KybBusiness, type KybCreate, type KybOwner, type KybPatch, type KybStage, kybStageOf } from '../domain/kyb.ts';
-import { buildManifest, missingFromManifest, type Manifest } from '../domain/kyb-manifest.ts';
+import { buildManifest, manifestPage, missingFromManifest, type Manifest } from '../domain/kyb-manifest.ts';
+import type { Page, PageMeta } from '../domain/pagination.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { entityType, isMemberOf } from '../store/entities.ts';
 import { liveFileByStorageKey, liveFileOf } from '../store/files.ts';
@@ -176,9 +177,10 @@ async function manifestOf(ctx: UseCaseContext, entityId: string): Promise<Manife
 }
 
 /** GET /entity/{entityId}/documents: the manifest (2.9) of any existing entity of the caller's. */
-export async function readManifest(ctx: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<Manifest>> {
+export async function readManifest(ctx: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<Manifest | (Manifest & { meta: PageMeta })>> {
   if (!(await entityType(ctx.db, caller.id, entityId))) return refuse('entityNotFound', `Entity ${entityId} not found.`, { parameter: 'entityId' });
-  return done(await manifestOf(ctx, entityId));
+  const manifest = await manifestOf(ctx, entityId);
+  return done(page ? manifestPage(manifest, page) : manifest);
 }
 
 export type KybSubmitted = { entityId: string; submissionId: string; status: 'IN_REVIEW'; deadlineAt: string };

@@ -5,6 +5,7 @@ import { MAX_FILE_BYTES } from '../../domain/batch-csv.ts';
 import { batchIdParams, batchStatusSchema, batchUploadResponse, IDEMPOTENCY_KEY_SCHEMA, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY, PROVIDER_HEADER_SCHEMA } from '../../domain/token-sharing.ts';
 import { batchFailedRows, cancelBatch, getBatch, retryBatch, uploadBatch } from '../../usecases/batch-imports.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
+import { optionalPaginationQuery, requestedPage } from '../../domain/pagination.ts';
 import type { Uploads } from '../uploads.ts';
 import { route } from '../route.ts';
 
@@ -43,10 +44,12 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       operationId: 'getBatchImport',
       summary: "A batch's status, counters and per-record errors",
       tag: 'Token sharing',
+      description: 'summary.errors lists every failed record (up to 5,000). With page or limit (v1.0.2) it holds one page of them, in row order, and meta says which page of how many.',
       params: batchIdParams,
+      query: optionalPaginationQuery,
       responses: { 200: { description: 'The status record', schema: batchStatusSchema } },
       errors: ['invalidRequest', 'batchNotFound'],
-      handler: ({ params, business }) => getBatch(uc, business, params.batchId),
+      handler: ({ params, query, business }) => getBatch(uc, business, params.batchId, requestedPage(query)),
     }),
     route({
       method: 'post',

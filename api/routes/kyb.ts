@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
 import { KYB_DOCUMENT_SLUGS, KYB_EVENT, KYB_REQUIRED_DOCUMENT_SLUGS, KYB_STAGES, OWNER_DOCUMENT_TYPES, OWNER_IDENTITY_DOCUMENT_TYPES, kybCreate, kybPatch, kybSubmit } from '../../domain/kyb.ts';
+import { optionalPaginationQuery, pageMetaSchema, requestedPage } from '../../domain/pagination.ts';
 import { ACCEPTED_UPLOAD_NAMES } from '../../domain/uploads.ts';
 import { MAX_LINK_LENGTH } from '../../files/download-links.ts';
 import { attachmentDisposition } from '../../files/store.ts';
@@ -119,9 +120,11 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/entity/:entityId/documents',
       operationId: 'readDocumentManifest',
       summary: 'Read the document manifest of an entity',
-      description: "Every live document: business documents by requirement slug (all of them), and per declared owner their documents by kind (the newest upload of each kind). Exactly the set a submission's completeness check reads. An owner's files are downloaded with the owner's own entityId.",
+      description:
+        "Every live document: business documents by requirement slug (all of them), and per declared owner their documents by kind (the newest upload of each kind). Exactly the set a submission's completeness check reads. An owner's files are downloaded with the owner's own entityId. With page or limit (v1.0.2): one page of the files in that order (business documents first), every owner still listed, and meta counting files.",
       tag,
       params: entityIdParams,
+      query: optionalPaginationQuery,
       responses: {
         200: {
           description: 'The manifest',
@@ -129,11 +132,12 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
             entityId: z.string(),
             business: z.record(z.string(), z.array(manifestFile)),
             ubos: z.array(z.object({ entityId: z.string(), externalId: z.string().nullable(), documents: z.record(z.string(), z.array(manifestFile)) })),
+            meta: pageMetaSchema().optional().meta({ description: 'With page or limit: which page of the files, as on the list endpoints' }),
           }),
         },
       },
       errors: ['invalidRequest', 'entityNotFound'],
-      handler: ({ params, business }) => readManifest(uc, business, params.entityId),
+      handler: ({ params, query, business }) => readManifest(uc, business, params.entityId, requestedPage(query)),
     }),
     route({
       method: 'get',

@@ -171,6 +171,22 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
     assert.match(status.summary.errors[0].error, /Row 2 of this file has the same shareToken/);
     const pending = await stack.db.query<{ row_number: number }>("SELECT row_number FROM import_records WHERE batch_id = $1 AND status = 'pending' ORDER BY row_number", [res.body.batchId]);
     assert.deepEqual(pending.map((r) => r.row_number), [2, 8], 'the valid records wait for the run');
+
+    // v1.0.2: summary.errors pages with page/limit and the list endpoints' meta; without them, all and no meta (v1.0.1)
+    assert.equal('meta' in status, false);
+    const read = (query: string) => stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}${query}`, { key });
+    const second = (await read('?page=2&limit=2')).body;
+    assert.deepEqual(second.summary.errors.map((e: any) => e.rowNumber), [5, 6]);
+    assert.deepEqual(second.meta, { page: 2, limit: 2, totalItems: 5, totalPages: 3 });
+    assert.deepEqual([second.failedRecords, second.processedRecords], [5, 5], 'the counters are the whole batch');
+    assert.deepEqual((await read('?limit=4')).body.summary.errors.map((e: any) => e.rowNumber), [3, 4, 5, 6]);
+    assert.deepEqual((await read('?page=2')).body.meta, { page: 2, limit: 20, totalItems: 5, totalPages: 1 });
+    assert.deepEqual((await read('?page=9&limit=2')).body.summary.errors, [], 'past the end: empty, as the list endpoints');
+    for (const [query, parameter] of [['?limit=101', 'limit'], ['?page=0', 'page'], ['?pages=2', 'pages']] as const) {
+      const bad = await read(query);
+      assert.equal(bad.status, 400, query);
+      assert.equal(bad.body.parameter, parameter, query);
+    }
   });
 
   describe('cardProcessorPublicToken', () => {

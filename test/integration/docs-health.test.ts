@@ -86,6 +86,11 @@ describe('GET /openapi.json and /docs', () => {
     assert.match(init, /Scalar\.createApiReference\('#app', \{"url":"\/openapi\.json","withDefaultFonts":false,"telemetry":false/);
   });
 
+  it("carries the interface release as its version (spec 9.2) and a webhooks section with every subscribable type", () => {
+    assert.equal(doc.info.version, '1.0.2');
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['account_status_change', 'feature_access_change', 'kyb_status_change', 'new_feature', 'reminder', 'verification_status_change']);
+  });
+
   it('puts the error table in the document, where the reference shows it', () => {
     assert.match(doc.info.description, /\| `0702000200` \| 409 \|/);
     assert.match(doc.info.description, /\| `0000000999` \| 500 \|/);

@@ -249,6 +249,23 @@ describe('universal KYB', () => {
         assert.match(f.fileId, /^[0-9a-f-]{36}$/);
         assert.ok(f.size > 0 && Date.parse(f.uploadedAt));
       }
+      assert.equal('meta' in m, false, 'without page or limit: the whole manifest, as v1.0.1');
+
+      // v1.0.2: pages of files (business first, then each owner's), every owner listed on every page
+      const page = async (query: string) => {
+        const res = await stack.request('GET', `/entity/${entityId}/documents${query}`, { key });
+        assert.equal(res.status, 200, res.text);
+        return res.body;
+      };
+      const p1m = await page('?limit=2');
+      assert.deepEqual(p1m.business['ukyb-certificate-of-incorporation'].map((f: any) => f.fileName), ['cert-1.pdf', 'cert-2.png']);
+      assert.deepEqual(p1m.ubos, [{ entityId: memberId, externalId: ubos[0]!.externalId, documents: {} }]);
+      assert.deepEqual(p1m.meta, { page: 1, limit: 2, totalItems: 4, totalPages: 2 });
+      const p2m = await page('?page=2&limit=2');
+      assert.deepEqual(p2m.business, {});
+      assert.deepEqual(Object.keys(p2m.ubos[0].documents).sort(), ['PASSPORT', 'UTILITY_BILL']);
+      assert.deepEqual((await page('?page=3&limit=2')).ubos[0].documents, {});
+      assert.equal((await stack.request('GET', `/entity/${entityId}/documents?limit=0`, { key })).status, 400);
     });
 
     const refused: [string, () => Promise<{ fields: Record<string, string>; files?: { bytes: Buffer; name: string }[]; k?: string }>, number, string, string][] = [
