@@ -12,6 +12,7 @@ import { createActivities, createProviderActivities, createWebhookQueueActivitie
 import type { Config } from './runtime/config.ts';
 import { createFileStore } from './runtime/file-store.ts';
 import { createStarters } from './runtime/starters.ts';
+import { providerConcurrency, providerDispatchPerSecond, providerSpacingMs } from './domain/provider-pace.ts';
 import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_RUN, HOUSEKEEPING_SCHEDULE_ID } from './contract/workflows.ts';
 import { encryptingDataConverter, loadCodecKeys } from './runtime/payload-codec.ts';
 
@@ -53,6 +54,7 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const w = config.webhooks;
   const settings = {
     defaultLevel: config.provider.defaultLevel,
+    providerSpacingMs: providerSpacingMs(config.temporal.providerRateLimitPerSecond),
     webhooks: { allowInsecureUrls: w.allowInsecureUrls, maxInFlight: w.maxInFlight, maxInFlightPerSubscription: w.maxInFlightPerSubscription, maxInFlightPerBusiness: w.maxInFlightPerBusiness, pollMs: w.pollMs },
   };
   const deps: ActivityDeps = { ...base, settings, start, files: createFileStore(config) };
@@ -65,7 +67,9 @@ export async function createWorkers(config: Config, connection: NativeConnection
     ...common,
     taskQueue: t.providerTaskQueue,
     activities: createProviderActivities(deps),
-    maxTaskQueueActivitiesPerSecond: t.providerRateLimitPerSecond,
+    // the server's limit lets bursts through; the slots (activities/index.ts paced) space them
+    maxTaskQueueActivitiesPerSecond: providerDispatchPerSecond(t.providerRateLimitPerSecond),
+    maxConcurrentActivityTaskExecutions: providerConcurrency(t.providerRateLimitPerSecond),
   });
   const sync = await Worker.create({ ...common, taskQueue: t.syncTaskQueue, workflowBundle: bundle, activities: createActivities(deps) });
   const webhooks = await Worker.create({

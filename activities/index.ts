@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { IdentityProvider } from '../provider/types.ts';
 import type { FileStore } from '../files/store.ts';
 import type { Db } from '../store/db.ts';
+import { takeProviderSlot } from '../store/provider-pace.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createKybActivities, createPersonDecidedHook } from './kyb.ts';
@@ -20,6 +21,8 @@ import { createWebhookSender, type WebhookKeys } from './webhook-send.ts';
 export type ActivitySettings = {
   /** The provider level used when a record names none. */
   defaultLevel: string;
+  /** How far apart provider calls go, fleet-wide (domain/provider-pace.ts). */
+  providerSpacingMs: number;
   webhooks: { allowInsecureUrls: boolean; maxInFlight: number; maxInFlightPerSubscription: number; maxInFlightPerBusiness: number; pollMs: number };
 };
 
@@ -57,7 +60,8 @@ export function createActivities(deps: ActivityDeps) {
  * Activities that call the identity provider, on the provider task queue whose workers share the
  * fleet-wide rate limit (batches and sync imports alike); one attempt makes at most one provider request.
  */
-export function createProviderActivities(deps: ActivityDeps) {
+export function createProviderActivities(base: ActivityDeps) {
+  const deps = { ...base, provider: paced(base.provider, async () => sleepMs(await takeProviderSlot(base.db, base.settings.providerSpacingMs))) };
   const personDecided = personDecidedHook(deps);
   const s = createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel, personDecided });
   const p = createPersonVerificationActivities({ ...deps, defaultLevel: deps.settings.defaultLevel, personDecided });
@@ -69,6 +73,22 @@ export function createProviderActivities(deps: ActivityDeps) {
     ...createSandboxActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }),
   };
 }
+
+/** The provider with every call waiting for its slot first. */
+function paced(provider: IdentityProvider, pace: () => Promise<void>): IdentityProvider {
+  return new Proxy(provider, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        await pace();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+const sleepMs = (ms: number) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
 
 /** Activities of the webhook task queue: the dispatcher, and the attempts of retry workflows. */
 export function createWebhookQueueActivities(deps: ActivityDeps) {

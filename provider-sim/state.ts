@@ -70,6 +70,8 @@ export class SimState {
       /** Requests being held by the latency fault right now (received, not yet acted on). */
       delayed: 0,
       imports: {} as Record<string, ImportStats>,
+      /** When each import request arrived (simulator clock, ms): what a rate-limit test counts. */
+      importTimes: [] as number[],
       webhooks: [] as { url: string; type: string; applicantId: string; status: number | null; error?: string }[],
     };
   }

@@ -1,0 +1,25 @@
+// How far apart calls to the identity provider go (spec 4.1, 8: 10 requests per second). The
+// Temporal server's task-queue limit lets a burst through (a full bucket, then its refill: 20 calls
+// in the first second of a batch, measured), so every call also takes a slot this far after the
+// previous one (store/provider-pace.ts): then no window of one second holds more than the limit. The
+// 2 % margin absorbs timer and network jitter between our clock and the provider's.
+export const PACE_MARGIN = 1.02;
+
+export function providerSpacingMs(ratePerSecond: number): number {
+  return (1000 / ratePerSecond) * PACE_MARGIN;
+}
+
+/** The Temporal server's dispatch rate to match: never faster than the slots are given out. */
+export function providerDispatchPerSecond(ratePerSecond: number): number {
+  return 1000 / providerSpacingMs(ratePerSecond);
+}
+
+/**
+ * Provider calls a worker process runs at once. A call waits for its slot while it holds an
+ * execution place, so the fewer places, the fewer calls dispatched ahead of their slots — and the
+ * closer the order at the provider stays to the Temporal server's fair order between businesses
+ * (and a sync import's priority). Enough for a provider answering within half a second at the full rate.
+ */
+export function providerConcurrency(ratePerSecond: number): number {
+  return Math.max(4, Math.ceil(ratePerSecond / 2));
+}
