@@ -175,7 +175,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(async (ctx, next) => {
     await next();
     if (ctx.body != null) return;
-    if (ctx.status === 404) throw new ApiError('routeNotFound', `No endpoint ${ctx.method} ${ctx.path}.`);
+    if (ctx.status === 404) throw new ApiError('routeNotFound', `No endpoint ${ctx.method} ${ctx.path}; check the path against the API reference (/docs).`);
     // allowedMethods() below answered 405 or 501 with an Allow header; give it our error body.
     if (ctx.status === 405 || ctx.status === 501) throw new ApiError('methodNotAllowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}.`, { headers: { Allow: ctx.response.get('Allow') } });
   });

@@ -29,11 +29,11 @@ const problem = (p: UploadProblem['problem'], message: string): UploadProblem =>
 
 /** Most bytes a request body may have: every file at its limit, and 1 MB for the rest of the form. */
 const bodyLimit = (limits: Pick<PartLimits, 'maxBytes' | 'maxFiles'>) => limits.maxBytes * limits.maxFiles + 1024 * 1024;
-const tooLarge = (maxBytes: number) => problem('too-large', `A file is larger than ${maxBytes / 1024 / 1024} MB.`);
+const tooLarge = (maxBytes: number) => problem('too-large', `A file is larger than ${maxBytes / 1024 / 1024} MB, the most one file may be; send a smaller file (split a batch CSV into several files).`);
 
 /** What can be told from the headers alone (checked before the request waits for a slot). */
 export function precheckParts(ctx: Context, limits: Pick<PartLimits, 'maxBytes' | 'maxFiles'>): UploadProblem | null {
-  if (!/^multipart\/form-data\b/i.test(ctx.get('content-type'))) return problem('not-multipart', 'Send the file as multipart/form-data.');
+  if (!/^multipart\/form-data\b/i.test(ctx.get('content-type'))) return problem('not-multipart', 'The body is not multipart/form-data; send the file as multipart/form-data.');
   if (Number(ctx.get('content-length') || 0) > bodyLimit(limits)) return tooLarge(limits.maxBytes);
   return null;
 }
@@ -53,7 +53,7 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
     try {
       bb = new Busboy({ headers: { ...ctx.req.headers, 'content-type': contentType }, limits: { fileSize: maxBytes, files: maxFiles + 1, fields: 20, fieldSize: 1024, parts: maxFiles + 25 } });
     } catch (err) {
-      resolve(problem('malformed', `The multipart body cannot be read: ${(err as Error).message}`));
+      resolve(problem('malformed', `The multipart body cannot be read: ${(err as Error).message}; check the Content-Type boundary and the form's encoding, then send it again`));
       return;
     }
     const results: Promise<{ value: T }>[] = [];
@@ -93,7 +93,7 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
     };
     const armIdle = () => {
       clearTimeout(idle);
-      idle = setTimeout(() => fail(problem('stalled', `No bytes of the upload arrived for ${limits.idleMs / 1000} s.`)), limits.idleMs);
+      idle = setTimeout(() => fail(problem('stalled', `No bytes of the upload arrived for ${limits.idleMs / 1000} s, so it was cut off; send it again.`)), limits.idleMs);
     };
     let received = 0;
     const onData = (chunk: Buffer) => {
@@ -106,7 +106,7 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
     // Too many files in a body of declared (and so bounded) length: read it to the end and answer
     // then, so the client gets the 400 instead of a connection closed under its last write.
     const tooMany = () => {
-      const p = problem('too-many', `At most ${maxFiles} file${maxFiles === 1 ? '' : 's'} per upload.`);
+      const p = problem('too-many', `The form has more than ${maxFiles} file${maxFiles === 1 ? '' : 's'}; send at most ${maxFiles} per upload and the rest in another.`);
       if (bounded) deferred ??= p;
       else fail(p);
     };
@@ -147,7 +147,7 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
           // whatever else failed is ours
           setImmediate(() => {
             if (settled) return;
-            if (clientFault || (ctx.req.destroyed && !ctx.req.complete)) return fail(problem('malformed', `The upload could not be read: ${(clientFault ?? err).message}`));
+            if (clientFault || (ctx.req.destroyed && !ctx.req.complete)) return fail(problem('malformed', `The upload could not be read: ${(clientFault ?? err).message}; send it again`));
             stopReading(false);
             end(() => reject(err));
           });
@@ -155,17 +155,17 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
       );
     });
     bb.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
-      if (valueTruncated) fail(problem('malformed', `The form field "${name}" is longer than 1 KB.`));
+      if (valueTruncated) fail(problem('malformed', `The form field "${name}" is longer than 1 KB; shorten it.`));
       else if (!(name in fields)) fields[name] = value;
     });
     bb.on('filesLimit', () => {
       if (limits.extra === 'refuse') tooMany();
     });
-    bb.on('error', (err: Error) => fail(problem('malformed', `The multipart body cannot be read: ${err.message}`)));
+    bb.on('error', (err: Error) => fail(problem('malformed', `The multipart body cannot be read: ${err.message}; check the Content-Type boundary and the form's encoding, then send it again`)));
     bb.on('finish', () => {
       if (settled) return;
       if (deferred) return fail(deferred);
-      if (results.length === 0) return fail(problem('no-file', `No file was sent in the form field "${field}".`));
+      if (results.length === 0) return fail(problem('no-file', `No file was sent in the form field "${field}"; attach the file(s) to that field.`));
       Promise.all(results).then(
         (read) => settle({ ok: true, files: read.map((r) => r.value), fields }),
         () => {}, // a sink that failed has answered already

@@ -1381,11 +1381,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000400` The Accept-Version header is required on this list endpoint.
+             *     `0000000400` The Accept-Version header is required on this list endpoint; send Accept-Version: v1.0.
              *
-             *     `0000000410` The Accept-Version header names a version this service does not serve (v1.0 is served).
+             *     `0000000410` The Accept-Version header names a version this service does not serve; send Accept-Version: v1.0.
              */
             400: {
                 headers: {
@@ -1396,9 +1396,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -1470,9 +1470,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              */
             400: {
                 headers: {
@@ -1483,9 +1483,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -1495,7 +1495,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0702000200` Your business already has an entity with this externalId. */
+            /** @description `0702000200` Your business already has an entity with this externalId; use that entity, or choose another externalId. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1504,7 +1504,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1513,7 +1513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1588,7 +1588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1598,9 +1598,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -1610,7 +1610,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0702000100` No entity with this id in your business. */
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1657,7 +1657,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1667,9 +1667,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -1679,7 +1679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0702000100` No entity with this id in your business. */
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1746,11 +1746,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000400` The Accept-Version header is required on this list endpoint.
+             *     `0000000400` The Accept-Version header is required on this list endpoint; send Accept-Version: v1.0.
              *
-             *     `0000000410` The Accept-Version header names a version this service does not serve (v1.0 is served).
+             *     `0000000410` The Accept-Version header names a version this service does not serve; send Accept-Version: v1.0.
              */
             400: {
                 headers: {
@@ -1761,9 +1761,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -1825,7 +1825,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1835,9 +1835,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -1847,7 +1847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0703000100` No feature with this id. */
+            /** @description `0703000100` No feature with this id; GET /features lists the features. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1922,11 +1922,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0701010100` The CSV is larger than 10 MB or has more than 5,000 records (`kyc_batch.upload.file_too_large`).
+             * @description `0701010100` The CSV is larger than 10 MB or has more than 5,000 records (`kyc_batch.upload.file_too_large`); split it into files of at most 10 MB and 5,000 records each.
              *
-             *     `0701010200` The upload is invalid: CSV content (the message lists rows and fields), X-Provider, Idempotency-Key, or no file (`kyc_batch.upload.invalid_data`).
+             *     `0701010200` The upload is invalid: CSV content (the message lists rows and fields), X-Provider, Idempotency-Key, or no file (`kyc_batch.upload.invalid_data`); fix what the message names and upload again.
              *
-             *     `0701010300` Already uploaded (`kyc_batch.upload.duplicate_file_or_content`): the Idempotency-Key belongs to a batch that has finished or to another file, or the same content was uploaded under another key; `reason` (key_already_processed, key_used_for_other_file, same_content) says which and `batchId` names the batch.
+             *     `0701010300` Already uploaded (`kyc_batch.upload.duplicate_file_or_content`): the Idempotency-Key belongs to a batch that has finished or to another file, or the same content was uploaded under another key; `reason` (key_already_processed, key_used_for_other_file, same_content) says which and `batchId` names the batch: read it (GET /entity/kyc/import/batch/{batchId}), or upload a new file under a new Idempotency-Key.
              */
             400: {
                 headers: {
@@ -1937,9 +1937,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2052,7 +2052,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2062,9 +2062,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2074,7 +2074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020100` No batch with this id in your business. */
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2161,7 +2161,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2171,9 +2171,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2183,7 +2183,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020100` No batch with this id in your business. */
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2192,7 +2192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020200` The batch has already finished (completed, failed or canceled). */
+            /** @description `0701020200` The batch has already finished (completed, failed or canceled), so it cannot be canceled; read its outcome with GET /entity/kyc/import/batch/{batchId}. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2247,7 +2247,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2257,9 +2257,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2269,7 +2269,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020100` No batch with this id in your business. */
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2278,7 +2278,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020300` The batch is still running, or has no retryable failed rows. */
+            /** @description `0701020300` The batch is still running (retry once it has finished), or has no retryable failed rows (correct the others and upload them in a new file). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2327,7 +2327,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2337,9 +2337,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2349,7 +2349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020100` No batch with this id in your business. */
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2416,9 +2416,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
              *     `0704000100` The share token is expired or invalid; generate a new one and share again.
              */
@@ -2431,9 +2431,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2443,7 +2443,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0702000100` No entity with this id in your business. */
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2453,9 +2453,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0704000200` The share token was already used.
+             * @description `0704000200` The share token was already used; generate a new one and share again.
              *
-             *     `0704000400` The cardProcessorPublicToken is already assigned to another entity.
+             *     `0704000400` The cardProcessorPublicToken is already assigned to another entity; send this person's own token (a token belongs to one entity).
              */
             409: {
                 headers: {
@@ -2465,7 +2465,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2474,7 +2474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2484,7 +2484,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `0704000300` The identity provider refused to share this applicant's data.
+             * @description `0704000300` The identity provider refused to share this applicant's data; check that the applicant is approved and shareable, then share again with a new token.
              *
              *     `0704000700` This Idempotency-Key was used for a different sync import request; use a new key for a new request.
              */
@@ -2560,7 +2560,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
              *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
              */
@@ -2573,9 +2573,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2586,9 +2586,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
              */
             404: {
                 headers: {
@@ -2676,7 +2676,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000310` The request body is not valid JSON. */
+            /** @description `0000000310` The request body is not valid JSON; send a well-formed JSON document. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2694,7 +2694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2703,7 +2703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2761,9 +2761,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
              *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
              */
@@ -2776,9 +2776,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2788,7 +2788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0702000100` No entity with this id in your business. */
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2800,7 +2800,7 @@ export interface operations {
             /**
              * @description `0707000100` The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first.
              *
-             *     `0704000400` The cardProcessorPublicToken is already assigned to another entity.
+             *     `0704000400` The cardProcessorPublicToken is already assigned to another entity; send this person's own token (a token belongs to one entity).
              */
             409: {
                 headers: {
@@ -2810,7 +2810,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2819,7 +2819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2891,17 +2891,17 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
              *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
              *
-             *     `0708000100` No file in the multipart form field files (or the body is not multipart/form-data).
+             *     `0708000100` No file in the multipart form field files (or the body is not multipart/form-data); send the file(s) as multipart/form-data in the field files.
              *
-             *     `0708000200` A file is empty.
+             *     `0708000200` A file has no content (0 bytes); send the file with its content.
              *
-             *     `0708000300` A file is larger than the upload limit (10 MB each by default, UPLOAD_MAX_FILE_BYTES).
+             *     `0708000300` A file is larger than the upload limit (10 MB each by default, UPLOAD_MAX_FILE_BYTES); send a smaller file.
              *
-             *     `0708000400` More files than one upload takes (10 by default, UPLOAD_MAX_FILES).
+             *     `0708000400` More files than one upload takes (10 by default, UPLOAD_MAX_FILES); send the rest in another upload.
              */
             400: {
                 headers: {
@@ -2912,9 +2912,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -2925,11 +2925,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
              *     `0708000600` No such requirement slug for this endpoint (ukyc-id-document, ukyc-proof-of-address-document).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
              */
             404: {
                 headers: {
@@ -2958,9 +2958,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0708000500` A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).
+             * @description `0708000500` A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name); convert it to one of these and upload again.
              *
-             *     `0000000320` The Content-Type is not the one this endpoint accepts.
+             *     `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads).
              */
             415: {
                 headers: {
@@ -3050,7 +3050,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
              *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
              */
@@ -3063,9 +3063,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3076,9 +3076,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
              */
             404: {
                 headers: {
@@ -3088,7 +3088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0707000700` The person has no approved verification, so there is nothing to sign. */
+            /** @description `0707000700` The person has no approved verification, so there is nothing to sign; ask again once the decision webhook has told you the person may proceed. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3166,9 +3166,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              */
             400: {
                 headers: {
@@ -3179,9 +3179,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3191,7 +3191,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3200,7 +3200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3261,9 +3261,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3359,9 +3359,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
              *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
              */
@@ -3374,9 +3374,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3387,9 +3387,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
              */
             404: {
                 headers: {
@@ -3412,7 +3412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3421,7 +3421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3543,9 +3543,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
              *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
              */
@@ -3558,9 +3558,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3570,7 +3570,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0702000100` No entity with this id in your business. */
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3588,7 +3588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3597,7 +3597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3701,9 +3701,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
              *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
              */
@@ -3716,9 +3716,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3729,7 +3729,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
              *     `0709000300` This business entity has no KYB profile yet; create it with POST /ukyb.
              */
@@ -3741,7 +3741,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3750,7 +3750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3819,7 +3819,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
              *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
              */
@@ -3832,9 +3832,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3845,7 +3845,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
              *     `0709000300` This business entity has no KYB profile yet; create it with POST /ukyb.
              */
@@ -3921,17 +3921,17 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
              *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
              *
-             *     `0708000100` No file in the multipart form field files (or the body is not multipart/form-data).
+             *     `0708000100` No file in the multipart form field files (or the body is not multipart/form-data); send the file(s) as multipart/form-data in the field files.
              *
-             *     `0708000200` A file is empty.
+             *     `0708000200` A file has no content (0 bytes); send the file with its content.
              *
-             *     `0708000300` A file is larger than the upload limit (10 MB each by default, UPLOAD_MAX_FILE_BYTES).
+             *     `0708000300` A file is larger than the upload limit (10 MB each by default, UPLOAD_MAX_FILE_BYTES); send a smaller file.
              *
-             *     `0708000400` More files than one upload takes (10 by default, UPLOAD_MAX_FILES).
+             *     `0708000400` More files than one upload takes (10 by default, UPLOAD_MAX_FILES); send the rest in another upload.
              */
             400: {
                 headers: {
@@ -3942,9 +3942,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -3955,9 +3955,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity.
+             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
              */
             404: {
                 headers: {
@@ -3977,9 +3977,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0708000500` A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name).
+             * @description `0708000500` A file is not a PDF, JPEG, PNG or HEIC image (decided from its bytes, not its name); convert it to one of these and upload again.
              *
-             *     `0000000320` The Content-Type is not the one this endpoint accepts.
+             *     `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads).
              */
             415: {
                 headers: {
@@ -4057,13 +4057,13 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
              *     `0709000100` Universal KYB is for BUSINESS entities; this entity is an INDIVIDUAL (verify a person with the hosted SDK or universal KYC).
              *
-             *     `0709000400` The submission is incomplete: the body adds `missing`, naming each missing business document slug and each owner without an identity document (`<ownerEntityId>:IDENTITY_DOCUMENT`).
+             *     `0709000400` The submission is incomplete: the body adds `missing`, naming each missing business document slug and each owner without an identity document (`<ownerEntityId>:IDENTITY_DOCUMENT`); upload each (POST /ukyb/documents), then submit again.
              */
             400: {
                 headers: {
@@ -4074,9 +4074,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -4087,7 +4087,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `0702000100` No entity with this id in your business.
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
              *     `0709000300` This business entity has no KYB profile yet; create it with POST /ukyb.
              */
@@ -4108,7 +4108,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4117,7 +4117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4200,7 +4200,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4210,9 +4210,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -4222,7 +4222,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0702000100` No entity with this id in your business. */
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4275,7 +4275,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4285,9 +4285,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -4297,7 +4297,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0709000600` No file with this id belongs to this entity of your business (an owner's files are under the owner's own entityId; replaced files are gone from it). */
+            /** @description `0709000600` No file with this id belongs to this entity of your business (an owner's files are under the owner's own entityId; replaced files are gone from it); GET /entity/{entityId}/documents lists the current files. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4353,7 +4353,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4371,7 +4371,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0709000600` No file with this id belongs to this entity of your business (an owner's files are under the owner's own entityId; replaced files are gone from it). */
+            /** @description `0709000600` No file with this id belongs to this entity of your business (an owner's files are under the owner's own entityId; replaced files are gone from it); GET /entity/{entityId}/documents lists the current files. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4424,11 +4424,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
-             *     `0710000200` A payload could not be decoded: encrypted with a key that is not in the ring, or changed since it was encrypted.
+             *     `0710000200` A payload could not be decoded: encrypted with a key that is not in the ring, or changed since it was encrypted; decode it with the deployment whose key ring encoded it.
              */
             400: {
                 headers: {
@@ -4447,7 +4447,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4456,7 +4456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4509,11 +4509,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
-             *     `0710000200` A payload could not be decoded: encrypted with a key that is not in the ring, or changed since it was encrypted.
+             *     `0710000200` A payload could not be decoded: encrypted with a key that is not in the ring, or changed since it was encrypted; decode it with the deployment whose key ring encoded it.
              */
             400: {
                 headers: {
@@ -4532,7 +4532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4541,7 +4541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4629,11 +4629,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000400` The Accept-Version header is required on this list endpoint.
+             *     `0000000400` The Accept-Version header is required on this list endpoint; send Accept-Version: v1.0.
              *
-             *     `0000000410` The Accept-Version header names a version this service does not serve (v1.0 is served).
+             *     `0000000410` The Accept-Version header names a version this service does not serve; send Accept-Version: v1.0.
              */
             400: {
                 headers: {
@@ -4644,9 +4644,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -4721,11 +4721,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
-             *     `0705000200` The webhookUrl is not an HTTPS URL to a public address (or its host does not resolve).
+             *     `0705000200` The webhookUrl is not an HTTPS URL to a public address (or its host does not resolve); register an https:// URL whose host resolves to public addresses only.
              */
             400: {
                 headers: {
@@ -4736,9 +4736,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -4757,7 +4757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4766,7 +4766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4828,7 +4828,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4838,9 +4838,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -4850,7 +4850,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0705000100` No webhook subscription with this id in your business. */
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4926,11 +4926,11 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
-             *     `0705000200` The webhookUrl is not an HTTPS URL to a public address (or its host does not resolve).
+             *     `0705000200` The webhookUrl is not an HTTPS URL to a public address (or its host does not resolve); register an https:// URL whose host resolves to public addresses only.
              */
             400: {
                 headers: {
@@ -4941,9 +4941,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -4953,7 +4953,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0705000100` No webhook subscription with this id in your business. */
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4962,7 +4962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4971,7 +4971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5018,7 +5018,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5028,9 +5028,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -5040,7 +5040,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0705000100` No webhook subscription with this id in your business. */
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5121,7 +5121,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5131,9 +5131,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -5143,7 +5143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0705000100` No webhook subscription with this id in your business. */
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5202,9 +5202,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it.
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0000000310` The request body is not valid JSON.
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              */
             400: {
                 headers: {
@@ -5215,9 +5215,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -5227,7 +5227,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0705000100` No webhook subscription with this id in your business. */
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5236,7 +5236,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default). */
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5245,7 +5245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000320` The Content-Type is not the one this endpoint accepts. */
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5326,7 +5326,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5336,9 +5336,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -5348,7 +5348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0706000100` No event with this id in your business. */
+            /** @description `0706000100` No event with this id in your business; use the data.eventId of a webhook you received. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5399,7 +5399,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it. */
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5409,9 +5409,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {
@@ -5421,7 +5421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0706000100` No event with this id in your business. */
+            /** @description `0706000100` No event with this id in your business; use the data.eventId of a webhook you received. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5495,9 +5495,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `0000000100` The x-vouch-api-key header is missing.
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
              *
-             *     `0000000200` The API key is not valid (unknown or revoked).
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
                 headers: {

@@ -113,7 +113,7 @@ class RowReader {
       return;
     }
     if (this.rows.length === MAX_ROWS) {
-      this.refused = new UploadRejected('tooLarge', `The file has more than ${MAX_ROWS} records; at most ${MAX_ROWS} are allowed.`);
+      this.refused = new UploadRejected('tooLarge', `The file has more than ${MAX_ROWS} records; at most ${MAX_ROWS} are allowed. Split it into files of at most ${MAX_ROWS} records.`);
       return;
     }
     const row = info.lines;
@@ -143,7 +143,7 @@ class RowReader {
       else this.seen.cardProcessorPublicToken.set(cpt, row);
     }
     // the record's own (it fails alone, 3.2)
-    if (externalId.length > MAX_EXTERNAL_ID) fails('ENTITY_NOT_FOUND', `The externalId is longer than ${MAX_EXTERNAL_ID} characters, so no entity has it.`);
+    if (externalId.length > MAX_EXTERNAL_ID) fails('ENTITY_NOT_FOUND', `The externalId is longer than ${MAX_EXTERNAL_ID} characters, so no entity has it. Correct it to an existing entity's externalId and upload the record in a new file.`);
     if (shareToken.length > MAX_SHARE_TOKEN) fails('TOKEN_EXPIRED_OR_INVALID', `The shareToken is longer than ${MAX_SHARE_TOKEN} characters: not a share token. Generate a new one and share again.`);
     if (applicantLevel && !LEVEL_NAME.test(applicantLevel)) {
       fails('APPLICANT_LEVEL_NOT_CONFIGURED', 'The applicantLevel cannot be a level name (1 to 100 letters, digits, spaces, dots, dashes or underscores); leave it empty for the default level.');
@@ -164,13 +164,13 @@ class RowReader {
     const { issues } = this;
     const listed = issues.slice(0, LISTED_IN_MESSAGE).map((i) => `row ${i.row}${i.field ? ` ${i.field}` : ''} ${i.message}`);
     const more = this.issueCount > LISTED_IN_MESSAGE ? `; and ${this.issueCount - LISTED_IN_MESSAGE} more` : '';
-    return new UploadRejected('invalid', `CSV validation failed: ${listed.join('; ')}${more}.`, issues);
+    return new UploadRejected('invalid', `CSV validation failed: ${listed.join('; ')}${more}. Correct these rows (details lists them) and upload the file again.`, issues);
   }
 
   finish(): BatchCsvRead {
     if (this.refused) return { ok: false, rejected: this.refused };
-    if (!this.col) return { ok: false, rejected: new UploadRejected('invalid', 'The file has no header row.') };
-    if (this.rows.length === 0 && this.issueCount === 0) return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records.') };
+    if (!this.col) return { ok: false, rejected: new UploadRejected('invalid', 'The file has no header row. Its first line must name the columns: externalId,shareToken (and applicantLevel, cardProcessorPublicToken if used).') };
+    if (this.rows.length === 0 && this.issueCount === 0) return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records; add at least one record below the header.') };
     if (this.issueCount) return { ok: false, rejected: this.validationFailed() };
     return { ok: true, rows: this.rows, ignoredColumns: this.ignoredColumns };
   }
@@ -193,8 +193,8 @@ export async function readBatchCsv(chunks: AsyncIterable<Uint8Array> | Iterable<
     parser.destroy();
     return { ok: false, rejected };
   };
-  const invalidCsv = (err: Error) => refuse(new UploadRejected('invalid', `The file is not valid CSV: ${err.message.slice(0, 300)}`));
-  const notUtf8 = () => refuse(new UploadRejected('invalid', 'The file is not valid UTF-8 text.'));
+  const invalidCsv = (err: Error) => refuse(new UploadRejected('invalid', `The file is not valid CSV: ${err.message.slice(0, 300)}; check the quoting and that each record is under 64 KB, then upload again`));
+  const notUtf8 = () => refuse(new UploadRejected('invalid', 'The file is not valid UTF-8 text; save it as UTF-8 (for example "CSV UTF-8") and upload again.'));
   let since = performance.now();
   /**
    * One slice: checked as UTF-8, then parsed. Slices are cut at the same offsets of the file however

@@ -11,7 +11,7 @@ const intParam = (name: string) =>
     .transform(Number);
 
 // Validated as digit strings (a query string has no numbers); documented as the integers they are.
-const pageParam = intParam('page').pipe(z.number().min(1, 'page starts at 1'));
+const pageParam = intParam('page').pipe(z.number().min(1, 'page must be 1 or more'));
 const limitParam = intParam('limit').pipe(z.number().min(1, 'limit must be at least 1').max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`));
 
 export const paginationQuery = z

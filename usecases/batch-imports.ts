@@ -36,7 +36,7 @@ const UPLOAD_KEYS = {
 const refuseUpload = (error: keyof typeof UPLOAD_KEYS, message: string, parameter: string, extra: Record<string, unknown> = {}): Refusal =>
   refuse(error, message, { parameter, extra: { errorKey: UPLOAD_KEYS[error], ...extra } });
 
-const notFound = (id: string) => refuse('batchNotFound', `Batch ${id} not found.`, { parameter: 'batchId' });
+const notFound = (id: string) => refuse('batchNotFound', `Batch ${id} not found in your business; check the batchId the upload returned.`, { parameter: 'batchId' });
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -157,7 +157,7 @@ export async function cancelBatch({ db, temporal, log }: UseCaseContext, caller:
   const batch = await findBatch(db, caller.id, batchId);
   if (!batch) return notFound(batchId);
   if (!(await markBatchCanceled(db, caller.id, batch.id))) {
-    return refuse('batchNotCancelable', `Batch ${batch.id} has already finished (${batch.status}).`, { parameter: 'batchId' });
+    return refuse('batchNotCancelable', `Batch ${batch.id} has already finished (${batch.status}), so there is nothing to cancel; read its outcome with GET /entity/kyc/import/batch/${batch.id}.`, { parameter: 'batchId' });
   }
   // The batch is canceled in PostgreSQL, which every record checks before it starts: stopping the
   // workflow too only saves its remaining (empty) steps, so a failure here changes nothing.
@@ -174,7 +174,7 @@ export async function retryBatch({ db, start }: UseCaseContext, caller: Caller, 
   const result = await requeueRetryableRows(db, caller.id, batchId);
   if (result === 'not-found') return notFound(batchId);
   if (result === 'running') return refuse('batchNotRetryable', 'The batch is still running; retry its failed rows once it has finished.', { parameter: 'batchId' });
-  if (result === 'nothing') return refuse('batchNotRetryable', 'The batch has no retryable failed rows.', { parameter: 'batchId' });
+  if (result === 'nothing') return refuse('batchNotRetryable', 'The batch has no retryable failed rows; rows with retryable false fail again as they are: correct them and upload them in a new file.', { parameter: 'batchId' });
   await start.batchRun(batchId, result.run, caller.id);
   return done({ batchId, status: 'in_progress' as const, requeuedRecords: result.requeued });
 }

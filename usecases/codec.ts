@@ -30,7 +30,7 @@ const codecOf = (ctx: UseCaseContext): PayloadCodec => {
 
 export async function runCodec(ctx: UseCaseContext, direction: 'encode' | 'decode', payloads: JsonPayload[], authorization: string | undefined): Promise<Outcome<{ payloads: JsonPayload[] }>> {
   if (!authorised(ctx, authorization)) {
-    return refuse('codecUnauthorized', ctx.config.payloadCodec.accessToken ? 'Send Authorization: Bearer <CODEC_ACCESS_TOKEN>.' : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.', {
+    return refuse('codecUnauthorized', ctx.config.payloadCodec.accessToken ? 'The Authorization header is missing or does not hold the codec token; send Authorization: Bearer <CODEC_ACCESS_TOKEN>.' : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.', {
       parameter: 'Authorization',
     });
   }

@@ -15,7 +15,7 @@ export async function checkDeliverableUrl(raw: string, allowInsecure: boolean): 
   try {
     addresses = await lookup(host, { all: true });
   } catch {
-    return refused(`The host ${host} of webhookUrl does not resolve.`);
+    return refused(`The host ${host} of webhookUrl does not resolve; check the host name, or use a host with a public DNS record.`);
   }
   const bad = addresses.find((a) => isNonPublicAddress(a.address));
   if (bad) return refused(`webhookUrl points at a non-public address (${host} resolves to ${bad.address}).`);

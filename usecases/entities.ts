@@ -15,7 +15,7 @@ import {
 import type { Caller, UseCaseContext } from './context.ts';
 import { removeBytes } from './stored-files.ts';
 
-const notFound = (id: string) => refuse('entityNotFound', `Entity ${id} not found.`, { parameter: 'entityId' });
+const notFound = (id: string) => refuse('entityNotFound', `Entity ${id} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
 
 /** The members a business entity declares, each an INDIVIDUAL entity of the caller's business. */
 async function declaredMembers({ db }: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<MemberRow[]>> {
@@ -39,7 +39,7 @@ export async function createEntity(ctx: UseCaseContext, caller: Caller, input: C
     return done({ id: await insertEntity(ctx.db, caller.id, input, members.value) });
   } catch (err) {
     if (!(err instanceof ExternalIdTaken)) throw err;
-    return refuse('entityExternalIdTaken', `An entity with externalId "${input.externalId}" already exists.`, { parameter: 'externalId' });
+    return refuse('entityExternalIdTaken', `Your business already has an entity with externalId "${input.externalId}"; use that entity, or choose another externalId.`, { parameter: 'externalId' });
   }
 }
 

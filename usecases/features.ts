@@ -11,6 +11,6 @@ export function listFeatures(page: Page) {
 
 export function listFeatureRequirements(featureId: string) {
   const feature = findFeature(featureId);
-  if (!feature) return refuse('featureNotFound', `Feature ${featureId} not found.`, { parameter: 'featureId' });
+  if (!feature) return refuse('featureNotFound', `No feature ${featureId}; GET /features lists the features.`, { parameter: 'featureId' });
   return done({ items: featureRequirements(feature) });
 }

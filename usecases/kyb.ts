@@ -19,8 +19,8 @@ import { checkUploads, type FilesRead } from './uploads.ts';
 /** The business entity a KYB call names: one of the caller's, and a BUSINESS. */
 async function businessEntity({ db }: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<string>> {
   const type = await entityType(db, caller.id, entityId);
-  if (!type) return refuse('entityNotFound', `Entity ${entityId} not found.`, { parameter: 'entityId' });
-  if (type !== 'BUSINESS') return refuse('kybNotBusiness', `Entity ${entityId} is an INDIVIDUAL: universal KYB is for BUSINESS entities.`, { parameter: 'entityId' });
+  if (!type) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
+  if (type !== 'BUSINESS') return refuse('kybNotBusiness', `Entity ${entityId} is an INDIVIDUAL: universal KYB is for BUSINESS entities; verify a person with the hosted SDK (POST /entity/${entityId}/kyc) or universal KYC (POST /entity/${entityId}/requirement).`, { parameter: 'entityId' });
   return done(entityId);
 }
 
@@ -110,7 +110,7 @@ function parseDocumentFields(raw: Record<string, string>): Outcome<DocumentField
   const issue = fields.error.issues[0]!;
   const parameter = issue.code === 'unrecognized_keys' ? issue.keys[0]! : issue.path.join('.');
   const missing = issue.code === 'invalid_type' && issue.input === undefined;
-  return refuse('invalidRequest', issue.code === 'unrecognized_keys' ? `unknown form field "${parameter}"` : missing ? `${parameter} is required` : issue.message, { parameter });
+  return refuse('invalidRequest', issue.code === 'unrecognized_keys' ? `unknown form field "${parameter}"; remove it (the fields are entityId, requirementSlug, memberId, documentType and files)` : missing ? `${parameter} is required` : issue.message, { parameter });
 }
 
 /** Where the files go: the business entity's documents, or a declared owner's; checked against the caller's entities. */
@@ -124,7 +124,7 @@ async function documentTarget(ctx: UseCaseContext, caller: Caller, f: DocumentFi
   if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
   if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
   if (f.memberId !== undefined && !(await isMemberOf(ctx.db, f.entityId, f.memberId))) {
-    return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId} (see its profile's ubos).`, { parameter: 'memberId' });
+    return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId} ; use an owner's entityId from GET /ukyb/${f.entityId} (ubos), or add the owner with PATCH /ukyb.`, { parameter: 'memberId' });
   }
   return done(f.memberId !== undefined ? { entityId: f.memberId, slug: OWNER_DOCUMENT_SLUG, documentType: f.documentType! } : { entityId: f.entityId, slug: f.requirementSlug!, documentType: null });
 }
@@ -161,7 +161,7 @@ export async function uploadKybDocuments(ctx: UseCaseContext, caller: Caller, re
   if (recorded === 'entity-gone') {
     // the business or the owner was deleted while the bytes were stored: they go too
     await removeBytes(ctx, stored.map((s) => s.storageKey));
-    return refuse('entityNotFound', `Entity ${to.entityId === f.entityId ? f.entityId : `${to.entityId} (the owner)`} not found (it was deleted).`, { parameter: to.entityId === f.entityId ? 'entityId' : 'memberId' });
+    return refuse('entityNotFound', `Entity ${to.entityId === f.entityId ? f.entityId : `${to.entityId} (the owner)`} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: to.entityId === f.entityId ? 'entityId' : 'memberId' });
   }
   const { uploadedAt } = recorded;
   return done({
@@ -178,7 +178,7 @@ async function manifestOf(ctx: UseCaseContext, entityId: string): Promise<Manife
 
 /** GET /entity/{entityId}/documents: the manifest (2.9) of any existing entity of the caller's. */
 export async function readManifest(ctx: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<Manifest | (Manifest & { meta: PageMeta })>> {
-  if (!(await entityType(ctx.db, caller.id, entityId))) return refuse('entityNotFound', `Entity ${entityId} not found.`, { parameter: 'entityId' });
+  if (!(await entityType(ctx.db, caller.id, entityId))) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
   const manifest = await manifestOf(ctx, entityId);
   return done(page ? manifestPage(manifest, page) : manifest);
 }
@@ -195,7 +195,7 @@ export async function submitKyb(ctx: UseCaseContext, caller: Caller, entityId: s
   if (!(await loadProfile(ctx.db, caller.id, entityId))) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
   const missing = missingFromManifest(await manifestOf(ctx, entityId));
   if (missing.length > 0) {
-    return refuse('kybIncomplete', `The submission is incomplete: ${missing.join(', ')}.`, { parameter: 'entityId', extra: { missing } });
+    return refuse('kybIncomplete', `The submission is incomplete: ${missing.join(', ')}. Upload each missing document with POST /ukyb/documents, then submit again.`, { parameter: 'entityId', extra: { missing } });
   }
   const s = await openKybSubmission(ctx.db, { businessId: caller.id, entityId, deadlineSeconds: ctx.config.universalKyb.deadlineSeconds });
   await ctx.start.kybWake({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id }, { reason: 'submitted' });
@@ -205,7 +205,7 @@ export async function submitKyb(ctx: UseCaseContext, caller: Caller, entityId: s
 /** GET /entity/{entityId}/file/{fileId}/presigned-url: a download URL for a live file of that entity. */
 export async function presignFile(ctx: UseCaseContext, caller: Caller, entityId: string, fileId: string, baseUrl: string): Promise<Outcome<{ url: string; expiresAt: string }>> {
   const file = await liveFileOf(ctx.db, caller.id, entityId, fileId);
-  if (!file) return refuse('fileNotFound', `No file ${fileId} belongs to entity ${entityId}.`, { parameter: 'fileId' });
+  if (!file) return refuse('fileNotFound', `No file ${fileId} belongs to entity ${entityId} (replaced files are gone; an owner's files are under the owner's entityId); GET /entity/${entityId}/documents lists its current files.`, { parameter: 'fileId' });
   const link = ctx.links.issue(file.storageKey, ctx.config.files.presignedUrlTtlSeconds);
   return done({ url: new URL(link.path, `${ctx.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
 }
@@ -223,9 +223,9 @@ const DIRECT_URL_SECONDS = 60;
 export async function downloadFile(ctx: UseCaseContext, link: string): Promise<Outcome<Download>> {
   const opened = ctx.links.open(link, new Date());
   if (!opened.ok) {
-    return refuse('downloadLinkRefused', opened.reason === 'expired' ? 'The download link has expired; ask for a new one.' : 'The download link is not valid (changed or not ours).', { parameter: 'link' });
+    return refuse('downloadLinkRefused', opened.reason === 'expired' ? 'The download link has expired; ask for a new one.' : 'The download link is not valid (changed or not ours); ask for a new one with GET /entity/{entityId}/file/{fileId}/presigned-url.', { parameter: 'link' });
   }
-  const gone = () => refuse('fileNotFound', 'The file is gone (replaced by a newer upload, or its entity was deleted).', { parameter: 'link' });
+  const gone = () => refuse('fileNotFound', 'The file is gone (replaced by a newer upload, or its entity was deleted); GET /entity/{entityId}/documents lists the current files.', { parameter: 'link' });
   const file = await liveFileByStorageKey(ctx.db, opened.link.key);
   if (!file) return gone();
   const meta = { contentType: file.contentType, fileName: file.fileName };

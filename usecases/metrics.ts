@@ -7,7 +7,7 @@ import type { UseCaseContext } from './context.ts';
 
 export async function readMetrics(ctx: UseCaseContext, authorization: string | undefined): Promise<Outcome<string>> {
   if (!bearerAllowed(ctx.config.environment, ctx.config.metrics.token, authorization)) {
-    return refuse('metricsUnauthorized', ctx.config.metrics.token ? 'Send Authorization: Bearer <METRICS_TOKEN>.' : 'Metrics are closed here: set METRICS_TOKEN to open them to holders of that token.', { parameter: 'Authorization' });
+    return refuse('metricsUnauthorized', ctx.config.metrics.token ? 'The Authorization header is missing or does not hold the metrics token; send Authorization: Bearer <METRICS_TOKEN>.' : 'Metrics are closed here: set METRICS_TOKEN to open them to holders of that token.', { parameter: 'Authorization' });
   }
   return done(await metricsText());
 }

@@ -25,7 +25,7 @@ export async function personNamed(
   { requireWebhook }: { requireWebhook: boolean },
 ): Promise<Outcome<string>> {
   const type = await entityType(db, caller.id, entityId);
-  if (!type) return refuse('entityNotFound', `Entity ${entityId} not found.`, { parameter: 'entityId' });
+  if (!type) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
   if (requireWebhook && !(await subscribesTo(db, caller.id, CARD_ISSUANCE_EVENT.eventType))) {
     return refuse(
       'webhookRegistrationRequired',
@@ -38,7 +38,7 @@ export async function personNamed(
   }
   if (type === 'INDIVIDUAL') return refuse('personRequired', `Entity ${entityId} is an INDIVIDUAL: it is the person; leave out memberId.`, { parameter: 'memberId' });
   if (!(await isMemberOf(db, entityId, memberId))) {
-    return refuse('memberNotFound', `${memberId} is not a declared member of business entity ${entityId} (see its kyb-ubo-declaration).`, { parameter: 'memberId' });
+    return refuse('memberNotFound', `${memberId} is not a declared member of business entity ${entityId} ; use an entityId its kyb-ubo-declaration lists.`, { parameter: 'memberId' });
   }
   return done(memberId);
 }

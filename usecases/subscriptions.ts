@@ -19,7 +19,7 @@ import { checkDeliverableUrl } from './deliverable-url.ts';
 /** A subscription as interface 2.6 shows it. */
 const present = (s: Subscription) => ({ id: s.id, channel: s.channel, types: s.types, config: { webhook: { url: s.url } }, createdAt: s.createdAt, updatedAt: s.updatedAt });
 
-export const subscriptionNotFound = (id: string) => refuse('subscriptionNotFound', `Webhook subscription ${id} not found.`, { parameter: 'notificationId' });
+export const subscriptionNotFound = (id: string) => refuse('subscriptionNotFound', `Webhook subscription ${id} not found in your business; GET /notification lists your subscriptions.`, { parameter: 'notificationId' });
 
 export async function createSubscription({ db, config }: UseCaseContext, caller: Caller, input: SubscriptionInput) {
   const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);

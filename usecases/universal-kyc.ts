@@ -31,10 +31,10 @@ export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, en
   const token = check.payload.cardProcessorPublicToken;
   if (token) {
     const holder = await cardProcessorTokenHolder(ctx.db, caller.id, token);
-    if (holder && holder !== person.value) return refuse('syncCardProcessorTokenTaken', `cardProcessorPublicToken is already assigned to entity ${holder}.`, { parameter: 'cardProcessorPublicToken' });
+    if (holder && holder !== person.value) return refuse('syncCardProcessorTokenTaken', `cardProcessorPublicToken is already assigned to entity ${holder}; send this person's own token, or leave it out.`, { parameter: 'cardProcessorPublicToken' });
   }
   const submission = await submitCanonicalData(ctx.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: ctx.config.universalKyc.deadlineSeconds });
-  if (submission === 'entity-gone') return refuse('entityNotFound', `Entity ${person.value} not found (it was deleted).`, { parameter: 'entityId' });
+  if (submission === 'entity-gone') return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
   await ctx.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id }, 'data');
   const state = await loadSubmission(ctx.db, submission.submissionId);
   return done({
@@ -77,7 +77,7 @@ export async function uploadUkycFiles(
   if (recorded === 'entity-gone') {
     // deleted while the bytes were stored: they go too, and the upload is answered as for any missing entity
     await removeBytes(ctx, stored.map((s) => s.storageKey));
-    return refuse('entityNotFound', `Entity ${person.value} not found (it was deleted).`, { parameter: 'entityId' });
+    return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
   }
   if (recorded.submission) await ctx.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
   return done({

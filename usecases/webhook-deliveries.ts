@@ -7,7 +7,7 @@ import { deliveryLog, eventOfBusiness, getSubscription, requeueDeliveries } from
 import type { Caller, UseCaseContext } from './context.ts';
 import { subscriptionNotFound } from './subscriptions.ts';
 
-const eventNotFound = (id: string) => refuse('eventNotFound', `Event ${id} not found.`, { parameter: 'eventId' });
+const eventNotFound = (id: string) => refuse('eventNotFound', `No event ${id} in your business; use the data.eventId of a webhook you received.`, { parameter: 'eventId' });
 
 export async function subscriptionDeliveries({ db }: UseCaseContext, caller: Caller, subscriptionId: string, page: Page) {
   if (!(await getSubscription(db, caller.id, subscriptionId))) return subscriptionNotFound(subscriptionId);

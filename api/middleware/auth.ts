@@ -10,9 +10,9 @@ export const API_KEY_HEADER = 'x-vouch-api-key';
 export function authenticate(db: Db): Middleware {
   return async (ctx, next) => {
     const key = ctx.get(API_KEY_HEADER);
-    if (!key) throw new ApiError('authMissingKey', `The ${API_KEY_HEADER} header is required.`, { parameter: API_KEY_HEADER });
+    if (!key) throw new ApiError('authMissingKey', `The ${API_KEY_HEADER} header is missing; send your API key in it.`, { parameter: API_KEY_HEADER });
     const business = key.length <= 200 ? await findBusinessByApiKey(db, key) : undefined;
-    if (!business) throw new ApiError('authInvalidKey', 'The API key is not valid.', { parameter: API_KEY_HEADER });
+    if (!business) throw new ApiError('authInvalidKey', `The API key in ${API_KEY_HEADER} is unknown or revoked; check it, or use a current key.`, { parameter: API_KEY_HEADER });
     ctx.state.business = business;
     const logContext = currentLogContext();
     if (logContext) logContext.businessId = business.id;

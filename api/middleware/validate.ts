@@ -27,15 +27,15 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: str
 /** Reads a JSON body's bytes, at most `limit` of them, as sent (a signature may be over them). */
 export async function readRawJsonBody(ctx: Context, limit: number): Promise<Buffer> {
   if (!ctx.is('application/json')) {
-    throw new ApiError('unsupportedMediaType', 'Send the body as application/json.', { parameter: 'Content-Type' });
+    throw new ApiError('unsupportedMediaType', 'The Content-Type is not application/json; send the body as JSON with Content-Type: application/json.', { parameter: 'Content-Type' });
   }
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) throw new ApiError('bodyTooLarge', `The body is larger than ${limit} bytes.`);
+  if (declared > limit) throw new ApiError('bodyTooLarge', `The body is larger than the limit of ${limit} bytes; send a smaller body.`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as Readable) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new ApiError('bodyTooLarge', `The body is larger than ${limit} bytes.`);
+    if (size > limit) throw new ApiError('bodyTooLarge', `The body is larger than the limit of ${limit} bytes; send a smaller body.`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -47,6 +47,6 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError('malformedJson', 'The body is not valid JSON.');
+    throw new ApiError('malformedJson', 'The body is not valid JSON; check its quotes, commas and brackets and send it again.');
   }
 }

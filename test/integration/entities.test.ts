@@ -59,7 +59,7 @@ describe('entities API', () => {
       const before = await entityCount();
       const res = await stack.request('POST', '/entity', { key, json: { externalId: 'dup-1', type: 'BUSINESS' } });
       assert.equal(res.status, 409);
-      assert.deepEqual(res.body, { code: '0702000200', message: 'An entity with externalId "dup-1" already exists.', parameter: 'externalId' });
+      assert.deepEqual(res.body, { code: '0702000200', message: 'Your business already has an entity with externalId "dup-1"; use that entity, or choose another externalId.', parameter: 'externalId' });
       assert.equal(await entityCount(), before);
     });
 
@@ -105,7 +105,7 @@ describe('entities API', () => {
     it('answers 400 0000000310 to malformed JSON', async () => {
       const res = await stack.request('POST', '/entity', { key, body: '{"externalId": "x",', headers: { 'content-type': 'application/json' } });
       assert.equal(res.status, 400);
-      assert.deepEqual(res.body, { code: '0000000310', message: 'The body is not valid JSON.', parameter: '' });
+      assert.deepEqual(res.body, { code: '0000000310', message: 'The body is not valid JSON; check its quotes, commas and brackets and send it again.', parameter: '' });
     });
 
     it('answers 415 0000000320 to a body that is not JSON', async () => {
@@ -233,7 +233,7 @@ describe('entities API', () => {
       assert.equal(del.text, '');
       const read = await stack.request('GET', `/entity/${body.id}`, { key });
       assert.equal(read.status, 404);
-      assert.deepEqual(read.body, { code: '0702000100', message: `Entity ${body.id} not found.`, parameter: 'entityId' });
+      assert.deepEqual(read.body, { code: '0702000100', message: `Entity ${body.id} not found in your business; check the id (GET /entity lists your entities).`, parameter: 'entityId' });
       assert.equal((await stack.request('DELETE', `/entity/${body.id}`, { key })).status, 404);
       const rows = await stack.db.query('SELECT 1 FROM entity_requirements WHERE entity_id = $1', [body.id]);
       assert.equal(rows.length, 0);

@@ -120,7 +120,7 @@ describe('a batch CSV refused for the same reason however its bytes arrive', () 
       assert.ok(!read.ok);
       kinds.add(`${read.rejected.kind}: ${read.rejected.message}`);
     }
-    assert.deepEqual([...kinds], ['tooLarge: The file has more than 5000 records; at most 5000 are allowed.']);
+    assert.deepEqual([...kinds], ['tooLarge: The file has more than 5000 records; at most 5000 are allowed. Split it into files of at most 5000 records.']);
   });
 
   it('reads a good file the same in one chunk or in odd-sized ones', async () => {
