@@ -15,14 +15,15 @@ import type { Caller, UseCaseContext } from './context.ts';
 /**
  * The person an endpoint names: the INDIVIDUAL entity itself, or with `memberId` a declared member
  * of the BUSINESS entity. `requireWebhook` (the verification paths) also enforces the webhook
- * prerequisite (interface 1.4): their decision is delivered only by webhook.
+ * prerequisite (interface 1.4): their decision is delivered only by webhook. `takesMemberId` false
+ * (the canonical KYC submission, which has no memberId) points a BUSINESS at the person's own entity.
  */
 export async function personNamed(
   { db }: UseCaseContext,
   caller: Caller,
   entityId: string,
   memberId: string | undefined,
-  { requireWebhook }: { requireWebhook: boolean },
+  { requireWebhook, takesMemberId = true }: { requireWebhook: boolean; takesMemberId?: boolean },
 ): Promise<Outcome<string>> {
   const type = await entityType(db, caller.id, entityId);
   if (!type) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
@@ -33,7 +34,11 @@ export async function personNamed(
     );
   }
   if (memberId === undefined) {
-    if (type === 'BUSINESS') return refuse('personRequired', `Entity ${entityId} is a BUSINESS: name the person with memberId (one of its declared members).`, { parameter: 'memberId' });
+    if (type === 'BUSINESS') {
+      return takesMemberId
+        ? refuse('personRequired', `Entity ${entityId} is a BUSINESS: name the person with memberId (one of its declared members).`, { parameter: 'memberId' })
+        : refuse('personRequired', `Entity ${entityId} is a BUSINESS: submit a person's data on the person's own INDIVIDUAL entity (a declared member's entityId), not on the business.`, { parameter: 'entityId' });
+    }
     return done(entityId);
   }
   if (type === 'INDIVIDUAL') return refuse('personRequired', `Entity ${entityId} is an INDIVIDUAL: it is the person; leave out memberId.`, { parameter: 'memberId' });

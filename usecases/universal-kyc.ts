@@ -24,7 +24,7 @@ export type RequirementSubmitted = {
 
 /** POST /entity/{entityId}/requirement with `ukyc-canonical-kyc-data`. */
 export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, entityId: string, value: string): Promise<Outcome<RequirementSubmitted>> {
-  const person = await personNamed(ctx, caller, entityId, undefined, { requireWebhook: true });
+  const person = await personNamed(ctx, caller, entityId, undefined, { requireWebhook: true, takesMemberId: false });
   if (!person.ok) return person;
   const check = checkCanonicalKyc(value, new Date());
   if (!check.ok) return refuse('invalidRequest', check.message, { parameter: check.parameter });

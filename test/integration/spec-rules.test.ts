@@ -49,11 +49,13 @@ describe('interface rules', () => {
     const times = stack.sim!.state.stats.importTimes.filter((t) => t >= from).sort((a, b) => a - b);
     assert.equal(times.length, ids.length, 'one import request per row');
     let most = 0;
+    let at = 0;
     for (let i = 0, j = 0; i < times.length; i++) {
       while (times[i]! - times[j]! >= 1000) j++;
-      most = Math.max(most, i - j + 1);
+      if (i - j + 1 > most) [most, at] = [i - j + 1, j];
     }
-    assert.ok(most <= RATE, `${most} import requests within one second`);
+    const gaps = times.slice(at, at + most).map((t, k, all) => (k === 0 ? 0 : t - all[k - 1]!));
+    assert.ok(most <= RATE, `${most} import requests within one second; gaps (ms) ${gaps.join(' ')}`);
   });
 
   it('shares again by batch on renewal: the same externalId, a new share token and a new card processor token, decided again', async () => {

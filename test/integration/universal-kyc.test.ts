@@ -211,7 +211,10 @@ describe('universal KYC', () => {
     assert.equal((await upload(theirs, 'ukyc-id-document', passport())).status, 404);
     const business = await entity('BUSINESS');
     const res = await submit(business, canonicalPayload());
-    assert.deepEqual([res.status, res.body.parameter], [400, 'memberId']);
+    // the submission takes no memberId: the answer points at the person's own entity, not at a parameter it does not take
+    assert.deepEqual([res.status, res.body.code, res.body.parameter], [400, '0707000300', 'entityId']);
+    assert.doesNotMatch(res.body.message, /memberId/);
+    assert.match(res.body.message, /INDIVIDUAL entity/);
     // a card processor token another entity holds
     const holder = await stack.request('POST', '/entity', { key, json: { externalId: `holder-${n++}`, type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'card-processor-public-token', value: '123456789' }] } });
     await stack.db.query('UPDATE entities SET card_processor_public_token = $2 WHERE id = $1', [holder.body.id, '123456789']);
