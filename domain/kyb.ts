@@ -95,8 +95,8 @@ export const kybOwner = z
     ownershipPercentage: z.number().gt(0, 'must be more than 0').max(100, 'must be at most 100'),
     roles: z
       .array(z.enum(MEMBER_ROLES, { message: `must be one of ${MEMBER_ROLES.join(', ')}` }))
-      .min(1, 'lists at least one role')
-      .refine((r) => new Set(r).size === r.length, 'lists a role twice')
+      .min(1, 'must list at least one role (or leave roles out for UBO)')
+      .refine((r) => new Set(r).size === r.length, 'lists a role twice; list each role once')
       .optional()
       .meta({ description: `Default [UBO]; ${MEMBER_ROLES.join(', ')}` }),
   })
@@ -106,15 +106,15 @@ export type KybOwner = z.infer<typeof kybOwner>;
 /** The owners list: distinct externalIds, at most MAX_OWNERS, ownership adding up to at most 100 %. */
 export const kybOwners = z
   .array(kybOwner)
-  .max(MAX_OWNERS, `lists at most ${MAX_OWNERS} owners`)
+  .max(MAX_OWNERS, `must list at most ${MAX_OWNERS} owners`)
   .superRefine((owners, ctx) => {
     const seen = new Set<string>();
     for (const [i, o] of owners.entries()) {
-      if (seen.has(o.externalId)) ctx.addIssue({ code: 'custom', path: [i, 'externalId'], message: 'the same externalId is listed twice' });
+      if (seen.has(o.externalId)) ctx.addIssue({ code: 'custom', path: [i, 'externalId'], message: 'the same externalId is listed twice; list each owner once' });
       seen.add(o.externalId);
     }
     const total = owners.reduce((s, o) => s + o.ownershipPercentage, 0);
-    if (total > 100 + 1e-9) ctx.addIssue({ code: 'custom', message: `ownershipPercentage adds up to ${total}, more than 100` });
+    if (total > 100 + 1e-9) ctx.addIssue({ code: 'custom', message: `ownershipPercentage adds up to ${total}, more than 100; correct the owners' shares so they add up to 100 or less` });
   });
 
 const entityId = z.uuid({ message: 'entityId must be a UUID' }).meta({ description: 'A BUSINESS entity of yours' });

@@ -17,13 +17,13 @@ export const memberDeclaration = z
           .object({
             entityId: z.uuid({ message: 'entityId must be a UUID' }),
             role: z.enum(MEMBER_ROLES, { message: `role must be one of ${MEMBER_ROLES.join(', ')}` }),
-            ownershipPercent: z.number().min(0, 'ownershipPercent is 0 to 100').max(100, 'ownershipPercent is 0 to 100').optional(),
+            ownershipPercent: z.number().min(0, 'ownershipPercent must be from 0 to 100').max(100, 'ownershipPercent must be from 0 to 100').optional(),
           })
           .strict(),
       )
-      .min(1, 'members lists at least one person')
-      .max(MAX_MEMBERS, `members lists at most ${MAX_MEMBERS} people`)
-      .refine((ms) => new Set(ms.map((m) => m.entityId.toLowerCase())).size === ms.length, 'members lists an entityId twice')
+      .min(1, 'members must list at least one person')
+      .max(MAX_MEMBERS, `members must list at most ${MAX_MEMBERS} people`)
+      .refine((ms) => new Set(ms.map((m) => m.entityId.toLowerCase())).size === ms.length, 'members lists an entityId twice; list each person once')
       .meta({ description: `INDIVIDUAL entities of your business (create them first), each once, at most ${MAX_MEMBERS}` }),
   })
   .strict();

@@ -43,7 +43,7 @@ export const sandboxReviewBody = z
   })
   .strict()
   .refine((b) => b.reviewAnswer === 'RED' || (b.rejectLabels === undefined && b.reviewRejectType === undefined), {
-    message: 'rejectLabels and reviewRejectType go with reviewAnswer RED',
+    message: 'rejectLabels and reviewRejectType are only allowed with reviewAnswer RED; leave them out or set reviewAnswer to RED',
     path: ['reviewAnswer'],
   });
 

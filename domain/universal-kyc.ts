@@ -45,7 +45,7 @@ export function canonicalKycSchema(today: string) {
       number: filled(50),
       country,
       issuingDate: day.refine((d) => d <= today, 'must not be in the future'),
-      expiryDate: day.refine((d) => d >= today, 'the document has expired').optional(),
+      expiryDate: day.refine((d) => d >= today, 'the document has expired; submit a document that is still valid').optional(),
     })
     .strict()
     .superRefine((d, ctx) => {
@@ -115,7 +115,7 @@ export function checkCanonicalKyc(value: string, now: Date): CanonicalKycCheck {
   try {
     parsed = JSON.parse(value);
   } catch {
-    return { ok: false, parameter: 'value', message: 'value must be the canonical KYC payload as a JSON string' };
+    return { ok: false, parameter: 'value', message: 'value is not a JSON object; send the canonical KYC payload as a JSON string' };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, parameter: 'value', message: 'value must be a JSON object (as a string)' };
   const checked = canonicalKycSchema(dayOf(now)).safeParse(parsed);
@@ -123,7 +123,7 @@ export function checkCanonicalKyc(value: string, now: Date): CanonicalKycCheck {
   const issue = checked.error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
     const parameter = pathName([...issue.path, issue.keys[0]!]);
-    return { ok: false, parameter, message: `${parameter}: unknown field` };
+    return { ok: false, parameter, message: `${parameter}: unknown field; remove it (the API reference lists the fields)` };
   }
   const parameter = pathName(issue.path);
   const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;

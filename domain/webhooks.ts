@@ -51,7 +51,7 @@ export const subscriptionBody = z
       .array(z.enum(EVENT_TYPES, { message: `each notification type must be one of ${EVENT_TYPES.join(', ')}` }))
       .min(1, 'notificationTypes needs at least one event type')
       .max(EVENT_TYPES.length)
-      .refine((types) => new Set(types).size === types.length, 'notificationTypes lists a type twice')
+      .refine((types) => new Set(types).size === types.length, 'notificationTypes lists a type twice; list each type once')
       .meta({ uniqueItems: true }),
     webhookUrl: z
       .string()
