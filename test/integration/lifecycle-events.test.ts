@@ -4,6 +4,7 @@
 // that subscribed to its type, and none of them carrying the decision or satisfying the webhook
 // prerequisite. Real workers, the simulator over HTTP, a real receiver.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DOCUMENTED_EVENT_TYPES, eventBodySchema } from '../../api/webhook-events.ts';
 import { EVENT_TYPES } from '../../domain/events.ts';
@@ -169,6 +170,24 @@ describe('lifecycle events', () => {
     assert.match(reminder.data.message, /upload/);
     assert.ok(!events.some((x) => x.eventType === 'reminder' && x.data.entityId === complete));
     assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline + 1000)), 0, 'past the deadline: too late to remind');
+  });
+
+  it('reminds a KYB submission whose declared owners are not all verified, naming the undecided ones (fixed clock)', async () => {
+    const company = (await stack.request('POST', '/entity', { key, json: { externalId: `life-kyb-${n++}`, type: 'BUSINESS' } })).body.id as string;
+    const [decided, undecided] = [await person(), await person()];
+    // a submission as POST /ukyb/submit opens it (the KYB flow itself is tested in kyb.test.ts); one owner decided
+    const submissionId = randomUUID();
+    const created = new Date(Date.now() - 29 * 86_400_000);
+    const deadline = new Date(created.getTime() + 30 * 86_400_000);
+    await stack.db.query("INSERT INTO kyb_submissions (id, business_id, entity_id, owners, status, deadline_at, created_at) VALUES ($1, $2, $3, $4, 'waiting', $5, $6)", [submissionId, businessId, company, [decided, undecided], deadline, created]);
+    await stack.db.query("INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')", [randomUUID(), decided, `app-${n++}`]);
+    assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline.getTime() - 25 * 3600_000)), 0, 'more than a day left');
+    const near = new Date(deadline.getTime() - 23 * 3600_000);
+    assert.ok((await remindWaitingSubmissions(stack.db, near)) >= 1);
+    const events = await until('kyb reminder', (e) => e.some((x) => x.eventType === 'reminder' && x.data.entityId === company));
+    const reminder = events.find((x) => x.eventType === 'reminder' && x.data.entityId === company)!;
+    assert.deepEqual([reminder.data.reminderFor, reminder.data.submissionId, reminder.data.waitingFor], ['kyb-owners', submissionId, [undecided]]);
+    assert.equal(await remindWaitingSubmissions(stack.db, near), 0, 'once');
   });
 
   it('announces a feature new to the catalog to each subscribed business once, and the features it already had to nobody', async () => {
