@@ -2,7 +2,10 @@
 // these factories and call them through proxyActivities.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { IdentityProvider } from '../provider/types.ts';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { LATENESS_ALLOWED_MS, PROVIDER_SLOT_FAILURE } from '../domain/provider-pace.ts';
+import { PROVIDER_REQUEST_METHODS, PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider } from '../provider/types.ts';
 import type { FileStore } from '../files/store.ts';
 import type { Db } from '../store/db.ts';
 import { takeProviderSlot } from '../store/provider-pace.ts';
@@ -74,33 +77,40 @@ export function createProviderActivities(base: ActivityDeps) {
   };
 }
 
-/** The provider with every call waiting for its slot first. */
+/** The provider with every request waiting for its slot first (the other members as they are). */
 function paced(provider: IdentityProvider, pace: () => Promise<void>): IdentityProvider {
-  return new Proxy(provider, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        await pace();
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  const wrapped: Record<string, unknown> = {};
+  for (const method of PROVIDER_REQUEST_METHODS) {
+    const call = provider[method] as (...a: unknown[]) => Promise<unknown>;
+    wrapped[method] = async (...args: unknown[]) => {
+      await pace();
+      return call.apply(provider, args);
+    };
+  }
+  return Object.assign(Object.create(provider) as IdentityProvider, wrapped);
 }
 
 const sleepMs = (ms: number) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
 
 /**
- * Waits for the call's slot. A process that wakes late (a busy event loop, a paused machine) would
- * send its call closer to the next slot's than the spacing: then it takes a new slot instead (a few
- * times at most, so a process that is always late still makes progress).
+ * Waits for the call's slot, within the attempt's budget: the time its start-to-close timeout leaves
+ * beyond the provider request itself. A slot further away than that fails the attempt (retryable,
+ * before any request goes out) rather than letting Temporal time it out while its request is still
+ * to be sent — a timed-out attempt whose request goes out anyway could spend a share token twice.
+ * A process that wakes late by more than the pace's margin (a busy event loop) would send its call
+ * too close to the next one's: then it takes a new slot, once.
  */
 async function waitForSlot(db: Db, spacingMs: number): Promise<void> {
   for (let tries = 1; ; tries++) {
     const wait = await takeProviderSlot(db, spacingMs);
+    const info = Context.current().info;
+    const left = info.startToCloseTimeoutMs - (Date.now() - info.currentAttemptScheduledTimestampMs) - PROVIDER_REQUEST_TIMEOUT_MS;
+    if (wait > left) {
+      throw ApplicationFailure.retryable(`the provider's next free slot is ${Math.round(wait)} ms away, more than this attempt can wait (${Math.max(0, Math.round(left))} ms)`, PROVIDER_SLOT_FAILURE);
+    }
     const due = performance.now() + wait;
     await sleepMs(wait);
-    if (performance.now() - due <= spacingMs / 2 || tries >= 5) return;
+    if (performance.now() - due <= LATENESS_ALLOWED_MS || tries >= 2) return;
   }
 }
 

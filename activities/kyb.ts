@@ -9,6 +9,7 @@ import { decideKyb, decideKybAtDeadline, type OwnerDecision } from '../domain/ky
 import { buildManifest, missingFromManifest } from '../domain/kyb-manifest.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { applyKybDecision } from '../store/decisions.ts';
+import { kybVerificationKey } from '../domain/lifecycle-events.ts';
 import { recordVerificationStage } from '../store/lifecycle-events.ts';
 import { declaredOwners, latestOwnerDecisions, liveKybFiles, loadKybSubmission, settleKybSubmission, waitingSubmissionsOfOwner, type KybSubmissionState } from '../store/kyb.ts';
 
@@ -42,7 +43,7 @@ export function createKybActivities(deps: { db: Db }) {
       if (s.status === 'waiting') {
         // the stage the client sees (verification_status_change), once each per submission
         const stage = ready ? 'IN_REVIEW' : 'WAITING_FOR_PERSON';
-        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyb', verificationId: input.submissionId }, stage, key: `universal-kyb:${input.submissionId}`, now: new Date() });
+        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyb', verificationId: input.submissionId }, stage, key: kybVerificationKey(input.submissionId), now: new Date() });
       }
       return { status: s.status, ready, owners: owners.length, ownersDecided: decided };
     },

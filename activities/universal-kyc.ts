@@ -9,6 +9,7 @@ import { verifiedPersonOf } from '../domain/verified-person.ts';
 import type { Db } from '../store/db.ts';
 import { applyDecision } from '../store/decisions.ts';
 import { cardProcessorTokenHolder } from '../store/entities.ts';
+import { ukycVerificationKey } from '../domain/lifecycle-events.ts';
 import { recordVerificationStage } from '../store/lifecycle-events.ts';
 import { loadSubmission, settleSubmission } from '../store/universal-kyc.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
@@ -29,7 +30,7 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
       if (s.status === 'waiting') {
         // the stage the client sees (verification_status_change), once each per submission
         const stage = complete ? 'IN_REVIEW' : 'WAITING_FOR_DOCUMENTS';
-        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyc', verificationId: input.submissionId }, stage, key: `universal-kyc:${input.submissionId}`, now: new Date() });
+        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyc', verificationId: input.submissionId }, stage, key: ukycVerificationKey(input.submissionId), now: new Date() });
       }
       return { status: s.status, complete };
     },
@@ -79,7 +80,7 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
         decision,
         path: 'universal-kyc',
         verification: { verificationId: input.submissionId },
-        eventSourceKey: `universal-kyc:${input.submissionId}`,
+        eventSourceKey: ukycVerificationKey(input.submissionId),
         cardProcessorPublicToken: decision.status === 'APPROVED' ? cardToken : null,
         now,
       });

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
 import { KYB_EVENT } from '../domain/kyb.ts';
-import { FEATURE_ACCESS_EVENT, NEW_FEATURE_EVENT, REMINDER_EVENT, VERIFICATION_STAGES, VERIFICATION_STATUS_EVENT } from '../domain/lifecycle-events.ts';
+import { FEATURE_ACCESS_EVENT, NEW_FEATURE_EVENT, REMINDER_EVENT, REMINDER_SUBJECTS, VERIFICATION_PATHS, VERIFICATION_STAGES, VERIFICATION_STATUS_EVENT } from '../domain/lifecycle-events.ts';
 
 const base = {
   eventId: z.uuid().meta({ description: 'Deduplicate on it: the same on every retry and redelivery' }),
@@ -51,12 +51,12 @@ const EVENTS = [
     event: VERIFICATION_STATUS_EVENT,
     summary: 'A verification moved a stage',
     description:
-      'Token sharing: STARTED (the import request is sent), DECIDED. Hosted SDK: WAITING_FOR_PERSON (an SDK token was issued; once per round until the next decision), DECIDED. Universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW (data and identity document are there), DECIDED. Universal KYB: WAITING_FOR_PERSON (declared owners not all verified), IN_REVIEW, DECIDED. Never the outcome: that is in account_status_change or kyb_status_change. Does not satisfy the webhook prerequisite.',
+      'Token sharing: STARTED (the import request is sent), then DECIDED, or FAILED (the record failed without a decision; a retried row may still be DECIDED later). Hosted SDK: WAITING_FOR_PERSON (an SDK token was issued; once per round until the next decision), DECIDED. Universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW (data and identity document are there), DECIDED. Universal KYB: WAITING_FOR_PERSON (declared owners not all decided), IN_REVIEW, then DECIDED or SUPERSEDED (a profile change replaced the submission). Never the outcome: that is in account_status_change or kyb_status_change; there is no data.status, so dispatch on eventType first. Does not satisfy the webhook prerequisite.',
     data: z.object({
       ...base,
       entityId,
       verificationStatus: z.enum(VERIFICATION_STAGES),
-      verificationPath: z.enum(['token-sharing', 'hosted-sdk', 'universal-kyc', 'universal-kyb']),
+      verificationPath: z.enum(VERIFICATION_PATHS),
       verificationId: z.uuid().optional().meta({ description: 'The sync requestId, the batchId (with rowNumber), or the submissionId; absent for the hosted SDK' }),
       rowNumber: z.number().int().optional().meta({ description: "A batch row's number" }),
     }),
@@ -75,7 +75,7 @@ const EVENTS = [
     data: z.object({
       ...base,
       entityId,
-      reminderFor: z.enum(['universal-kyc-document', 'kyb-owners']),
+      reminderFor: z.enum(REMINDER_SUBJECTS),
       submissionId: z.uuid(),
       deadlineAt: z.iso.datetime(),
       waitingFor: z.array(z.string()),

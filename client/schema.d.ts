@@ -966,7 +966,7 @@ export interface webhooks {
         put?: never;
         /**
          * A verification moved a stage
-         * @description Token sharing: STARTED (the import request is sent), DECIDED. Hosted SDK: WAITING_FOR_PERSON (an SDK token was issued; once per round until the next decision), DECIDED. Universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW (data and identity document are there), DECIDED. Universal KYB: WAITING_FOR_PERSON (declared owners not all verified), IN_REVIEW, DECIDED. Never the outcome: that is in account_status_change or kyb_status_change. Does not satisfy the webhook prerequisite. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         * @description Token sharing: STARTED (the import request is sent), then DECIDED, or FAILED (the record failed without a decision; a retried row may still be DECIDED later). Hosted SDK: WAITING_FOR_PERSON (an SDK token was issued; once per round until the next decision), DECIDED. Universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW (data and identity document are there), DECIDED. Universal KYB: WAITING_FOR_PERSON (declared owners not all decided), IN_REVIEW, then DECIDED or SUPERSEDED (a profile change replaced the submission). Never the outcome: that is in account_status_change or kyb_status_change; there is no data.status, so dispatch on eventType first. Does not satisfy the webhook prerequisite. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
          */
         post: {
             parameters: {
@@ -1002,7 +1002,7 @@ export interface webhooks {
                              */
                             entityId: string;
                             /** @enum {string} */
-                            verificationStatus: "STARTED" | "WAITING_FOR_PERSON" | "WAITING_FOR_DOCUMENTS" | "IN_REVIEW" | "DECIDED";
+                            verificationStatus: "STARTED" | "WAITING_FOR_PERSON" | "WAITING_FOR_DOCUMENTS" | "IN_REVIEW" | "DECIDED" | "FAILED" | "SUPERSEDED";
                             /** @enum {string} */
                             verificationPath: "token-sharing" | "hosted-sdk" | "universal-kyc" | "universal-kyb";
                             /**

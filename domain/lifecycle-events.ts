@@ -13,15 +13,18 @@ export const REMINDER_EVENT = { eventName: 'action_required_reminder', eventType
 export const NEW_FEATURE_EVENT = { eventName: 'feature_catalog_updated', eventType: 'new_feature' } as const;
 
 /** Every path a verification can take: a person's three, and a business's. */
-export type AnyVerificationPath = VerificationPath | 'universal-kyb';
+export const VERIFICATION_PATHS = ['token-sharing', 'hosted-sdk', 'universal-kyc', 'universal-kyb'] as const satisfies readonly (VerificationPath | 'universal-kyb')[];
+export type AnyVerificationPath = (typeof VERIFICATION_PATHS)[number];
 
 /**
  * The stages a verification passes through. Which a path reports:
- * token sharing STARTED, DECIDED; hosted SDK WAITING_FOR_PERSON, DECIDED (the provider's review
- * itself is not visible to us); universal KYC WAITING_FOR_DOCUMENTS, IN_REVIEW, DECIDED;
- * universal KYB WAITING_FOR_PERSON (declared owners not yet verified), IN_REVIEW, DECIDED.
+ * token sharing STARTED, then DECIDED or FAILED (the record failed without a decision: its
+ * category is in the batch's summary.errors or the sync answer); hosted SDK WAITING_FOR_PERSON,
+ * DECIDED (the provider's review itself is not visible to us); universal KYC WAITING_FOR_DOCUMENTS,
+ * IN_REVIEW, DECIDED; universal KYB WAITING_FOR_PERSON (declared owners not yet decided),
+ * IN_REVIEW, then DECIDED or SUPERSEDED (a change to the profile replaced the submission).
  */
-export const VERIFICATION_STAGES = ['STARTED', 'WAITING_FOR_PERSON', 'WAITING_FOR_DOCUMENTS', 'IN_REVIEW', 'DECIDED'] as const;
+export const VERIFICATION_STAGES = ['STARTED', 'WAITING_FOR_PERSON', 'WAITING_FOR_DOCUMENTS', 'IN_REVIEW', 'DECIDED', 'FAILED', 'SUPERSEDED'] as const;
 export type VerificationStage = (typeof VERIFICATION_STAGES)[number];
 
 /** Which verification moved: its path, and the id the client holds for it where there is one. */
@@ -36,20 +39,21 @@ export type VerificationRef = {
 const STAGE_MESSAGES: Record<VerificationStage, string> = {
   STARTED: 'The verification started.',
   WAITING_FOR_PERSON: 'The verification is waiting for a person: ',
-  WAITING_FOR_DOCUMENTS: "The verification is waiting for the person's identity document (POST /entity/{entityId}/requirement-slug/ukyc-id-document/upload).",
+  WAITING_FOR_DOCUMENTS: "The verification is waiting for the person's identity document: upload it (ukyc-id-document).",
   IN_REVIEW: 'Everything needed has arrived; the verification is being decided.',
   DECIDED: 'The verification was decided; the outcome is in its account_status_change (a person) or kyb_status_change (a business) event.',
+  FAILED: "The verification ended without a decision: the shared record failed (its category and what to do are in the batch's summary.errors or the sync import's answer).",
+  SUPERSEDED: 'The submission was replaced by a change to the KYB profile; submit again (POST /ukyb/submit) for a decision.',
 };
 
 function stageMessage(ref: VerificationRef, stage: VerificationStage): string {
   if (stage !== 'WAITING_FOR_PERSON') return STAGE_MESSAGES[stage];
-  return STAGE_MESSAGES[stage] + (ref.path === 'hosted-sdk' ? 'the person completes the hosted SDK flow.' : 'every declared owner is to be verified.');
+  return STAGE_MESSAGES[stage] + (ref.path === 'hosted-sdk' ? 'the person completes the hosted SDK flow.' : 'every declared owner is to be decided (verified by any person path).');
 }
 
-/** A stable key: one event per verification and stage. */
-export function verificationStageKey(ref: VerificationRef, entityId: string, stage: VerificationStage, round?: string): string {
-  return `verification:${ref.path}:${ref.verificationId ?? entityId}:${ref.rowNumber ?? ''}:${round ?? ''}:${stage}`;
-}
+/** The source keys naming a submission's verification: its decision's event, and its stages'. */
+export const ukycVerificationKey = (submissionId: string) => `universal-kyc:${submissionId}`;
+export const kybVerificationKey = (submissionId: string) => `universal-kyb:${submissionId}`;
 
 export function verificationStatusEvent(input: { eventId: string; entityId: string; timestamp: string; ref: VerificationRef; stage: VerificationStage }) {
   const { ref } = input;
@@ -86,12 +90,12 @@ export function featureAccessEvent(input: { eventId: string; entityId: string; t
 }
 
 /** What a reminder is about: a universal KYC submission without its identity document, a KYB submission whose owners are not all verified. */
-export type ReminderSubject = 'universal-kyc-document' | 'kyb-owners';
+export const REMINDER_SUBJECTS = ['universal-kyc-document', 'kyb-owners'] as const;
+export type ReminderSubject = (typeof REMINDER_SUBJECTS)[number];
 
 const REMINDER_MESSAGES: Record<ReminderSubject, (deadlineAt: string) => string> = {
-  'universal-kyc-document': (at) =>
-    `The universal KYC submission still has no identity document: upload it (POST /entity/{entityId}/requirement-slug/ukyc-id-document/upload) before ${at}, or the submission is decided as incomplete.`,
-  'kyb-owners': (at) => `Declared owners of the business are not verified yet: verify each (any person path) before ${at}, or the submission is decided as it stands.`,
+  'universal-kyc-document': (at) => `The universal KYC submission still has no identity document: upload it (ukyc-id-document) before ${at}, or the submission is decided as incomplete.`,
+  'kyb-owners': (at) => `Declared owners of the business (waitingFor) have no decision yet: verify each (any person path) before ${at}, or the submission is decided as it stands.`,
 };
 
 export function reminderEvent(input: { eventId: string; entityId: string; timestamp: string; subject: ReminderSubject; submissionId: string; deadlineAt: string; waitingFor: string[] }) {

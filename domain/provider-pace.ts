@@ -24,3 +24,13 @@ export function providerDispatchPerSecond(ratePerSecond: number): number {
 export function providerConcurrency(ratePerSecond: number): number {
   return Math.max(4, Math.ceil(ratePerSecond / 2));
 }
+
+/**
+ * How late a call may go after its slot and still keep every second within the rate: `rate` slots
+ * span rate × spacing = 1000 × margin ms, so a call late by up to 1000 × (margin − 1) ms (50 ms),
+ * whatever the rate, cannot make one call too many in a second.
+ */
+export const LATENESS_ALLOWED_MS = 1000 * (PACE_MARGIN - 1);
+
+/** The failure type of an attempt that could not wait for its slot (retried like any provider hiccup). */
+export const PROVIDER_SLOT_FAILURE = 'ProviderSlotTooFar';

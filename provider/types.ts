@@ -49,6 +49,12 @@ export type ApplicantDocument = { type: string; country: string; number: string;
 
 export type SandboxReview = { reviewAnswer: 'GREEN' | 'RED'; rejectLabels?: string[]; reviewRejectType?: 'RETRY' | 'FINAL'; moderationComment?: string };
 
+/** The longest one provider request may take (the client's own timeout): what an activity keeps for it. */
+export const PROVIDER_REQUEST_TIMEOUT_MS = 10_000;
+
+/** The methods that send a request (all but verifyWebhook and name): what the fleet-wide pace spaces. */
+export const PROVIDER_REQUEST_METHODS = ['importApplicant', 'getApplicant', 'findApplicantByExternalUserId', 'createSdkToken', 'createApplicant', 'addIdDocument', 'completeSandboxReview'] as const;
+
 export interface IdentityProvider {
   /** The provider's identifier, as in `X-Provider` and `provider.name`. */
   readonly name: string;

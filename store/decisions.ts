@@ -5,7 +5,7 @@
 // end, and the feature's change.
 import { randomUUID } from 'node:crypto';
 import type { VerificationPath } from '../domain/events.ts';
-import type { FeatureRef, VerificationRef } from '../domain/lifecycle-events.ts';
+import { kybVerificationKey, type FeatureRef, type VerificationRef } from '../domain/lifecycle-events.ts';
 import type { KybDecision } from '../domain/kyb.ts';
 import { kybOnboardingChanges, onboardingChanges } from '../domain/onboarding.ts';
 import type { Decision } from '../domain/reliance.ts';
@@ -74,5 +74,5 @@ async function announce(
 export async function applyKybDecision(q: Queryable, a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date }): Promise<string> {
   await q.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
   const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
-  return announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, `universal-kyb:${a.submissionId}`);
+  return announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));
 }

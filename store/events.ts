@@ -1,7 +1,7 @@
 // Events for the webhook pipeline. Recording an event creates its deliveries — one per subscription
-// of the business that takes the event's type — in the caller's transaction, so a committed decision
-// always has its deliveries waiting for the dispatcher: nothing between the record and the first
-// attempt can be lost.
+// of the business that takes the event's type — in the same statement (and so in the caller's
+// transaction, when there is one), so a committed event always has its deliveries waiting for the
+// dispatcher: nothing between the record and the first attempt can be lost.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './db.ts';
 
@@ -16,7 +16,10 @@ export type NewEvent = {
   sourceKey: string;
 };
 
-/** Records the event and its deliveries (once per sourceKey); returns the event's id. */
+/**
+ * Records the event and its deliveries (once per sourceKey); returns the event's id. One statement,
+ * so the event never exists without its deliveries, in a caller's transaction or on its own.
+ */
 export async function recordEvent(q: Queryable, event: NewEvent): Promise<string> {
   const eventId = randomUUID();
   // the bytes every delivery attempt sends; the business is named in them (and so under both
@@ -24,20 +27,19 @@ export async function recordEvent(q: Queryable, event: NewEvent): Promise<string
   const { data, ...envelope } = event.payload(eventId) as { data?: unknown };
   const body = JSON.stringify({ ...envelope, businessId: event.businessId, data });
   const [inserted] = await q.query<{ id: string }>(
-    `INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id`,
+    `WITH e AS (
+       INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id
+     ), d AS (
+       INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id)
+       SELECT gen_random_uuid(), e.id, s.id, s.business_id FROM e, notification_subscriptions s
+        WHERE s.business_id = $2 AND $5 = ANY (s.types)
+       ON CONFLICT (event_id, subscription_id) DO NOTHING
+     )
+     SELECT id FROM e`,
     [eventId, event.businessId, event.entityId, event.eventName, event.eventType, body, body, event.sourceKey],
   );
-  if (!inserted) {
-    const [existing] = await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [event.sourceKey]);
-    return existing!.id;
-  }
-  await q.query(
-    `INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id)
-     SELECT gen_random_uuid(), $1, s.id, s.business_id FROM notification_subscriptions s
-      WHERE s.business_id = $2 AND $3 = ANY (s.types)
-     ON CONFLICT (event_id, subscription_id) DO NOTHING`,
-    [eventId, event.businessId, event.eventType],
-  );
-  return eventId;
+  if (inserted) return inserted.id;
+  const [existing] = await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [event.sourceKey]);
+  return existing!.id;
 }

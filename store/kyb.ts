@@ -9,6 +9,8 @@ import type { LiveFile } from '../domain/kyb-manifest.ts';
 import type { Decision } from '../domain/reliance.ts';
 import { iso, type Db, type Queryable } from './db.ts';
 import { lockEntity } from './entities.ts';
+import { recordVerificationStage } from './lifecycle-events.ts';
+import { kybVerificationKey } from '../domain/lifecycle-events.ts';
 import { claimBytes, type StoredFile } from './files.ts';
 
 
@@ -68,6 +70,10 @@ export async function saveProfile(
       "UPDATE kyb_submissions SET status = 'superseded', settled_at = now() WHERE entity_id = $1 AND status = 'waiting' RETURNING id",
       [p.entityId],
     );
+    if (superseded) {
+      const submissionId = String(superseded.id);
+      await recordVerificationStage(q, { businessId: p.businessId, entityId: p.entityId, ref: { path: 'universal-kyb', verificationId: submissionId }, stage: 'SUPERSEDED', key: kybVerificationKey(submissionId), now: new Date() });
+    }
     return { status: 'DRAFT' as const, owners: await declaredOwners(q, p.entityId), supersededSubmissionId: superseded ? String(superseded.id) : null };
   });
 }

@@ -90,7 +90,8 @@ export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) =
 export async function beforeImport(db: Db, ref: ShareRef, businessId: string, entityId: string): Promise<number> {
   return db.tx(async (q) => {
     const changed = await update(q, ref, 'entity_id = $1, import_attempts = import_attempts + 1', [entityId], true, 'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)');
-    // the first request for the record starts its verification (verification_status_change STARTED)
+    // the record's verification has started (verification_status_change STARTED; recorded once per
+    // record by its key, however many attempts send a request)
     if (changed) {
       const key = shareRefKey(ref);
       await recordVerificationStage(q, { businessId, entityId, ref: { path: 'token-sharing', ...shareVerification(ref) }, stage: 'STARTED', key, now: new Date() });
@@ -112,8 +113,14 @@ async function bumpBatch(q: Queryable, ref: ShareRef, outcome: 'succeeded' | 'fa
 export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<boolean> {
   return db.tx(async (q) => {
     const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [error.category, error.message, error.retryable]);
-    if (changed) await bumpBatch(q, ref, 'failed');
-    return changed > 0;
+    if (!changed) return false;
+    await bumpBatch(q, ref, 'failed');
+    // a record that started (its import request went out) ends here without a decision: FAILED
+    const rec = await loadShareRecord(q, ref);
+    if (rec.entityId && error.category !== 'ENTITY_NOT_FOUND') {
+      await recordVerificationStage(q, { businessId: rec.businessId, entityId: rec.entityId, ref: { path: 'token-sharing', ...shareVerification(ref) }, stage: 'FAILED', key: shareRefKey(ref), now: new Date() });
+    }
+    return true;
   });
 }
 

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import got, { RequestError } from 'got';
 import { ProviderError } from '../errors.ts';
-import type { IdentityProvider, ImportApplicantInput, ProviderApplicant } from '../types.ts';
+import { PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider, type ImportApplicantInput, type ProviderApplicant } from '../types.ts';
 import { toProviderApplicant } from './applicant.ts';
 import { classifyHttpError, classifyNetworkError, type SumsubErrorBody } from './classify.ts';
 import { signRequest, verifyWebhookDigest } from './signing.ts';
@@ -31,7 +31,7 @@ export type SumsubClient = IdentityProvider & {
 };
 
 export function createSumsubClient(config: SumsubConfig): SumsubClient {
-  const timeout = config.timeoutMs ?? 10_000;
+  const timeout = config.timeoutMs ?? PROVIDER_REQUEST_TIMEOUT_MS;
   const now = config.now ?? Date.now;
 
   /** One request, counted and timed by operation and outcome (provider/metrics.ts). */

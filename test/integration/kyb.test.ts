@@ -466,6 +466,10 @@ describe('universal KYB', () => {
       assert.equal(changed.body.status, 'DRAFT');
       const superseded = stack.temporal.workflow.getHandle(universalKybWorkflowId(second.body.submissionId));
       assert.deepEqual(await superseded.result(), { outcome: 'superseded' });
+      // the replaced submission's verification ends as SUPERSEDED (verification_status_change), not left waiting
+      const isSuperseded = (b: any) => b.data.verificationId === second.body.submissionId && b.data.verificationStatus === 'SUPERSEDED';
+      for (let i = 0; i < 300 && !(await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.ok((await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)), 'SUPERSEDED delivered');
       const third = await submit(entityId);
       await verifyOwner(entityId, ubos[0]!.entityId);
       const all = await events(entityId, 'kyb_status_change', 2);

@@ -137,6 +137,20 @@ describe('lifecycle events', () => {
     assert.equal(all().filter((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId).length, 1);
   });
 
+  it('token sharing (sync) that fails after it started: STARTED then FAILED, and no decision', async () => {
+    const [entityId] = await createEntities(stack, key, [`life-failed-${n++}`]);
+    const externalId = (await stack.request('GET', `/entity/${entityId}`, { key })).body.externalId;
+    const token = await donor.token();
+    stack.sim!.state.shareTokens.get(token)!.usedAt = Date.now(); // spent elsewhere before our turn
+    await new Promise((r) => setTimeout(r, 400)); // the sync limit is 3 a second
+    const res = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId, shareToken: token } });
+    assert.equal(res.status, 409, res.text);
+    const events = await until('failed', (e) => stagesOf(e, entityId!).includes('FAILED'));
+    assert.deepEqual(stagesOf(events, entityId!).sort(), ['FAILED', 'STARTED']);
+    assert.deepEqual(await recordedStages(entityId!), ['STARTED', 'FAILED']);
+    assert.ok(!events.some((e) => e.eventType === 'account_status_change' && e.data.entityId === entityId));
+  });
+
   it('hosted SDK: WAITING_FOR_PERSON once per round, however many SDK tokens are asked for', async () => {
     const entityId = await person();
     for (let i = 0; i < 2; i++) assert.equal((await stack.request('POST', `/entity/${entityId}/kyc`, { key })).status, 200);
