@@ -4,6 +4,8 @@
 // from OVERLAP_DAYS before the ring's last key ends (or now, when that is later) for
 // GENERATION_DAYS: published from the moment it is added, signing once the generation before it
 // ends, so a receiver that fetched the keys any time after the rotation verifies across the switch.
+// Processes read their rings at start: the new keys are published (GET /webhook-keys) and signed
+// with by processes started after the rotation.
 import type { SigningKey } from './webhook-signature.ts';
 
 const DAY_MS = 86_400_000;
@@ -29,7 +31,20 @@ export function nextWindow(ring: readonly SigningKey[], now: Date): Window {
   return { validFrom: new Date(from).toISOString(), validUntil: new Date(from + GENERATION_DAYS * DAY_MS).toISOString() };
 }
 
-/** Whether the ring ends within `days` of `now` (or has ended). */
+/**
+ * Until when, from `now`, some key of the ring is valid without a gap: the first instant no key
+ * covers (a ring whose next generation starts after the current one ends has a gap there).
+ */
+export function coveredUntil(ring: readonly SigningKey[], now: Date): Date {
+  let t = now.getTime();
+  for (;;) {
+    const covering = ring.filter((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));
+    if (covering.length === 0) return new Date(t);
+    t = Math.max(...covering.map((k) => Date.parse(k.validUntil)));
+  }
+}
+
+/** Whether the ring stops covering within `days` of `now` (a gap or its end), or already has. */
 export function endsWithin(ring: readonly SigningKey[], now: Date, days: number): boolean {
-  return ringEndsAt(ring).getTime() - now.getTime() <= days * DAY_MS;
+  return coveredUntil(ring, now).getTime() - now.getTime() <= days * DAY_MS;
 }

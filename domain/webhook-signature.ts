@@ -28,16 +28,19 @@ export function validKeysAt<K extends SigningKey>(ring: readonly K[], at: Date):
 }
 
 /**
- * The key that signs at `at`: one of the oldest generation valid then (the keys sharing the first
- * valid key's window — the pairs of interface 5.5), so a newer generation signs only once the older
- * one has ended. `spread` (an event's id) picks among the generation's keys, so every key of a pair
- * signs — the same one for every attempt of one event — and a receiver must hold them all.
+ * The key that signs at `at`: one of the oldest generation valid then — the keys whose window ends
+ * first (then starts first), compared as instants, whatever their order in the ring; the pairs of
+ * interface 5.5 share a window — so a newer generation signs only once the older one has ended.
+ * `spread` (an event's id) picks among the generation's keys, so every key of a pair signs — the
+ * same one for every attempt of one event — and a receiver must hold them all.
  */
 export function signingKeyAt(ring: readonly SigningKey[], at: Date, spread?: string): SigningKey {
-  const [first] = validKeysAt(ring, at);
-  if (!first) throw new Error(`no signing key of the ring is valid at ${at.toISOString()}`);
-  if (spread === undefined) return first;
-  const generation = validKeysAt(ring, at).filter((k) => k.validFrom === first.validFrom && k.validUntil === first.validUntil);
+  const valid = validKeysAt(ring, at);
+  if (valid.length === 0) throw new Error(`no signing key of the ring is valid at ${at.toISOString()}`);
+  const window = (k: SigningKey) => [Date.parse(k.validUntil), Date.parse(k.validFrom)] as const;
+  const [until, from] = valid.map(window).sort((a, b) => a[0] - b[0] || a[1] - b[1])[0]!;
+  const generation = valid.filter((k) => window(k)[0] === until && window(k)[1] === from);
+  if (spread === undefined) return generation[0]!;
   return generation[createHash('sha256').update(spread).digest().readUInt32BE(0) % generation.length]!;
 }
 

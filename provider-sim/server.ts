@@ -155,7 +155,7 @@ export function createProviderSim(state = new SimState()) {
     const raw = query.get('shareToken') ?? '';
     const stats = state.importStats(raw);
     stats.attempts++;
-    state.stats.importTimes.push(state.now());
+    if (state.stats.importTimes.length < 100_000) state.stats.importTimes.push(state.now());
     const t = state.shareTokens.get(raw);
     const at = new Date(state.now()).toUTCString();
     if (!t) return err(401, `Token is invalid: Token ${raw.slice(0, 40)} is malformed or unknown [source: null]`);

@@ -47,17 +47,20 @@ export function replaceAtomically(file: string, content: string): void {
 }
 
 /**
- * Runs `fn` holding `${file}.lock`, made with O_EXCL, so that of processes changing the file at
- * once (a rotation at start in each) one at a time reads and writes it. A lock older than
- * `staleMs` was left by a killed process and is taken over.
+ * Runs `fn` holding `${file}.lock`, made with O_EXCL and holding a token of this holder's, so that of
+ * processes changing the file at once (a rotation at start in each) one at a time reads and writes
+ * it. A lock older than `staleMs` was left by a killed process: it is taken over by renaming it away
+ * (only one process's rename succeeds), and a holder removes the lock only while it still holds its
+ * own token.
  */
 export async function withFileLock<T>(file: string, fn: () => T | Promise<T>, staleMs = 30_000): Promise<T> {
   const lock = `${file}.lock`;
+  const token = `${process.pid}-${randomBytes(8).toString('hex')}`;
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const until = Date.now() + 2 * staleMs;
   for (;;) {
     try {
-      writeFileSync(lock, String(process.pid), { mode: 0o600, flag: 'wx' });
+      writeFileSync(lock, token, { mode: 0o600, flag: 'wx' });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -67,14 +70,25 @@ export async function withFileLock<T>(file: string, fn: () => T | Promise<T>, st
       } catch {
         continue; // released meanwhile
       }
-      if (age > staleMs) rmSync(lock, { force: true });
-      else if (Date.now() > until) throw new Error(`${lock} is held by another process`);
+      if (age > staleMs) {
+        const away = `${lock}.${token}.stale`;
+        try {
+          renameSync(lock, away); // one taker wins; the others find it gone and try again
+          rmSync(away, { force: true });
+        } catch {
+          // another process took it over first
+        }
+      } else if (Date.now() > until) throw new Error(`${lock} is held by another process`);
       else await new Promise((r) => setTimeout(r, 50));
     }
   }
   try {
     return await fn();
   } finally {
-    rmSync(lock, { force: true });
+    try {
+      if (readFileSync(lock, 'utf8') === token) rmSync(lock, { force: true });
+    } catch {
+      // gone already
+    }
   }
 }

@@ -1,7 +1,7 @@
 // Whether this API process can reach its database and Temporal (GET /health). The answer says
 // `ok` or `degraded` per dependency and nothing else: no address, no error text (a load balancer and
 // an operator's dashboard need the verdict; the cause goes to the log, with the request's id).
-import { endsWithin, ringEndsAt, WARN_DAYS } from '../domain/key-rotation.ts';
+import { coveredUntil, WARN_DAYS } from '../domain/key-rotation.ts';
 import { done } from '../domain/outcome.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { UseCaseContext } from './context.ts';
@@ -30,15 +30,19 @@ async function probe(dependency: string, fn: () => Promise<unknown>, log: UseCas
 }
 
 /**
- * The signing keys: degraded once any ring's last key ends within WARN_DAYS (rotate it: `vouch
- * webhook-keys rotate` …). A warning, not an outage: the process still signs, so it stays in its
- * load balancer (200) — `endsAt` says when it would stop.
+ * The signing keys: degraded once any ring stops covering (its end, or a gap before its next
+ * generation) within WARN_DAYS — rotate it: `vouch webhook-keys rotate` …. A warning, not an
+ * outage: the process still signs, so it stays in its load balancer (200); `endsAt` says when the
+ * first ring would stop. It checks this process's rings (the API's); workers read theirs at start.
  */
 export function checkSigningKeys(keys: KeyRings, now: Date): { status: 'ok' | 'degraded'; endsAt: string } {
-  const rings = [keys.webhooks, keys.standardWebhooks, keys.signedPayloads];
-  const soonest = rings.reduce((min, ring) => (ringEndsAt(ring) < min ? ringEndsAt(ring) : min), ringEndsAt(rings[0]!));
-  return { status: rings.some((r) => endsWithin(r, now, WARN_DAYS)) ? 'degraded' : 'ok', endsAt: soonest.toISOString() };
+  const ends = [keys.webhooks, keys.standardWebhooks, keys.signedPayloads].map((ring) => coveredUntil(ring, now).getTime());
+  const soonest = Math.min(...ends);
+  return { status: soonest - now.getTime() <= WARN_DAYS * 86_400_000 ? 'degraded' : 'ok', endsAt: new Date(soonest).toISOString() };
 }
+
+/** The warning is logged at most once an hour per process, not on every probe. */
+let warnedAt = 0;
 
 export async function checkHealth({ db, temporal, log, keys }: Pick<UseCaseContext, 'db' | 'temporal' | 'log' | 'keys'>) {
   const [database, temporalCheck] = await Promise.all([
@@ -49,7 +53,10 @@ export async function checkHealth({ db, temporal, log, keys }: Pick<UseCaseConte
   ]);
   const reachable = database.status === 'ok' && temporalCheck.status === 'ok';
   const signingKeys = checkSigningKeys(keys, new Date());
-  if (signingKeys.status === 'degraded') log.warn({ endsAt: signingKeys.endsAt }, `health: a signing key ring ends within ${WARN_DAYS} days; rotate it`);
+  if (signingKeys.status === 'degraded' && Date.now() - warnedAt > 3_600_000) {
+    warnedAt = Date.now();
+    log.warn({ endsAt: signingKeys.endsAt }, `health: a signing key ring stops covering within ${WARN_DAYS} days; rotate it`);
+  }
   const ok = reachable && signingKeys.status === 'ok';
   return done({ status: ok ? ('ok' as const) : ('degraded' as const), reachable, database, temporal: temporalCheck, signingKeys });
 }

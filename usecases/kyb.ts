@@ -124,7 +124,7 @@ async function documentTarget(ctx: UseCaseContext, caller: Caller, f: DocumentFi
   if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
   if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
   if (f.memberId !== undefined && !(await isMemberOf(ctx.db, f.entityId, f.memberId))) {
-    return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId} ; use an owner's entityId from GET /ukyb/${f.entityId} (ubos), or add the owner with PATCH /ukyb.`, { parameter: 'memberId' });
+    return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId}; use an owner's entityId from GET /ukyb/${f.entityId} (ubos), or add the owner with PATCH /ukyb.`, { parameter: 'memberId' });
   }
   return done(f.memberId !== undefined ? { entityId: f.memberId, slug: OWNER_DOCUMENT_SLUG, documentType: f.documentType! } : { entityId: f.entityId, slug: f.requirementSlug!, documentType: null });
 }

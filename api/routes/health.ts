@@ -9,7 +9,7 @@ const healthSchema = z.object({
   status: z.enum(['ok', 'degraded']),
   database: check,
   temporal: check,
-  signingKeys: z.object({ status: z.enum(['ok', 'degraded']), endsAt: z.iso.datetime().meta({ description: "When the first signing key ring's last key ends" }) }),
+  signingKeys: z.object({ status: z.enum(['ok', 'degraded']), endsAt: z.iso.datetime().meta({ description: 'When the soonest of the signing key rings stops covering (its last key ends, or a gap before its next key)' }) }),
 });
 
 export function healthRoutes(uc: UseCaseContext) {

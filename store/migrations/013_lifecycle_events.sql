@@ -8,3 +8,6 @@ CREATE TABLE catalog_features (
 INSERT INTO catalog_features (feature_id) VALUES
   ('0e72185c-b3f4-4f70-9e1e-eb1940004e03'),
   ('66c82cfd-1b04-4a2d-a7d5-73e15c2ce858');
+
+-- A person's latest decision event (the hosted SDK's round, store/lifecycle-events.ts lastDecisionEventOf).
+CREATE INDEX events_entity_type_created_idx ON events (entity_id, event_type, created_at DESC);

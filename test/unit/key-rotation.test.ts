@@ -67,6 +67,24 @@ describe('signing key rotation', () => {
     }
   });
 
+  it('the oldest generation signs whatever the keys\' order in the ring, and a pair is one whatever its dates\' spelling', () => {
+    const before = new Date(end.getTime() - 1000);
+    const newestFirst = [...rotated].reverse().map((k) => ({ ...k, validUntil: k.validUntil.replace('.000Z', 'Z') }));
+    const oldIds = new Set(ring.slice(2).map((k) => k.keyId));
+    const used = new Set(['e-1', 'e-2', 'e-3', 'e-4', 'e-5', 'e-6', 'e-7', 'e-8'].map((id) => signingKeyAt(newestFirst, before, id).keyId));
+    assert.deepEqual(used, oldIds, 'both keys of the old pair, none of the new');
+  });
+
+  it('/health warns before a gap in a ring, not only before its end', () => {
+    const now = new Date(ring[2]!.validFrom);
+    const gapAt = new Date(end.getTime());
+    // the next generation starts a week after the current one ends: a gap
+    const gapped = [...ring, ...withNextGeneration('webhook', 'sandbox', ring, new Date(end.getTime() + 7 * DAY)).slice(ring.length)];
+    const rings = { webhooks: gapped, standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now), signedPayloads: generateKeyRing('signed-payload', 'sandbox', now) };
+    const warned = checkSigningKeys(rings, new Date(gapAt.getTime() - 10 * DAY));
+    assert.deepEqual(warned, { status: 'degraded', endsAt: gapAt.toISOString() });
+  });
+
   it('every key of a pair signs (chosen by the event id, the same for every attempt of one event)', () => {
     const at = new Date(end.getTime() - 100 * DAY);
     const used = new Set(Array.from({ length: 40 }, (_, i) => signingKeyAt(ring, at, `event-${i}`).keyId));
