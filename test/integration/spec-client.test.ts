@@ -12,6 +12,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
+import { features } from '../../domain/feature-catalog.ts';
+import { applyKybDecision } from '../../store/decisions.ts';
+import { announceNewFeatures, remindWaitingSubmissions } from '../../store/lifecycle-events.ts';
 import { donorAt, type Donor } from '../helpers/imports.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import {
@@ -257,7 +260,7 @@ describe('a client written from the interface document alone', () => {
     // an endpoint subscribed to one type gets that type only (2.6: types are the subscribed ones)
     for (const type of EVENT_TYPES) for (const e of receiver.events(`/t/${type}`)) assert.equal(e.eventType, type, `/t/${type} got ${e.eventType}`);
     // kyb_status_change, new_feature and reminder need a KYB submission, a catalogue release or a
-    // deadline drawing near: for those three only the registration above is asserted.
+    // deadline drawing near: the next test has the harness play those parts.
     assert.deepEqual(receiver.refused.filter((r) => r.path === '/all' || r.path.startsWith('/t/')), [], 'every delivery verified');
 
     // the client's receiver refuses what is not signed by the service (5.5)
@@ -311,6 +314,44 @@ describe('a client written from the interface document alone', () => {
     assert.ok(isErrorBody(eleventh.body), show(eleventh));
     assert.equal((await client.deleteWebhook(extra[0]!)).status, 204);
     assert.ok(is2xx(await client.registerWebhook(`${receiver.url}/extra/11`, ['account_status_change'])), 'room again after a delete');
+  });
+
+  it('webhooks of the remaining types: kyb_status_change, reminder and new_feature arrive signed and shaped per 2.10 (the harness plays time, a release and the KYB flow)', async () => {
+    const { apiKey, businessId } = await stack.newBusiness({ name: 'Spec client: the rest' });
+    const client = new SpecClient({ baseUrl: stack.url, apiKey, svc: SVC, provider: PROVIDER });
+    const url = `${receiver.url}/rest`;
+    assert.ok(is2xx(await client.registerWebhook(url, EVENT_TYPES)));
+
+    // reminder: the client submits canonical KYC data (4.5, 2.7) and never uploads the identity document
+    const person = await entity(client, ext('reminded'));
+    const today = new Date().toISOString().slice(0, 10);
+    const payload = {
+      externalUserId: ext('user'),
+      provider: { name: 'onfido', status: 'APPROVED', data: [{}] },
+      identity: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', dob: '1990-12-10', nationality: 'GBR' },
+      document: [{ type: 'PASSPORT', number: 'P1234567', country: 'GBR', issuingDate: today }],
+      address: { country: 'GBR', postCode: 'N1 9GU', street: '1 Road' },
+      liveness: { result: 'APPROVED', checkedAt: new Date().toISOString() },
+    };
+    const submitted = await client.request('POST', `/entity/${person}/requirement`, { json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(payload) } });
+    assert.equal(submitted.status, 201, show(submitted));
+    // …and a day before the submission's deadline (7 days by default) the reminder comes
+    await remindWaitingSubmissions(stack.db, new Date(Date.now() + 7 * 86_400_000 - 3_600_000));
+    // new_feature: a release adds a feature to the catalog
+    await announceNewFeatures(stack.db, [...features, { ...features[0]!, id: randomUUID(), slug: `spec-feature-${n++}`, name: 'Spec feature', description: 'A feature of a later release.' }], new Date());
+    // kyb_status_change: the KYB flow, whose shapes the spec leaves out (4.7), decides a business
+    const company = (await client.createEntity(ext('company'), 'BUSINESS')).entityId!;
+    await stack.db.tx((q) => applyKybDecision(q, { businessId, entityId: company, submissionId: randomUUID(), decision: { status: 'APPROVED', owners: [] }, now: new Date() }));
+
+    const got = await receiver.until('reminder, new_feature and kyb_status_change', (events) =>
+      ['reminder', 'new_feature', 'kyb_status_change'].every((t) => events.some((a) => a.path === '/rest' && a.event.eventType === t)),
+    );
+    for (const a of got.filter((x) => x.path === '/rest')) assert.deepEqual(eventProblems(a.event), [], `${a.event.eventType} per 2.10`);
+    const rest = got.filter((x) => x.path === '/rest').map((x) => x.event);
+    assert.equal(rest.find((e) => e.eventType === 'reminder')!.data.entityId, person);
+    assert.equal(rest.find((e) => e.eventType === 'kyb_status_change')!.data.status, 'APPROVED');
+    assert.equal(rest.find((e) => e.eventType === 'kyb_status_change')!.data.entityId, company);
+    assert.deepEqual(receiver.refused.filter((r) => r.path === '/rest'), [], 'every delivery verified');
   });
 
   describe('section 7 errors', () => {

@@ -116,8 +116,11 @@ export function eventProblems(e: WebhookEvent): string[] {
   if (!e.data || typeof e.data !== 'object') return [...problems, 'data is missing'];
   if (typeof e.data.eventId !== 'string' || !UUID.test(e.data.eventId)) problems.push('data.eventId is not a UUID');
   if (!isIsoTimestamp(e.data.timestamp)) problems.push('data.timestamp is not ISO 8601');
-  if ('message' in e.data && typeof e.data.message !== 'string') problems.push('data.message is not a string');
-  if ('entityId' in e.data && (typeof e.data.entityId !== 'string' || !UUID.test(e.data.entityId))) problems.push('data.entityId is not a UUID');
+  if (typeof e.data.message !== 'string') problems.push('data.message is not a string');
+  // 2.10 lists data.entityId for every event; the one documented exception (the service's README,
+  // "Decisions where the spec is silent") is new_feature, which is about no entity
+  if (e.eventType !== 'new_feature' && (typeof e.data.entityId !== 'string' || !UUID.test(e.data.entityId))) problems.push('data.entityId is not a UUID');
+  if (e.eventType === 'new_feature' && 'entityId' in e.data) problems.push('new_feature names an entity');
   if (e.eventType === DECISION_EVENT.eventType) {
     if (e.data.status !== 'APPROVED' && e.data.status !== 'REJECTED') problems.push(`data.status is ${String(e.data.status)}`);
     if (typeof e.data.entityId !== 'string') problems.push('data.entityId is missing');
