@@ -1299,7 +1299,7 @@ export interface operations {
                             status: "ok" | "degraded";
                             /**
                              * Format: date-time
-                             * @description When the first signing key ring's last key ends
+                             * @description When the soonest of the signing key rings stops covering (its last key ends, or a gap before its next key)
                              */
                             endsAt: string;
                         };
@@ -1330,7 +1330,7 @@ export interface operations {
                             status: "ok" | "degraded";
                             /**
                              * Format: date-time
-                             * @description When the first signing key ring's last key ends
+                             * @description When the soonest of the signing key rings stops covering (its last key ends, or a gap before its next key)
                              */
                             endsAt: string;
                         };

@@ -216,6 +216,12 @@ describe('webhook deliveries', () => {
     const entityId = await onboard();
     await r.waitFor(1);
     const eventId = (await stack.db.query<{ id: string }>('SELECT id FROM events WHERE entity_id = $1', [entityId]))[0]!.id;
+    // the receiver has the request before the dispatcher has recorded its answer, and a delivery
+    // still on its way is not redelivered: wait for the record (the race made this test flaky)
+    for (let i = 0; (await stack.request('GET', `/events/${eventId}/deliveries`, { key })).body.items[0]?.status !== 'delivered'; i++) {
+      assert.ok(i < 200, 'the first delivery was recorded');
+      await new Promise((r) => setTimeout(r, 25));
+    }
     const res = await stack.request('POST', `/events/${eventId}/redeliver`, { key });
     assert.equal(res.status, 202, res.text);
     assert.deepEqual(res.body, { redeliveries: 1 });
