@@ -24,7 +24,8 @@ const usage = `usage:
   vouch signed-payload-keys generate                    the same for the signed-payload ring (SIGNED_PAYLOAD_KEYS_FILE)
   vouch webhook-keys rotate                             add the ring's next generation (valid from 30 days before the last key
                                                         ends, for 13 months); prints it. Also standard-webhook-keys rotate and
-                                                        signed-payload-keys rotate. Restart the API and workers afterwards
+                                                        signed-payload-keys rotate. Restart the API and workers afterwards.
+                                                        A ring whose next generation is already there is left as it is (--force)
   vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
   vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
   vouch payload-keys rotate                             put a new payload key first (it encrypts from now on; old keys still decrypt)
@@ -49,6 +50,7 @@ async function main(argv: string[]): Promise<unknown> {
       'bin-sponsored': { type: 'boolean', default: false },
       business: { type: 'string' },
       key: { type: 'string' },
+      force: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -70,7 +72,8 @@ async function main(argv: string[]): Promise<unknown> {
   }
   const rotated = ROTATE[command];
   if (rotated) {
-    const { file, added } = await rotateKeyRing(config, rotated.kind);
+    const { file, added, pending } = await rotateKeyRing(config, rotated.kind, new Date(), undefined, { force: values.force! });
+    if (pending) return { file, added: [], note: 'the ring already holds its next generation (not started yet); nothing added (--force adds another)', next: pending.map(rotated.publish) };
     return { file, added: added.map(rotated.publish) };
   }
   if (command === 'payload-keys generate') {

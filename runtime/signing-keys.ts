@@ -111,15 +111,26 @@ export async function loadKeyRing(config: Config, kind: RingKind, options: { gen
  * Adds the ring's next generation to its file (`vouch webhook-keys rotate` and the others; the
  * sandbox at start, RENEW_DAYS before a ring ends). Processes read their rings when they start:
  * restart them after a rotation, well before the overlap ends. `onlyIfEndingWithin` makes it
- * conditional, checked under the lock, so processes starting together renew once.
+ * conditional, checked under the lock, so processes starting together renew once; a ring that
+ * already holds a generation not yet started is left as it is unless `force`.
  */
-export async function rotateKeyRing(config: Config, kind: RingKind, now = new Date(), onlyIfEndingWithin?: number): Promise<{ file: string; ring: SigningKey[]; added: SigningKey[] }> {
+export async function rotateKeyRing(
+  config: Config,
+  kind: RingKind,
+  now = new Date(),
+  onlyIfEndingWithin?: number,
+  options: { force?: boolean } = {},
+): Promise<{ file: string; ring: SigningKey[]; added: SigningKey[]; pending?: SigningKey[] }> {
   const k = KINDS[kind];
   if (k.settings(config).json) throw new ConfigError(`the ${kind} ring comes from ${k.variable}: rotate it where that variable is set, or use ${k.fileVariable}`);
   const file = keyRingFile(config, kind);
   return withFileLock(file, async () => {
     const ring = await loadKeyRing(config, kind);
     if (onlyIfEndingWithin !== undefined && !endsWithin(ring, now, onlyIfEndingWithin)) return { file, ring, added: [] };
+    // a generation that has not started yet is the next one already: rotating again (a deploy
+    // script run twice) would stack another behind it; --force does
+    const pending = ring.filter((key) => Date.parse(key.validFrom) > now.getTime());
+    if (pending.length > 0 && !options.force) return { file, ring, added: [], pending };
     const next = withNextGeneration(kind, config.environment, ring, now);
     replaceAtomically(file, JSON.stringify(next, null, 2));
     return { file, ring: next, added: next.slice(ring.length) };

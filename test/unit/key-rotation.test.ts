@@ -155,6 +155,12 @@ describe('signing key rotation', () => {
     assert.deepEqual(onDisk.slice(-2).map((k) => k.keyId), rotatedOut.added.map((k: { keyId: string }) => k.keyId));
     assert.equal((statSync(made.file).mode & 0o777).toString(8), '600');
     assert.deepEqual(windowsOf(onDisk.slice(-2)), windowsOf(withNextGeneration('webhook', 'sandbox', onDisk.slice(0, -2), new Date()).slice(-2)));
+    // run twice (a deploy script): the next generation is there already, nothing is stacked behind it
+    const again = JSON.parse((await run(['webhook-keys', 'rotate'])).stdout);
+    assert.deepEqual([again.added, again.next.map((k: { keyId: string }) => k.keyId)], [[], rotatedOut.added.map((k: { keyId: string }) => k.keyId)]);
+    assert.equal((await loadKeyRing(loadConfig({ DATA_DIR: dataDir }), 'webhook')).length, onDisk.length);
+    const forced = JSON.parse((await run(['webhook-keys', 'rotate', '--force'])).stdout);
+    assert.equal(forced.added.length, 2);
     const refused = await run(['signed-payload-keys', 'rotate'], { SIGNED_PAYLOAD_KEYS: JSON.stringify(generateKeyRing('signed-payload', 'sandbox')) }).then(
       () => assert.fail('rotated a ring from a variable'),
       (err: { code: number; stderr: string }) => err,
