@@ -15,7 +15,7 @@ const LAYERS = {
   },
   domain: { path: '^domain/', holds: 'pure rules without I/O: error catalogue, entity and requirement rules, CSV rules, reliance decisions, feature catalog, webhook rules', may: [] },
   provider: { path: '^provider/', holds: 'the identity-provider interface, its errors, the Sumsub client', may: [] },
-  files: { path: '^files/', holds: 'the file store: one interface for uploaded bytes, and its local-directory implementation', may: [] },
+  files: { path: '^files/', holds: 'the file store: one interface for uploaded bytes, its local-directory and S3 implementations, and signed download links', may: [] },
   store: { path: '^store/', holds: 'PostgreSQL access and migrations: persists, neither shapes responses nor decides', may: ['domain', 'contract'] },
   activities: { path: '^activities/', holds: 'activities, one factory per task queue, one file per concern', may: ['contract', 'domain', 'store', 'provider', 'files'] },
   workflows: { path: '^workflows/', holds: 'deterministic workflow code, one file per workflow', may: ['contract'], typesFrom: ['activities'] },

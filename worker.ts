@@ -42,7 +42,8 @@ export async function workflowBundle(config: Config): Promise<{ codePath: string
 
 /**
  * Four workers share one connection and one workflow bundle:
- * - general queue: batch and housekeeping workflows, and the database activities;
+ * - general queue: the batch import, person verification (hosted SDK), sandbox review, universal
+ *   KYC, universal KYB and housekeeping workflows, and the database activities;
  * - provider queue: every provider call (batch rows and sync imports, sync first), at most
  *   PROVIDER_RATE_LIMIT_PER_SECOND across the fleet;
  * - sync queue: sync-import workflows and their database steps, so a waiting caller never queues behind a batch;

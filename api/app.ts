@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError } from './api-error.ts';
 import type { Config } from '../runtime/config.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { Db } from '../store/db.ts';

@@ -2,7 +2,7 @@
 // success status (and content type), a refusal becomes the catalogue's error (code and HTTP status)
 // that the error middleware renders as { code, message, parameter }.
 import type { Context } from 'koa';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError } from './api-error.ts';
 import type { Outcome } from '../domain/outcome.ts';
 import type { Route } from './route.ts';
 

@@ -1,6 +1,6 @@
 // Every client endpoint needs `x-vouch-api-key`; the key decides which business the request acts for.
 import type { Middleware } from 'koa';
-import { ApiError } from '../../domain/errors.ts';
+import { ApiError } from '../api-error.ts';
 import { currentLogContext } from '../../runtime/logger.ts';
 import { findBusinessByApiKey } from '../../store/businesses.ts';
 import type { Db } from '../../store/db.ts';

@@ -2,7 +2,8 @@
 // anything else is logged in full and answered with a plain 500 that leaks no detail.
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, errorCatalogue } from '../../domain/errors.ts';
+import { ApiError } from '../api-error.ts';
+import { errorCatalogue } from '../../domain/errors.ts';
 
 export function errorHandler(log: Logger): Middleware {
   return async (ctx, next) => {

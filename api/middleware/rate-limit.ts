@@ -1,6 +1,6 @@
 // Per-business request limits, counted in PostgreSQL so they hold across API processes.
 import type { Middleware } from 'koa';
-import { ApiError } from '../../domain/errors.ts';
+import { ApiError } from '../api-error.ts';
 import type { Db } from '../../store/db.ts';
 import { takeRateToken } from '../../store/rate-limit.ts';
 

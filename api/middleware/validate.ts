@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import { ApiError } from '../../domain/errors.ts';
+import { ApiError } from '../api-error.ts';
 
 /** `requirements[0].value` from ['requirements', 0, 'value']. */
 export function parameterName(path: readonly PropertyKey[]): string {

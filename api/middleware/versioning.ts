@@ -1,6 +1,6 @@
 // The interface's list endpoints require `Accept-Version`; v1.0 is the one version served.
 import type { Middleware } from 'koa';
-import { ApiError } from '../../domain/errors.ts';
+import { ApiError } from '../api-error.ts';
 
 export const SUPPORTED_VERSIONS = ['v1.0'] as const;
 
