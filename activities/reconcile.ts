@@ -6,9 +6,9 @@ import type { Logger } from 'pino';
 import { staleUnfinishedBatches } from '../store/batches.ts';
 import { overdueWaitingSubmissions } from '../store/kyb.ts';
 import type { KybWaker } from './kyb.ts';
-import { deliveryTags, type DeliveryTagsRow } from '../store/webhooks.ts';
+import { deliveryTags, type DeliveryTagsRow } from '../store/deliveries.ts';
 import type { Db } from '../store/db.ts';
-import { overdueWaitingDeliveries } from '../store/webhooks.ts';
+import { overdueWaitingDeliveries } from '../store/deliveries.ts';
 import { batchWorkflowId } from '../contract/workflows.ts';
 
 /** A waiting delivery this late has lost its retry workflow (a live one attempts within seconds of the due time). */

@@ -6,13 +6,13 @@
 // the claim's lease lets another dispatcher take over what a dead one had claimed.
 //
 // Isolation: at most `perSubscription` requests in flight per subscription and `perBusiness` per
-// business, and claims that take each business's oldest due deliveries in turn (store/webhooks.ts):
+// business, and claims that take each business's oldest due deliveries in turn (store/deliveries.ts):
 // a business's slow receivers (5 s timeouts) and redelivered backlog hold a bounded share of the
 // dispatcher and never delay another business's deliveries, and a slow receiver never holds all of
 // its own business's share.
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
-import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/webhooks.ts';
+import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/deliveries.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
 import { countAttempt } from './metrics.ts';
 

@@ -17,7 +17,7 @@ import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
 import { signingKeyAt, signWebhookBody, type SigningKey } from '../domain/webhook-signature.ts';
 import { standardWebhookSignature, type Ed25519Key } from '../domain/standard-webhooks.ts';
 import { afterAttempt, DELIVERY_TIMEOUT_MS } from '../domain/webhooks.ts';
-import type { AttemptRecord, DeliveryTarget } from '../store/webhooks.ts';
+import type { AttemptRecord, DeliveryTarget } from '../store/deliveries.ts';
 
 /** Bytes of a receiver's answer read at most (then the connection is closed). */
 export const ANSWER_BODY_LIMIT = 16 * 1024;

@@ -4,7 +4,7 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
-import { cancelDeliveries, deliveryTarget, recordAttempts, waitingDeliveryDueIn } from '../store/webhooks.ts';
+import { cancelDeliveries, deliveryTarget, recordAttempts, waitingDeliveryDueIn } from '../store/deliveries.ts';
 import { createWebhookDispatcher, type DispatcherSettings, type DispatchStats } from './webhook-dispatcher.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
 import { countAttempt } from './metrics.ts';

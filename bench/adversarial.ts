@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { createBusiness } from '../store/businesses.ts';
 import { connectDb } from '../store/db.ts';
 import { recordEvent } from '../store/events.ts';
-import { createSubscription } from '../store/webhooks.ts';
+import { createSubscription } from '../store/subscriptions.ts';
 import { manyLineCsv, pct, sendMultipart, watch, type Sent } from '../test/helpers/attacks.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload } from '../test/helpers/imports.ts';

@@ -7,7 +7,7 @@
 //   node bench/hosted-sdk.ts [--persons 100] [--idle 20]
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { createSubscription } from '../store/webhooks.ts';
+import { createSubscription } from '../store/subscriptions.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
 import type { Stack } from '../test/helpers/stack.ts';
 import { loopbackReceiver, onBenchStack, pct, waitUntil } from './helpers.ts';

@@ -10,7 +10,7 @@
 //   node bench/universal-kyb.ts [--businesses 100] [--idle 20] [--concurrency 20]
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { createSubscription } from '../store/webhooks.ts';
+import { createSubscription } from '../store/subscriptions.ts';
 import type { Stack } from '../test/helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { loopbackReceiver, onBenchStack, pct, pool, waitUntil } from './helpers.ts';

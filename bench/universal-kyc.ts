@@ -8,7 +8,7 @@
 //   node bench/universal-kyc.ts [--persons 300] [--idle 20] [--concurrency 20]
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { createSubscription } from '../store/webhooks.ts';
+import { createSubscription } from '../store/subscriptions.ts';
 import type { Stack } from '../test/helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { loopbackReceiver, onBenchStack, pct, pool, waitUntil } from './helpers.ts';

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmbeddedPostgres } from '../store/embedded-postgres.ts';
 import { recordEvent } from '../store/events.ts';
-import { createSubscription } from '../store/webhooks.ts';
+import { createSubscription } from '../store/subscriptions.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload } from '../test/helpers/imports.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';

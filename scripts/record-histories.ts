@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { requireTemporalCli } from '../runtime/temporal-cli.ts';
 import { createStarters } from '../runtime/starters.ts';
 import { recordTestEvent } from '../test/helpers/events.ts';
-import { createSubscription } from '../store/webhooks.ts';
+import { createSubscription } from '../store/subscriptions.ts';
 import { batchWorkflowId, personVerificationWorkflowId, sandboxReviewWorkflowId, universalKybWorkflowId, universalKycWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';

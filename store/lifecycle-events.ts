@@ -20,7 +20,7 @@ import type { Feature } from '../domain/feature-catalog.ts';
 import { ID_DOCUMENT_SLUG } from '../domain/universal-kyc.ts';
 import type { Db, Queryable } from './db.ts';
 import { recordEvent, type NewEvent } from './events.ts';
-import { subscribesTo } from './webhooks.ts';
+import { subscribesTo } from './subscriptions.ts';
 
 /**
  * These events are recorded only for a business with a subscription that takes their type: an

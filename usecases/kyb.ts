@@ -11,7 +11,7 @@ import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { entityType, isMemberOf } from '../store/entities.ts';
 import { liveFileByStorageKey, liveFileOf } from '../store/files.ts';
 import { declaredOwners, latestKybSubmission, liveKybFiles, loadProfile, openKybSubmission, recordKybFiles, saveProfile, type DeclaredOwner, type OwnerRef } from '../store/kyb.ts';
-import { subscribesTo } from '../store/webhooks.ts';
+import { subscribesTo } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { putUploads, removeBytes } from './stored-files.ts';
 import { checkUploads, type FilesRead } from './uploads.ts';

@@ -9,7 +9,7 @@ import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
 import { businessOfEntity, entityType, isMemberOf } from '../store/entities.ts';
 import { lastDecisionEventOf, recordVerificationStage } from '../store/lifecycle-events.ts';
-import { subscribesTo } from '../store/webhooks.ts';
+import { subscribesTo } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
 /**

@@ -4,15 +4,7 @@ import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
 import { MAX_SUBSCRIPTIONS, type SubscriptionInput } from '../domain/webhooks.ts';
 import { webhookRetryWorkflowId } from '../contract/workflows.ts';
-import {
-  createSubscription as insertSubscription,
-  deleteSubscription as removeSubscription,
-  getSubscription as findSubscription,
-  listSubscriptions as pageOfSubscriptions,
-  replaceSubscription as updateSubscription,
-  SubscriptionLimitReached,
-  type Subscription,
-} from '../store/webhooks.ts';
+import { createSubscription as insertSubscription, deleteSubscription as removeSubscription, getSubscription as findSubscription, listSubscriptions as pageOfSubscriptions, replaceSubscription as updateSubscription, SubscriptionLimitReached, type Subscription } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { checkDeliverableUrl } from './deliverable-url.ts';
 

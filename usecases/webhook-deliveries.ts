@@ -3,7 +3,9 @@ import { done, refuse } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
 import { STANDARD_WEBHOOK_SCHEME, standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, SIGNATURE_SCHEME } from '../domain/webhook-signature.ts';
-import { deliveryLog, eventOfBusiness, getSubscription, requeueDeliveries } from '../store/webhooks.ts';
+import { requeueDeliveries } from '../store/deliveries.ts';
+import { deliveryLog, eventOfBusiness } from '../store/delivery-log.ts';
+import { getSubscription } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { subscriptionNotFound } from './subscriptions.ts';
 

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server.ts';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import type { SimClient } from '../../provider-sim/state.ts';
-import { createSubscription } from '../../store/webhooks.ts';
+import { createSubscription } from '../../store/subscriptions.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { createDatabase } from '../helpers/infra.ts';
 import { csvOf, upload } from '../helpers/imports.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createBatch } from '../../store/batches.ts';
-import { createSubscription } from '../../store/webhooks.ts';
+import { createSubscription } from '../../store/subscriptions.ts';
 import { batchWorkflowId, universalKybWorkflowId, webhookDispatcherWorkflowId } from '../../contract/workflows.ts';
 import { documentsForm } from '../helpers/ukyc.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';

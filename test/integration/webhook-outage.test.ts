@@ -15,7 +15,7 @@ import { createLogger } from '../../runtime/logger.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { recordTestEvent } from '../helpers/events.ts';
-import { createSubscription } from '../../store/webhooks.ts';
+import { createSubscription } from '../../store/subscriptions.ts';
 import { workflowBundle } from '../../worker.ts';
 import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
 import { webhookRetryWorkflow } from '../../workflows/index.ts';

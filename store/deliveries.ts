@@ -1,73 +1,8 @@
-// Webhook subscriptions, and deliveries of events to them with every attempt logged.
-import { randomUUID } from 'node:crypto';
-import { MAX_SUBSCRIPTIONS, type AfterAttempt, type SubscriptionInput } from '../domain/webhooks.ts';
-import { offsetOf, type Page } from '../domain/pagination.ts';
+// Deliveries of events to subscriptions: the queue the dispatcher claims from (with leases), each
+// attempt's record and what follows it, cancellation, and redelivery.
+import type { AfterAttempt } from '../domain/webhooks.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
-/** A stored subscription (the API presents it in the shape of interface 2.6). */
-export type Subscription = { id: string; channel: string; types: string[]; url: string; createdAt: string; updatedAt: string };
-
-const toSubscription = (r: Row): Subscription => ({
-  id: String(r.id),
-  channel: String(r.channel),
-  types: r.types as string[],
-  url: String(r.url),
-  createdAt: iso(r.created_at),
-  updatedAt: iso(r.updated_at),
-});
-
-export class SubscriptionLimitReached extends Error {}
-
-/** Creates a subscription unless the business already has MAX_SUBSCRIPTIONS (checked under a lock). */
-export async function createSubscription(db: Db, businessId: string, input: SubscriptionInput): Promise<Subscription> {
-  return db.tx(async (q) => {
-    await q.query('SELECT id FROM businesses WHERE id = $1 FOR UPDATE', [businessId]);
-    const [count] = await q.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
-    if (Number(count!.n) >= MAX_SUBSCRIPTIONS) throw new SubscriptionLimitReached();
-    const [r] = await q.query('INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, $3, $4, $5) RETURNING *', [
-      randomUUID(),
-      businessId,
-      input.notificationChannel,
-      input.notificationTypes,
-      input.webhookUrl,
-    ]);
-    return toSubscription(r!);
-  });
-}
-
-export async function listSubscriptions(db: Db, businessId: string, page: Page) {
-  const [count] = await db.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
-  const rows = await db.query('SELECT * FROM notification_subscriptions WHERE business_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [businessId, page.limit, offsetOf(page)]);
-  return { items: rows.map(toSubscription), totalItems: Number(count!.n) };
-}
-
-export async function getSubscription(q: Queryable, businessId: string, id: string): Promise<Subscription | undefined> {
-  const [r] = await q.query('SELECT * FROM notification_subscriptions WHERE id = $1 AND business_id = $2', [id, businessId]);
-  return r ? toSubscription(r) : undefined;
-}
-
-export async function replaceSubscription(db: Db, businessId: string, id: string, input: SubscriptionInput): Promise<Subscription | undefined> {
-  const [r] = await db.query(
-    'UPDATE notification_subscriptions SET channel = $3, types = $4, url = $5, updated_at = now() WHERE id = $1 AND business_id = $2 RETURNING *',
-    [id, businessId, input.notificationChannel, input.notificationTypes, input.webhookUrl],
-  );
-  return r ? toSubscription(r) : undefined;
-}
-
-/** Deletes the subscription and cancels its pending deliveries; returns those a retry workflow was waiting on. */
-export async function deleteSubscription(db: Db, businessId: string, id: string): Promise<{ deliveryId: string; run: number }[] | undefined> {
-  return db.tx(async (q) => {
-    const gone = await q.query('DELETE FROM notification_subscriptions WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
-    if (gone.length === 0) return undefined;
-    const pending = await q.query<{ id: string; run: number; mode: string }>(
-      "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run, mode",
-      [id],
-    );
-    return pending.filter((p) => p.mode === 'workflow').map((p) => ({ deliveryId: p.id, run: Number(p.run) }));
-  });
-}
-
-// ---- deliveries ----------------------------------------------------------------------------------
 // An event's deliveries are created with the event (store/events.ts). A delivery is `pending` until
 // delivered, failed after its schedule, or canceled; while pending, `mode` says who attempts it next
 // (the dispatcher, or the delivery's retry workflow) and `next_attempt_at` when.
@@ -284,50 +219,6 @@ export async function requeueDeliveries(q: Queryable, businessId: string, filter
   return rows.map((r) => ({ deliveryId: r.id, run: Number(r.run) }));
 }
 
-export type DeliveryLog = {
-  deliveryId: string;
-  eventId: string;
-  subscriptionId: string;
-  status: string;
-  attempts: { attempt: number; at: string; url: string; keyId: string | null; httpStatus: number | null; latencyMs: number | null; error: string | null; succeeded: boolean }[];
-  createdAt: string;
-  deliveredAt: string | null;
-};
-
-export async function deliveryLog(q: Queryable, businessId: string, filter: { eventId: string } | { subscriptionId: string }, page: Page) {
-  const [column, value] = 'eventId' in filter ? ['event_id', filter.eventId] : ['subscription_id', filter.subscriptionId];
-  const [count] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2`, [value, businessId]);
-  const deliveries = await q.query(`SELECT * FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, [value, businessId, page.limit, offsetOf(page)]);
-  const attempts = deliveries.length
-    ? await q.query('SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY started_at', [deliveries.map((d) => d.id)])
-    : [];
-  const items: DeliveryLog[] = deliveries.map((d) => ({
-    deliveryId: String(d.id),
-    eventId: String(d.event_id),
-    subscriptionId: String(d.subscription_id),
-    status: String(d.status),
-    attempts: attempts
-      .filter((a) => a.delivery_id === d.id)
-      .map((a) => ({
-        attempt: Number(a.attempt),
-        at: iso(a.started_at),
-        url: String(a.url),
-        keyId: (a.key_id as string | null) ?? null,
-        httpStatus: a.http_status == null ? null : Number(a.http_status),
-        latencyMs: a.latency_ms == null ? null : Number(a.latency_ms),
-        error: (a.error as string | null) ?? null,
-        succeeded: Boolean(a.succeeded),
-      })),
-    createdAt: iso(d.created_at),
-    deliveredAt: d.delivered_at ? iso(d.delivered_at) : null,
-  }));
-  return { items, totalItems: Number(count!.n) };
-}
-
-export async function eventOfBusiness(q: Queryable, businessId: string, eventId: string): Promise<boolean> {
-  return (await q.query('SELECT 1 FROM events WHERE id = $1 AND business_id = $2', [eventId, businessId])).length === 1;
-}
-
 /** What a delivery's retry workflow is about, for operators (runtime/starters.ts DeliveryTags). */
 export type DeliveryTagsRow = { businessId: string; entityId: string | null; eventId: string; eventType: string; subscriptionId: string };
 export async function deliveryTags(q: Queryable, deliveryId: string): Promise<DeliveryTagsRow | null> {
@@ -336,10 +227,4 @@ export async function deliveryTags(q: Queryable, deliveryId: string): Promise<De
     [deliveryId],
   );
   return r ? { businessId: String(r.business_id), entityId: r.entity_id === null ? null : String(r.entity_id), eventId: String(r.event_id), eventType: r.event_type, subscriptionId: String(r.subscription_id) } : null;
-}
-
-/** Whether the business has a subscription that takes this event type (the prerequisite of interface 1.4). */
-export async function subscribesTo(q: Queryable, businessId: string, eventType: string): Promise<boolean> {
-  const rows = await q.query('SELECT 1 FROM notification_subscriptions WHERE business_id = $1 AND $2 = ANY (types) LIMIT 1', [businessId, eventType]);
-  return rows.length === 1;
 }

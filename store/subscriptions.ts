@@ -1,0 +1,74 @@
+// Webhook subscriptions (interface 2.6, 4.2): a business's destinations and the event types each takes.
+import { randomUUID } from 'node:crypto';
+import { MAX_SUBSCRIPTIONS, type SubscriptionInput } from '../domain/webhooks.ts';
+import { offsetOf, type Page } from '../domain/pagination.ts';
+import { iso, type Db, type Queryable, type Row } from './db.ts';
+
+/** A stored subscription (the API presents it in the shape of interface 2.6). */
+export type Subscription = { id: string; channel: string; types: string[]; url: string; createdAt: string; updatedAt: string };
+
+const toSubscription = (r: Row): Subscription => ({
+  id: String(r.id),
+  channel: String(r.channel),
+  types: r.types as string[],
+  url: String(r.url),
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+export class SubscriptionLimitReached extends Error {}
+
+/** Creates a subscription unless the business already has MAX_SUBSCRIPTIONS (checked under a lock). */
+export async function createSubscription(db: Db, businessId: string, input: SubscriptionInput): Promise<Subscription> {
+  return db.tx(async (q) => {
+    await q.query('SELECT id FROM businesses WHERE id = $1 FOR UPDATE', [businessId]);
+    const [count] = await q.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
+    if (Number(count!.n) >= MAX_SUBSCRIPTIONS) throw new SubscriptionLimitReached();
+    const [r] = await q.query('INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, $3, $4, $5) RETURNING *', [
+      randomUUID(),
+      businessId,
+      input.notificationChannel,
+      input.notificationTypes,
+      input.webhookUrl,
+    ]);
+    return toSubscription(r!);
+  });
+}
+
+export async function listSubscriptions(db: Db, businessId: string, page: Page) {
+  const [count] = await db.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
+  const rows = await db.query('SELECT * FROM notification_subscriptions WHERE business_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [businessId, page.limit, offsetOf(page)]);
+  return { items: rows.map(toSubscription), totalItems: Number(count!.n) };
+}
+
+export async function getSubscription(q: Queryable, businessId: string, id: string): Promise<Subscription | undefined> {
+  const [r] = await q.query('SELECT * FROM notification_subscriptions WHERE id = $1 AND business_id = $2', [id, businessId]);
+  return r ? toSubscription(r) : undefined;
+}
+
+export async function replaceSubscription(db: Db, businessId: string, id: string, input: SubscriptionInput): Promise<Subscription | undefined> {
+  const [r] = await db.query(
+    'UPDATE notification_subscriptions SET channel = $3, types = $4, url = $5, updated_at = now() WHERE id = $1 AND business_id = $2 RETURNING *',
+    [id, businessId, input.notificationChannel, input.notificationTypes, input.webhookUrl],
+  );
+  return r ? toSubscription(r) : undefined;
+}
+
+/** Deletes the subscription and cancels its pending deliveries; returns those a retry workflow was waiting on. */
+export async function deleteSubscription(db: Db, businessId: string, id: string): Promise<{ deliveryId: string; run: number }[] | undefined> {
+  return db.tx(async (q) => {
+    const gone = await q.query('DELETE FROM notification_subscriptions WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
+    if (gone.length === 0) return undefined;
+    const pending = await q.query<{ id: string; run: number; mode: string }>(
+      "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run, mode",
+      [id],
+    );
+    return pending.filter((p) => p.mode === 'workflow').map((p) => ({ deliveryId: p.id, run: Number(p.run) }));
+  });
+}
+
+/** Whether the business has a subscription that takes this event type (the prerequisite of interface 1.4). */
+export async function subscribesTo(q: Queryable, businessId: string, eventType: string): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM notification_subscriptions WHERE business_id = $1 AND $2 = ANY (types) LIMIT 1', [businessId, eventType]);
+  return rows.length === 1;
+}
