@@ -2562,7 +2562,7 @@ export interface operations {
             /**
              * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             *     `0707000300` A person is verified: on a BUSINESS entity, name the person with memberId where the endpoint takes one, else use the person's own INDIVIDUAL entity; an INDIVIDUAL entity takes no memberId.
              */
             400: {
                 headers: {
@@ -2765,7 +2765,7 @@ export interface operations {
              *
              *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
-             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             *     `0707000300` A person is verified: on a BUSINESS entity, name the person with memberId where the endpoint takes one, else use the person's own INDIVIDUAL entity; an INDIVIDUAL entity takes no memberId.
              */
             400: {
                 headers: {
@@ -2893,7 +2893,7 @@ export interface operations {
             /**
              * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             *     `0707000300` A person is verified: on a BUSINESS entity, name the person with memberId where the endpoint takes one, else use the person's own INDIVIDUAL entity; an INDIVIDUAL entity takes no memberId.
              *
              *     `0708000100` No file in the multipart form field files (or the body is not multipart/form-data); send the file(s) as multipart/form-data in the field files.
              *
@@ -3052,7 +3052,7 @@ export interface operations {
             /**
              * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
              *
-             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             *     `0707000300` A person is verified: on a BUSINESS entity, name the person with memberId where the endpoint takes one, else use the person's own INDIVIDUAL entity; an INDIVIDUAL entity takes no memberId.
              */
             400: {
                 headers: {
@@ -3363,7 +3363,7 @@ export interface operations {
              *
              *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
              *
-             *     `0707000300` A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.
+             *     `0707000300` A person is verified: on a BUSINESS entity, name the person with memberId where the endpoint takes one, else use the person's own INDIVIDUAL entity; an INDIVIDUAL entity takes no memberId.
              */
             400: {
                 headers: {

@@ -60,7 +60,7 @@ export const errorCatalogue = {
     summary: 'The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first.',
   },
   memberNotFound: { code: '0707000200', status: 404, summary: 'memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.' },
-  personRequired: { code: '0707000300', status: 400, summary: 'A person is verified: a BUSINESS entity needs memberId (one of its members); an INDIVIDUAL entity takes none.' },
+  personRequired: { code: '0707000300', status: 400, summary: "A person is verified: on a BUSINESS entity, name the person with memberId where the endpoint takes one, else use the person's own INDIVIDUAL entity; an INDIVIDUAL entity takes no memberId." },
   providerSignatureInvalid: { code: '0707000400', status: 401, summary: "A provider callback without a valid x-payload-digest (the provider's HMAC over the raw body)." },
   providerUnavailable: { code: '0707000500', status: 503, summary: 'The identity provider did not answer; retry in a moment.' },
   providerRefused: { code: '0707000600', status: 502, summary: 'The identity provider refused our request (configuration on our side); contact support and quote the requestId.' },

@@ -55,15 +55,20 @@ function stageMessage(ref: VerificationRef, stage: VerificationStage): string {
 export const ukycVerificationKey = (submissionId: string) => `universal-kyc:${submissionId}`;
 export const kybVerificationKey = (submissionId: string) => `universal-kyb:${submissionId}`;
 
+/** The fields 2.10 gives every event's data, in its order (new_feature names no entity). */
+const common = (input: { eventId: string; entityId?: string; timestamp: string }, message: string) => ({
+  eventId: input.eventId,
+  message,
+  ...(input.entityId !== undefined ? { entityId: input.entityId } : {}),
+  timestamp: input.timestamp,
+});
+
 export function verificationStatusEvent(input: { eventId: string; entityId: string; timestamp: string; ref: VerificationRef; stage: VerificationStage }) {
   const { ref } = input;
   return {
     ...VERIFICATION_STATUS_EVENT,
     data: {
-      eventId: input.eventId,
-      message: stageMessage(ref, input.stage),
-      entityId: input.entityId,
-      timestamp: input.timestamp,
+      ...common(input, stageMessage(ref, input.stage)),
       verificationStatus: input.stage,
       verificationPath: ref.path,
       ...(ref.verificationId !== undefined ? { verificationId: ref.verificationId } : {}),
@@ -79,10 +84,7 @@ export function featureAccessEvent(input: { eventId: string; entityId: string; t
   return {
     ...FEATURE_ACCESS_EVENT,
     data: {
-      eventId: input.eventId,
-      message: input.enabled ? `Feature ${feature.slug} was enabled for the entity.` : `Feature ${feature.slug} was removed from the entity.`,
-      entityId: input.entityId,
-      timestamp: input.timestamp,
+      ...common(input, input.enabled ? `Feature ${feature.slug} was enabled for the entity.` : `Feature ${feature.slug} was removed from the entity.`),
       feature: { id: feature.id, slug: feature.slug, name: feature.name },
       access: input.enabled ? 'ENABLED' : 'REMOVED',
     },
@@ -102,10 +104,7 @@ export function reminderEvent(input: { eventId: string; entityId: string; timest
   return {
     ...REMINDER_EVENT,
     data: {
-      eventId: input.eventId,
-      message: REMINDER_MESSAGES[input.subject](input.deadlineAt),
-      entityId: input.entityId,
-      timestamp: input.timestamp,
+      ...common(input, REMINDER_MESSAGES[input.subject](input.deadlineAt)),
       reminderFor: input.subject,
       submissionId: input.submissionId,
       deadlineAt: input.deadlineAt,
@@ -116,22 +115,19 @@ export function reminderEvent(input: { eventId: string; entityId: string; timest
 
 /**
  * When a waiting submission is reminded: once less than a day of its wait is left, or less than half
- * of it when the whole wait is shorter than two days.
+ * of it when the whole wait is shorter than two days (the store applies it, in its query).
  */
-export function reminderDue(createdAt: Date, deadlineAt: Date, now: Date): boolean {
-  const total = deadlineAt.getTime() - createdAt.getTime();
-  const lead = Math.min(24 * 3600_000, total / 2);
-  return now.getTime() < deadlineAt.getTime() && deadlineAt.getTime() - now.getTime() <= lead;
-}
+export const REMINDER_LEAD = { atMostMs: 24 * 3600_000, shareOfWait: 0.5 } as const;
+
+/** A reminder's source key: one reminder per subject and submission. */
+export const reminderKey = (subject: ReminderSubject, submissionId: string) => `reminder:${subject}:${submissionId}`;
 
 export function newFeatureEvent(input: { eventId: string; timestamp: string; feature: FeatureRef & { description: string } }) {
   const { feature } = input;
   return {
     ...NEW_FEATURE_EVENT,
     data: {
-      eventId: input.eventId,
-      message: `The feature catalog gained ${feature.name} (${feature.slug}); see GET /feature/${feature.id}/requirement for what it requires.`,
-      timestamp: input.timestamp,
+      ...common(input, `The feature catalog gained ${feature.name} (${feature.slug}); see GET /feature/${feature.id}/requirement for what it requires.`),
       feature: { id: feature.id, slug: feature.slug, name: feature.name, description: feature.description },
     },
   };

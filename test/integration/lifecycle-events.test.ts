@@ -11,7 +11,7 @@ import { EVENT_TYPES } from '../../domain/events.ts';
 import { features } from '../../domain/feature-catalog.ts';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
-import { announceNewFeatures, remindWaitingSubmissions } from '../../store/lifecycle-events.ts';
+import { announceNewFeatures, remindWaitingSubmissions } from '../../store/scheduled-events.ts';
 import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';

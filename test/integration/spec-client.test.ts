@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
 import { features } from '../../domain/feature-catalog.ts';
 import { applyKybDecision } from '../../store/decisions.ts';
-import { announceNewFeatures, remindWaitingSubmissions } from '../../store/lifecycle-events.ts';
+import { announceNewFeatures, remindWaitingSubmissions } from '../../store/scheduled-events.ts';
 import { donorAt, type Donor } from '../helpers/imports.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import {
