@@ -94,7 +94,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     '',
     'Vouch is running (Ctrl-C stops everything).',
     `  API            ${api.url}    docs: ${api.url}/docs`,
-    `  Temporal UI    ${uiUrl ? `${uiUrl}    payloads decoded by ${api.url}/codec` : `(external Temporal at ${config.temporal.address})`}`,
+    `  Temporal UI    ${uiUrl ? `${uiUrl}    (it decodes payloads through ${api.url}/codec/decode, POST only)` : `(external Temporal at ${config.temporal.address})`}`,
     `  Metrics        ${api.url}/metrics    (Prometheus; Grafana dashboard: grafana/vouch-dashboard.json)`,
     `  Database       ${database.embedded ? `embedded PGlite in ${path.join(config.dataDir, 'pglite')} (${database.url})` : 'DATABASE_URL'}`,
     `  Provider       ${simulator ? `simulator (Sumsub API) at ${simulator.url}` : config.provider.baseUrl}`,
