@@ -32,7 +32,9 @@ function racer(file: string, writer: number, startAt: number): Promise<string> {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`racer exited ${code}`))));
+    // 'close', not 'exit': a child can exit before the parent has read all it wrote (16 MB), and a
+    // read cut short looked like a second file (the test failed once in a loaded CI run)
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`racer exited ${code}`))));
   });
 }
 
