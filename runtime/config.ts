@@ -10,225 +10,199 @@ const bool = z
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
-const envSchema = z.object({
-  VOUCH_ENVIRONMENT: z.enum(['sandbox', 'staging', 'production']).default('sandbox'),
-  HOST: z.string().default('127.0.0.1'),
-  PORT: port.default(3000),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DATA_DIR: z.string().default('.data'),
-  DATABASE_URL: z.string().url().optional(),
-  DATABASE_POOL_SIZE: positiveInt.default(10),
-  PGLITE_PORT: port.default(5433),
-  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
-  TEMPORAL_NAMESPACE: z.string().default('default'),
-  TEMPORAL_API_KEY: z.string().optional(),
-  TEMPORAL_TLS: bool.default(false),
-  TEMPORAL_TLS_CLIENT_CERT_PATH: z.string().optional(),
-  TEMPORAL_TLS_CLIENT_KEY_PATH: z.string().optional(),
-  TEMPORAL_TLS_SERVER_CA_CERT_PATH: z.string().optional(),
-  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
-  TEMPORAL_UI_PORT: port.default(8233),
-  TEMPORAL_DEV_PORT: port.default(7233),
-  TEMPORAL_CLI: z.string().optional(),
-  TASK_QUEUE: z.string().min(1).default('vouch'),
-  PROVIDER_TASK_QUEUE: z.string().min(1).default('vouch-provider'),
-  SYNC_TASK_QUEUE: z.string().min(1).default('vouch-sync'),
-  BATCH_CONCURRENCY: positiveInt.default(50),
-  BATCH_PAGE_SIZE: positiveInt.max(1000).default(500),
-  BATCH_PROVIDER_MAX_ATTEMPTS: positiveInt.default(8),
-  BATCH_PROVIDER_RETRY_INITIAL_MS: positiveInt.default(2000),
-  SYNC_IMPORT_RATE_LIMIT_PER_SECOND: positiveInt.default(3),
-  PROVIDER_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(10),
-  PROVIDER_BASE_URL: z.string().url().optional(),
-  PROVIDER_APP_TOKEN: z.string().optional(),
-  PROVIDER_SECRET_KEY: z.string().optional(),
-  PROVIDER_WEBHOOK_SECRET: z.string().optional(),
-  PROVIDER_CLIENT_ID: z.string().min(1).default('vouch'),
-  PROVIDER_DEFAULT_LEVEL: z.string().min(1).default('basic-kyc-level'),
-  PROVIDER_TIMEOUT_MS: positiveInt.default(10_000),
-  PROVIDER_LEGACY_IMPORT: bool.default(false),
-  PROVIDER_SIM_PORT: port.default(8090),
-  WEBHOOK_SIGNING_KEYS: z.string().optional(),
-  WEBHOOK_SIGNING_KEYS_FILE: z.string().optional(),
-  STANDARD_WEBHOOK_KEYS: z.string().optional(),
-  STANDARD_WEBHOOK_KEYS_FILE: z.string().optional(),
-  WEBHOOK_ALLOW_INSECURE_URLS: bool.default(false),
-  WEBHOOK_TASK_QUEUE: z.string().min(1).default('vouch-webhooks'),
-  WEBHOOK_DISPATCHERS: positiveInt.max(64).default(2),
-  WEBHOOK_MAX_IN_FLIGHT: positiveInt.default(256),
-  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: positiveInt.default(16),
-  WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS: positiveInt.default(64),
-  WEBHOOK_REDELIVERIES_PER_SECOND: positiveInt.default(10),
-  WEBHOOK_POLL_MS: positiveInt.default(100),
-  WORKFLOW_BUNDLE_PATH: z.string().default('dist/workflow-bundle.js'),
-  API_RATE_LIMIT_PER_SECOND: positiveInt.default(100),
-  JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
-  SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
-  SIGNED_PAYLOAD_KEYS: z.string().optional(),
-  SIGNED_PAYLOAD_KEYS_FILE: z.string().optional(),
-  SIGNED_PAYLOAD_TTL_SECONDS: positiveInt.default(86_400),
-  UKYC_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(DEFAULT_UKYC_DEADLINE_SECONDS),
-  FILE_STORE: z.enum(['local', 's3']).default('local'),
-  FILE_STORE_DIR: z.string().optional(),
-  FILE_LINK_SECRET: z.string().min(32, 'at least 32 characters').optional(),
-  PUBLIC_BASE_URL: z.string().url().optional(),
-  PRESIGNED_URL_TTL_SECONDS: positiveInt.max(7 * 86_400).default(900),
-  DOWNLOAD_DEADLINE_SECONDS: positiveInt.default(120),
-  S3_BUCKET: z.string().min(3).optional(),
-  S3_REGION: z.string().min(1).default('us-east-1'),
-  S3_ENDPOINT: z.string().url().optional(),
-  S3_FORCE_PATH_STYLE: bool.optional(),
-  S3_KEY_PREFIX: z.string().default(''),
-  METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
-  WORKER_METRICS_PORT: port.default(9464),
-  WORKER_METRICS_HOST: z.string().default('127.0.0.1'),
-  TEMPORAL_CORE_METRICS_PORT: port.default(0),
-  PAYLOAD_CODEC_KEYS: z.string().optional(),
-  PAYLOAD_CODEC_KEYS_FILE: z.string().optional(),
-  CODEC_ACCESS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
-  CODEC_CORS_ORIGINS: z.string().optional(),
-  KYB_SUBMISSION_DEADLINE_SECONDS: positiveInt.default(DEFAULT_KYB_DEADLINE_SECONDS),
-  UPLOAD_MAX_FILE_BYTES: positiveInt.default(10 * 1024 * 1024),
-  UPLOAD_MAX_FILES: positiveInt.max(50).default(10),
-  UPLOADS_PER_PROCESS: positiveInt.default(16),
-  UPLOADS_PER_BUSINESS: positiveInt.default(4),
-  UPLOAD_SLOT_WAIT_MS: z.coerce.number().int().min(0).default(10_000),
-  UPLOAD_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
-  UPLOAD_TMP_DIR: z.string().optional(),
-});
+/**
+ * How the README shows a setting's default: by default the schema's own default value (`3000`) or
+ * "unset"; `default` says it in words instead, `note` adds words after the value.
+ */
+export type DefaultText = { default?: string; note?: string };
+export type Setting = DefaultText & {
+  schema: z.ZodType;
+  /** Its row's "meaning" in the README table; undefined: it shares the row of the setting before it. */
+  meaning: string | undefined;
+};
+
+/** A setting that opens a row of the README's configuration table. */
+const setting = <S extends z.ZodType>(schema: S, meaning: string, shown: DefaultText = {}) => ({ schema, meaning, ...shown });
+/** A setting documented in the row of the one before it (settings read together, e.g. `PORT`, `HOST`). */
+const sameRow = <S extends z.ZodType>(schema: S, shown: DefaultText = {}) => ({ schema, meaning: undefined, ...shown });
+
+const GENERATED = 'generated in the sandbox';
+const FROM_SIMULATOR = 'from the simulator in `npm start`';
+const CODEC_KEYS_GENERATED = 'generated into `DATA_DIR/payload-codec-keys.json` in the sandbox';
+const CLOSED_OUTSIDE_SANDBOX = 'outside the sandbox (≥ 32 characters; unset there: closed)';
+
+/**
+ * Every setting the service reads from its environment, each declared once: its variable, how it
+ * is parsed and defaulted, and its row of the README table (scripts/print-config-table.ts prints
+ * the table; loadConfig below shapes the parsed values into the Config the code uses).
+ */
+export const SETTINGS = {
+  PORT: setting(port.default(3000), 'API listen address'),
+  HOST: sameRow(z.string().default('127.0.0.1')),
+  VOUCH_ENVIRONMENT: setting(
+    z.enum(['sandbox', 'staging', 'production']).default('sandbox'),
+    '`sandbox`, `staging` or `production`; API keys carry it (`vk_sandbox_…`)',
+  ),
+  DATABASE_URL: setting(z.string().url().optional(), 'PostgreSQL connection string', { default: 'unset → embedded PGlite' }),
+  DATABASE_POOL_SIZE: setting(positiveInt.default(10), 'connections per process'),
+  DATA_DIR: setting(
+    z.string().default('.data'),
+    'embedded database, Temporal dev state, sandbox keys, uploaded files; made mode 700 at start (every process runs with umask 077)',
+  ),
+  PGLITE_PORT: setting(port.default(5433), 'where `npm start` serves the embedded database'),
+  TEMPORAL_ADDRESS: setting(z.string().default('127.0.0.1:7233'), 'Temporal frontend, e.g. `temporal:7233` or Temporal Cloud', {
+    default: 'unset → `npm start` runs its own dev server',
+  }),
+  TEMPORAL_NAMESPACE: setting(z.string().default('default'), 'Temporal namespace'),
+  TEMPORAL_API_KEY: setting(z.string().optional(), 'Temporal Cloud credentials; TLS is on when an API key is set'),
+  TEMPORAL_TLS: sameRow(bool.default(false)),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: setting(
+    z.string().optional(),
+    'mTLS: PEM files of our client certificate and its key (both or neither; TLS is on when set)',
+  ),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: sameRow(z.string().optional()),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: setting(z.string().optional(), "PEM file of the CA that signed the cluster's certificate (a private CA)"),
+  TEMPORAL_TLS_SERVER_NAME: setting(
+    z.string().optional(),
+    "the name the cluster's certificate carries, when it is not the host of `TEMPORAL_ADDRESS`",
+  ),
+  TEMPORAL_DEV_PORT: setting(port.default(7233), 'ports of the dev server `npm start` runs'),
+  TEMPORAL_UI_PORT: sameRow(port.default(8233)),
+  TEMPORAL_CLI: setting(z.string().optional(), 'path of the `temporal` binary', { default: 'found on `PATH` or in `.tools/venv`' }),
+  TASK_QUEUE: setting(z.string().min(1).default('vouch'), 'general task queue (workflows and non-provider activities)'),
+  PROVIDER_TASK_QUEUE: setting(
+    z.string().min(1).default('vouch-provider'),
+    'task queue of every activity that calls the identity provider, batch rows and sync imports alike',
+  ),
+  PROVIDER_RATE_LIMIT_PER_SECOND: setting(
+    z.coerce.number().positive().default(10),
+    "provider calls per second, fleet-wide: spaced by slots in PostgreSQL, and the provider queue's `maxTaskQueueActivitiesPerSecond` on the Temporal server",
+  ),
+  SYNC_TASK_QUEUE: setting(z.string().min(1).default('vouch-sync'), 'sync-import workflows and their database steps, on workers of their own'),
+  BATCH_CONCURRENCY: setting(positiveInt.default(50), 'records in flight per batch; rows per workflow run before continue-as-new'),
+  BATCH_PAGE_SIZE: sameRow(positiveInt.max(1000).default(500)),
+  BATCH_PROVIDER_MAX_ATTEMPTS: setting(positiveInt.default(8), 'retries of one provider call in a batch'),
+  BATCH_PROVIDER_RETRY_INITIAL_MS: sameRow(positiveInt.default(2000)),
+  SYNC_IMPORT_RATE_LIMIT_PER_SECOND: setting(positiveInt.default(3), 'sync imports per second per business'),
+  PROVIDER_BASE_URL: setting(z.string().url().optional(), 'provider API address', { default: 'unset → `npm start` runs the simulator' }),
+  PROVIDER_APP_TOKEN: setting(z.string().optional(), 'our app token and its secret', { default: FROM_SIMULATOR }),
+  PROVIDER_SECRET_KEY: sameRow(z.string().optional(), { default: FROM_SIMULATOR }),
+  PROVIDER_WEBHOOK_SECRET: setting(z.string().optional(), "secret of the provider's webhooks to us", { default: 'from the simulator' }),
+  PROVIDER_CLIENT_ID: setting(z.string().min(1).default('vouch'), 'our client id at the provider; donors use it as `forClientId`'),
+  PROVIDER_DEFAULT_LEVEL: setting(z.string().min(1).default('basic-kyc-level'), 'level used when an import names none'),
+  PROVIDER_TIMEOUT_MS: setting(positiveInt.default(10_000), 'per-request timeout'),
+  PROVIDER_LEGACY_IMPORT: setting(bool.default(false), 'use `POST /resources/applicants/-/import` instead of `reusableIdentity/reuse`'),
+  PROVIDER_SIM_PORT: setting(port.default(8090), 'where `npm start` / `npm run provider-sim` serve the simulator'),
+  WEBHOOK_TASK_QUEUE: setting(z.string().min(1).default('vouch-webhooks'), 'the webhook dispatcher and the retry workflows of deliveries'),
+  WEBHOOK_DISPATCHERS: setting(
+    positiveInt.max(64).default(2),
+    'dispatcher activities running at once across the fleet (each claims and sends deliveries concurrently)',
+  ),
+  WEBHOOK_MAX_IN_FLIGHT: setting(
+    positiveInt.default(256),
+    'requests in flight per dispatcher, and to one subscription and for one business within it (see "Fair shares")',
+  ),
+  WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: sameRow(positiveInt.default(16)),
+  WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS: sameRow(positiveInt.default(64)),
+  WEBHOOK_REDELIVERIES_PER_SECOND: setting(
+    positiveInt.default(10),
+    'redelivery requests (`POST /events/{id}/redeliver`, `POST /notification/{id}/redeliver`) per second per business',
+  ),
+  WEBHOOK_POLL_MS: setting(positiveInt.default(100), "pause between a dispatcher's claims when nothing is due"),
+  WEBHOOK_SIGNING_KEYS: setting(z.string().optional(), 'the signing key ring of `vouch-signature` (see Webhooks)', { default: GENERATED }),
+  WEBHOOK_SIGNING_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
+  STANDARD_WEBHOOK_KEYS: setting(z.string().optional(), 'the Ed25519 key ring of `webhook-signature` (Standard Webhooks; see Webhooks)', {
+    default: GENERATED,
+  }),
+  STANDARD_WEBHOOK_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
+  WEBHOOK_ALLOW_INSECURE_URLS: setting(bool.default(false), 'development only: allow `http://` and non-public webhook addresses'),
+  SIGNED_PAYLOAD_KEYS: setting(z.string().optional(), 'the Ed25519 signed-payload key ring (see Signed payloads)', { default: GENERATED }),
+  SIGNED_PAYLOAD_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
+  SIGNED_PAYLOAD_TTL_SECONDS: setting(
+    positiveInt.default(86_400),
+    "how long a signed payload is valid after it is read (never past the identity document's expiry)",
+  ),
+  UKYC_SUBMISSION_DEADLINE_SECONDS: setting(
+    positiveInt.default(DEFAULT_UKYC_DEADLINE_SECONDS),
+    'how long a universal KYC submission waits for its identity document',
+    { note: '7 days' },
+  ),
+  FILE_STORE: setting(z.enum(['local', 's3']).default('local'), '`local` (a directory) or `s3` (S3-compatible object storage); see "Downloads"'),
+  FILE_STORE_DIR: setting(z.string().optional(), "the local file store's directory (a shared volume in split mode)", { default: '`DATA_DIR/files`' }),
+  FILE_LINK_SECRET: setting(
+    z.string().min(32, 'at least 32 characters').optional(),
+    'signs download links, whatever the store (≥ 32 characters; required outside the sandbox)',
+    { default: 'generated into `DATA_DIR/file-link-secret` in the sandbox' },
+  ),
+  PUBLIC_BASE_URL: setting(z.string().url().optional(), 'where clients reach the API (makes download links absolute)', {
+    default: "the request's own host",
+  }),
+  PRESIGNED_URL_TTL_SECONDS: setting(positiveInt.max(7 * 86_400).default(900), 'how long a download URL works (at most 7 days)'),
+  DOWNLOAD_DEADLINE_SECONDS: setting(
+    positiveInt.default(120),
+    'a download not sent within this time is cut off (a reader that trickles; a download under way when its entity is deleted)',
+  ),
+  S3_BUCKET: setting(z.string().min(3).optional(), "object storage (`FILE_STORE=s3`); credentials from the AWS SDK's chain"),
+  S3_REGION: sameRow(z.string().min(1).default('us-east-1')),
+  S3_ENDPOINT: sameRow(z.string().url().optional(), { default: 'AWS' }),
+  S3_FORCE_PATH_STYLE: sameRow(bool.optional(), { default: 'on with an endpoint' }),
+  S3_KEY_PREFIX: sameRow(z.string().default(''), { default: 'empty' }),
+  PAYLOAD_CODEC_KEYS: setting(z.string().optional(), 'the key ring that encrypts every Temporal payload (see "Operating Vouch")', {
+    default: CODEC_KEYS_GENERATED,
+  }),
+  PAYLOAD_CODEC_KEYS_FILE: sameRow(z.string().optional(), { default: CODEC_KEYS_GENERATED }),
+  CODEC_ACCESS_TOKEN: setting(z.string().min(32, 'at least 32 characters').optional(), `bearer token of \`/codec/*\` ${CLOSED_OUTSIDE_SANDBOX}`),
+  CODEC_CORS_ORIGINS: setting(z.string().optional(), 'browser origins allowed to call `/codec/*` (comma-separated)', {
+    default: "the dev Web UI's origins",
+  }),
+  METRICS_TOKEN: setting(z.string().min(32, 'at least 32 characters').optional(), `bearer token of \`/metrics\` ${CLOSED_OUTSIDE_SANDBOX}`),
+  WORKER_METRICS_HOST: setting(z.string().default('127.0.0.1'), "the worker process's own `/metrics` (split mode; `0` turns it off)"),
+  WORKER_METRICS_PORT: sameRow(port.default(9464)),
+  TEMPORAL_CORE_METRICS_PORT: setting(port.default(0), 'where the Temporal SDK core exports its metrics for `/metrics` to read', {
+    note: 'a free loopback port',
+  }),
+  KYB_SUBMISSION_DEADLINE_SECONDS: setting(
+    positiveInt.default(DEFAULT_KYB_DEADLINE_SECONDS),
+    "how long a KYB submission waits for its owners' KYC decisions",
+    { note: '30 days' },
+  ),
+  UPLOAD_MAX_FILE_BYTES: setting(positiveInt.default(10 * 1024 * 1024), 'per file, and files per upload request'),
+  UPLOAD_MAX_FILES: sameRow(positiveInt.max(50).default(10)),
+  UPLOADS_PER_PROCESS: setting(
+    positiveInt.default(16),
+    'uploads one API process receives at once, in all and for one business (see "Bounded work per request")',
+  ),
+  UPLOADS_PER_BUSINESS: sameRow(positiveInt.default(4)),
+  UPLOAD_SLOT_WAIT_MS: setting(
+    z.coerce.number().int().min(0).default(10_000),
+    "how long an upload beyond those waits, its body unread, before 429 (the business's limit) or 503 (the process's)",
+  ),
+  UPLOAD_IDLE_TIMEOUT_MS: setting(positiveInt.default(30_000), 'an upload that sends no byte for this long is cut off (408)'),
+  UPLOAD_TMP_DIR: setting(
+    z.string().optional(),
+    "where uploads are received (on disk, mode 600) before they move into the file store; best on the file store's volume",
+    { default: '`DATA_DIR/uploads`' },
+  ),
+  WORKFLOW_BUNDLE_PATH: setting(z.string().default('dist/workflow-bundle.js'), 'prebuilt workflow bundle (used when the file exists)'),
+  API_RATE_LIMIT_PER_SECOND: setting(positiveInt.default(100), 'requests per second per business, across all API processes'),
+  JSON_BODY_LIMIT_BYTES: setting(positiveInt.default(1024 * 1024), 'largest JSON request body'),
+  LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino level (`silent` … `trace`)'),
+  SHUTDOWN_GRACE_MS: setting(positiveInt.default(10_000), 'how long a graceful stop may take before the process exits anyway'),
+} satisfies Record<string, Setting>;
+
+const envSchema = z.object(
+  Object.fromEntries(Object.entries(SETTINGS).map(([name, s]) => [name, s.schema])) as { [N in keyof typeof SETTINGS]: (typeof SETTINGS)[N]['schema'] },
+);
 
 /** Every setting's name (the environment variables this service reads). */
 export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
 
-export type Config = {
-  environment: 'sandbox' | 'staging' | 'production';
-  http: { host: string; port: number; jsonBodyLimitBytes: number; rateLimitPerSecond: number; syncImportRateLimitPerSecond: number };
-  logLevel: string;
-  dataDir: string;
-  database: { url: string | undefined; poolSize: number; pglitePort: number };
-  temporal: {
-    address: string;
-    namespace: string;
-    apiKey: string | undefined;
-    tls: boolean;
-    /** mTLS: PEM files of our client certificate and its key (both or neither). */
-    tlsClientCertPath: string | undefined;
-    tlsClientKeyPath: string | undefined;
-    /** PEM file of the CA that signed the server's certificate (a private CA). */
-    tlsServerCaCertPath: string | undefined;
-    /** The name the server's certificate is checked against, when it is not the address's host. */
-    tlsServerName: string | undefined;
-    uiPort: number;
-    /** Set when TEMPORAL_ADDRESS was given: `npm start` then uses that server instead of its own. */
-    addressGiven: boolean;
-    devPort: number;
-    cli: string | undefined;
-    taskQueue: string;
-    providerTaskQueue: string;
-    /** Sync imports: workflows and all their activities, on workers of their own. */
-    syncTaskQueue: string;
-    providerRateLimitPerSecond: number;
-    batchConcurrency: number;
-    batchPageSize: number;
-    /** Attempts of one provider call in a batch before the row fails as PROVIDER_UNAVAILABLE (retryable). */
-    batchProviderMaxAttempts: number;
-    batchProviderRetryInitialMs: number;
-    workflowBundlePath: string;
-  };
-  provider: {
-    /** Unset: `npm start` runs the bundled simulator and fills in its development credentials. */
-    baseUrl: string | undefined;
-    appToken: string | undefined;
-    secretKey: string | undefined;
-    webhookSecret: string | undefined;
-    /** Our client id at the provider: donors name it as `forClientId` when minting share tokens. */
-    clientId: string;
-    defaultLevel: string;
-    timeoutMs: number;
-    legacyImport: boolean;
-    simPort: number;
-  };
-  webhooks: {
-    signingKeysJson: string | undefined;
-    signingKeysFile: string | undefined;
-    /** The Ed25519 ring of the Standard Webhooks `webhook-signature` header. */
-    standardKeysJson: string | undefined;
-    standardKeysFile: string | undefined;
-    /** Development only: allow http:// and non-public addresses as webhook destinations. */
-    allowInsecureUrls: boolean;
-    taskQueue: string;
-    /** Dispatcher activities (first attempts and redeliveries, claimed in batches). */
-    dispatchers: number;
-    /** Requests in flight per dispatcher, and per subscription and per business within it. */
-    maxInFlight: number;
-    maxInFlightPerSubscription: number;
-    maxInFlightPerBusiness: number;
-    /** Redelivery requests (POST /events/{id}/redeliver, POST /notification/{id}/redeliver) a business may make per second. */
-    redeliveriesPerSecond: number;
-    /** Pause between claims when nothing is due. */
-    pollMs: number;
-  };
-  signedPayloads: {
-    signingKeysJson: string | undefined;
-    signingKeysFile: string | undefined;
-    /** A signed payload is valid this long after it is read (never past its identity document's expiry). */
-    ttlSeconds: number;
-  };
-  universalKyc: {
-    /** How long a submission waits for its data and identity document before it is decided as incomplete. */
-    deadlineSeconds: number;
-  };
-  metrics: {
-    /** Required (as `Authorization: Bearer …`) by /metrics outside the sandbox. */
-    token: string | undefined;
-    /** The worker process's own metrics endpoint (split mode); 0 turns it off. */
-    workerPort: number;
-    workerHost: string;
-    /** The loopback port the Temporal core exports its metrics on (0: a free one). */
-    corePort: number;
-  };
-  payloadCodec: {
-    keysJson: string | undefined;
-    keysFile: string | undefined;
-    /** Required (as `Authorization: Bearer …`) by the codec endpoint outside the sandbox; unset there → the endpoint refuses every call. */
-    accessToken: string | undefined;
-    /** Browser origins allowed to call the codec endpoint (the Temporal UI's). */
-    corsOrigins: string[];
-  };
-  universalKyb: {
-    /** How long a submission waits for its owners' KYC decisions before it is decided as it stands. */
-    deadlineSeconds: number;
-  };
-  files: {
-    store: 'local' | 's3';
-    /** The local file store's directory (default DATA_DIR/files). */
-    dir: string;
-    /** Signs the local store's download links (FILE_LINK_SECRET; in the sandbox generated into DATA_DIR when unset). */
-    linkSecret: string | undefined;
-    /** Where our API is reached from outside (local download links are made absolute with it; else the request's origin). */
-    publicBaseUrl: string | undefined;
-    /** How long a presigned download URL works. */
-    presignedUrlTtlSeconds: number;
-    /** A download not sent within this time is cut off (a trickling reader; bytes deleted mid-download). */
-    downloadDeadlineMs: number;
-    s3: { bucket: string; region: string; endpoint: string | undefined; forcePathStyle: boolean; prefix: string } | undefined;
-    maxFileBytes: number;
-    maxFiles: number;
-    /** Uploads one API process receives at once, in all and per business; beyond them a request waits up to slotWaitMs, then 503 / 429. */
-    uploadsPerProcess: number;
-    uploadsPerBusiness: number;
-    slotWaitMs: number;
-    /** An upload with no new bytes for this long is cut off (408). */
-    idleTimeoutMs: number;
-    /** Where uploads are received before they go to the file store (default DATA_DIR/uploads). */
-    uploadTmpDir: string;
-  };
-  shutdownGraceMs: number;
-};
+/** The settings as the code uses them: what loadConfig returns, so each is declared once, in SETTINGS. */
+export type Config = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {}
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = envSchema.safeParse(
     Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
   );
@@ -238,7 +212,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   if (Boolean(e.TEMPORAL_TLS_CLIENT_CERT_PATH) !== Boolean(e.TEMPORAL_TLS_CLIENT_KEY_PATH)) {
-    throw new ConfigError('invalid configuration:\n  TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH go together: set both for mTLS, or neither');
+    throw new ConfigError(
+      'invalid configuration:\n  TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH go together: set both for mTLS, or neither',
+    );
   }
   if (e.FILE_STORE === 's3' && !e.S3_BUCKET) {
     throw new ConfigError('invalid configuration:\n  S3_BUCKET: required when FILE_STORE=s3');
@@ -261,29 +237,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       apiKey: e.TEMPORAL_API_KEY,
       tls: e.TEMPORAL_TLS || Boolean(e.TEMPORAL_TLS_CLIENT_CERT_PATH || e.TEMPORAL_TLS_SERVER_CA_CERT_PATH || e.TEMPORAL_TLS_SERVER_NAME),
+      /** mTLS: PEM files of our client certificate and its key (both or neither). */
       tlsClientCertPath: e.TEMPORAL_TLS_CLIENT_CERT_PATH && path.resolve(e.TEMPORAL_TLS_CLIENT_CERT_PATH),
       tlsClientKeyPath: e.TEMPORAL_TLS_CLIENT_KEY_PATH && path.resolve(e.TEMPORAL_TLS_CLIENT_KEY_PATH),
+      /** PEM file of the CA that signed the server's certificate (a private CA). */
       tlsServerCaCertPath: e.TEMPORAL_TLS_SERVER_CA_CERT_PATH && path.resolve(e.TEMPORAL_TLS_SERVER_CA_CERT_PATH),
+      /** The name the server's certificate is checked against, when it is not the address's host. */
       tlsServerName: e.TEMPORAL_TLS_SERVER_NAME,
       uiPort: e.TEMPORAL_UI_PORT,
+      /** Set when TEMPORAL_ADDRESS was given: `npm start` then uses that server instead of its own. */
       addressGiven: Boolean(env.TEMPORAL_ADDRESS),
       devPort: e.TEMPORAL_DEV_PORT,
       cli: e.TEMPORAL_CLI,
       taskQueue: e.TASK_QUEUE,
       providerTaskQueue: e.PROVIDER_TASK_QUEUE,
+      /** Sync imports: workflows and all their activities, on workers of their own. */
       syncTaskQueue: e.SYNC_TASK_QUEUE,
       batchConcurrency: e.BATCH_CONCURRENCY,
       batchPageSize: e.BATCH_PAGE_SIZE,
+      /** Attempts of one provider call in a batch before the row fails as PROVIDER_UNAVAILABLE (retryable). */
       batchProviderMaxAttempts: e.BATCH_PROVIDER_MAX_ATTEMPTS,
       batchProviderRetryInitialMs: e.BATCH_PROVIDER_RETRY_INITIAL_MS,
       providerRateLimitPerSecond: e.PROVIDER_RATE_LIMIT_PER_SECOND,
       workflowBundlePath: path.resolve(e.WORKFLOW_BUNDLE_PATH),
     },
     provider: {
+      /** Unset: `npm start` runs the bundled simulator and fills in its development credentials. */
       baseUrl: e.PROVIDER_BASE_URL,
       appToken: e.PROVIDER_APP_TOKEN,
       secretKey: e.PROVIDER_SECRET_KEY,
       webhookSecret: e.PROVIDER_WEBHOOK_SECRET,
+      /** Our client id at the provider: donors name it as `forClientId` when minting share tokens. */
       clientId: e.PROVIDER_CLIENT_ID,
       defaultLevel: e.PROVIDER_DEFAULT_LEVEL,
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
@@ -293,50 +277,87 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       signingKeysJson: e.WEBHOOK_SIGNING_KEYS,
       signingKeysFile: e.WEBHOOK_SIGNING_KEYS_FILE ? path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE) : undefined,
+      /** The Ed25519 ring of the Standard Webhooks `webhook-signature` header. */
       standardKeysJson: e.STANDARD_WEBHOOK_KEYS,
       standardKeysFile: e.STANDARD_WEBHOOK_KEYS_FILE ? path.resolve(e.STANDARD_WEBHOOK_KEYS_FILE) : undefined,
+      /** Development only: allow http:// and non-public addresses as webhook destinations. */
       allowInsecureUrls: e.WEBHOOK_ALLOW_INSECURE_URLS,
       taskQueue: e.WEBHOOK_TASK_QUEUE,
+      /** Dispatcher activities (first attempts and redeliveries, claimed in batches). */
       dispatchers: e.WEBHOOK_DISPATCHERS,
+      /** Requests in flight per dispatcher, and per subscription and per business within it. */
       maxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
       maxInFlightPerSubscription: e.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION,
       maxInFlightPerBusiness: e.WEBHOOK_MAX_IN_FLIGHT_PER_BUSINESS,
+      /** Redelivery requests (POST /events/{id}/redeliver, POST /notification/{id}/redeliver) a business may make per second. */
       redeliveriesPerSecond: e.WEBHOOK_REDELIVERIES_PER_SECOND,
+      /** Pause between claims when nothing is due. */
       pollMs: e.WEBHOOK_POLL_MS,
     },
     signedPayloads: {
       signingKeysJson: e.SIGNED_PAYLOAD_KEYS,
       signingKeysFile: e.SIGNED_PAYLOAD_KEYS_FILE ? path.resolve(e.SIGNED_PAYLOAD_KEYS_FILE) : undefined,
+      /** A signed payload is valid this long after it is read (never past its identity document's expiry). */
       ttlSeconds: e.SIGNED_PAYLOAD_TTL_SECONDS,
     },
-    universalKyc: { deadlineSeconds: e.UKYC_SUBMISSION_DEADLINE_SECONDS },
-    metrics: { token: e.METRICS_TOKEN, workerPort: e.WORKER_METRICS_PORT, workerHost: e.WORKER_METRICS_HOST, corePort: e.TEMPORAL_CORE_METRICS_PORT },
+    universalKyc: {
+      /** How long a submission waits for its data and identity document before it is decided as incomplete. */
+      deadlineSeconds: e.UKYC_SUBMISSION_DEADLINE_SECONDS,
+    },
+    metrics: {
+      /** Required (as `Authorization: Bearer …`) by /metrics outside the sandbox. */
+      token: e.METRICS_TOKEN,
+      /** The worker process's own metrics endpoint (split mode); 0 turns it off. */
+      workerPort: e.WORKER_METRICS_PORT,
+      workerHost: e.WORKER_METRICS_HOST,
+      /** The loopback port the Temporal core exports its metrics on (0: a free one). */
+      corePort: e.TEMPORAL_CORE_METRICS_PORT,
+    },
     payloadCodec: {
       keysJson: e.PAYLOAD_CODEC_KEYS,
       keysFile: e.PAYLOAD_CODEC_KEYS_FILE ? path.resolve(e.PAYLOAD_CODEC_KEYS_FILE) : undefined,
+      /** Required (as `Authorization: Bearer …`) by the codec endpoint outside the sandbox; unset there → the endpoint refuses every call. */
       accessToken: e.CODEC_ACCESS_TOKEN,
+      /** Browser origins allowed to call the codec endpoint (the Temporal UI's). */
       corsOrigins: (e.CODEC_CORS_ORIGINS ?? `http://127.0.0.1:${e.TEMPORAL_UI_PORT},http://localhost:${e.TEMPORAL_UI_PORT}`)
         .split(',')
         .map((o) => o.trim())
         .filter(Boolean),
     },
-    universalKyb: { deadlineSeconds: e.KYB_SUBMISSION_DEADLINE_SECONDS },
+    universalKyb: {
+      /** How long a submission waits for its owners' KYC decisions before it is decided as it stands. */
+      deadlineSeconds: e.KYB_SUBMISSION_DEADLINE_SECONDS,
+    },
     files: {
       store: e.FILE_STORE,
+      /** The local file store's directory (default DATA_DIR/files). */
       dir: e.FILE_STORE_DIR ? path.resolve(e.FILE_STORE_DIR) : path.join(dataDir, 'files'),
+      /** Signs the local store's download links (FILE_LINK_SECRET; in the sandbox generated into DATA_DIR when unset). */
       linkSecret: e.FILE_LINK_SECRET,
+      /** Where our API is reached from outside (local download links are made absolute with it; else the request's origin). */
       publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+      /** How long a presigned download URL works. */
       presignedUrlTtlSeconds: e.PRESIGNED_URL_TTL_SECONDS,
+      /** A download not sent within this time is cut off (a trickling reader; bytes deleted mid-download). */
       downloadDeadlineMs: e.DOWNLOAD_DEADLINE_SECONDS * 1000,
       s3: e.S3_BUCKET
-        ? { bucket: e.S3_BUCKET, region: e.S3_REGION, endpoint: e.S3_ENDPOINT, forcePathStyle: e.S3_FORCE_PATH_STYLE ?? Boolean(e.S3_ENDPOINT), prefix: e.S3_KEY_PREFIX }
+        ? {
+            bucket: e.S3_BUCKET,
+            region: e.S3_REGION,
+            endpoint: e.S3_ENDPOINT,
+            forcePathStyle: e.S3_FORCE_PATH_STYLE ?? Boolean(e.S3_ENDPOINT),
+            prefix: e.S3_KEY_PREFIX,
+          }
         : undefined,
       maxFileBytes: e.UPLOAD_MAX_FILE_BYTES,
       maxFiles: e.UPLOAD_MAX_FILES,
+      /** Uploads one API process receives at once, in all and per business; beyond them a request waits up to slotWaitMs, then 503 / 429. */
       uploadsPerProcess: e.UPLOADS_PER_PROCESS,
       uploadsPerBusiness: Math.min(e.UPLOADS_PER_BUSINESS, e.UPLOADS_PER_PROCESS),
       slotWaitMs: e.UPLOAD_SLOT_WAIT_MS,
+      /** An upload with no new bytes for this long is cut off (408). */
       idleTimeoutMs: e.UPLOAD_IDLE_TIMEOUT_MS,
+      /** Where uploads are received before they go to the file store (default DATA_DIR/uploads). */
       uploadTmpDir: e.UPLOAD_TMP_DIR ? path.resolve(e.UPLOAD_TMP_DIR) : path.join(dataDir, 'uploads'),
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

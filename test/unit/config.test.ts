@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../runtime/config.ts';
+import { ConfigError, loadConfig, SETTING_NAMES } from '../../runtime/config.ts';
+import { configTableMarkdown, configTableRows } from '../../scripts/print-config-table.ts';
 
 describe('configuration', () => {
   it('has embedded defaults', () => {
@@ -17,7 +19,13 @@ describe('configuration', () => {
   });
 
   it('reads overrides from the environment', () => {
-    const c = loadConfig({ PORT: '8080', PROVIDER_RATE_LIMIT_PER_SECOND: '50', TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_TLS: 'true', DATABASE_URL: 'postgres://u@db:5432/vouch' });
+    const c = loadConfig({
+      PORT: '8080',
+      PROVIDER_RATE_LIMIT_PER_SECOND: '50',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_TLS: 'true',
+      DATABASE_URL: 'postgres://u@db:5432/vouch',
+    });
     assert.equal(c.http.port, 8080);
     assert.equal(c.temporal.providerRateLimitPerSecond, 50);
     assert.equal(c.temporal.addressGiven, true);
@@ -35,6 +43,41 @@ describe('configuration', () => {
   ]) {
     it(`refuses ${name}=${value} and names it`, () => {
       assert.throws(() => loadConfig({ [name!]: value }), (err: Error) => err instanceof ConfigError && err.message.includes(name!));
+    });
+  }
+});
+
+describe('the configuration table', () => {
+  it("keeps the README's configuration table equal to the settings", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const table = readme.split('<!-- config-table:start')[1]?.split('<!-- config-table:end -->')[0]?.split('\n').slice(1).join('\n').trim();
+    assert.equal(table, configTableMarkdown(), 'run npm run docs:config and paste its output into the README');
+  });
+
+  it('documents every variable the schema parses, in a row with a meaning and a default', () => {
+    const rows = configTableRows();
+    assert.deepEqual(rows.flatMap((r) => r.names), SETTING_NAMES);
+    for (const r of rows) {
+      assert.ok(r.meaning.trim(), `say what ${r.names.join(', ')} means`);
+      assert.ok(r.defaults.every((d) => d.trim()), `say the default of ${r.names.join(', ')}`);
+    }
+  });
+
+  // loadConfig reads the variables through the schema (one per setting, so documented above); this catches a direct read
+  // of the environment (like TEMPORAL_ADDRESS for addressGiven) of a variable that is not a setting.
+  for (const given of [{}, { TEMPORAL_ADDRESS: 'temporal:7233', FILE_STORE: 's3', S3_BUCKET: 'vouch-files', S3_ENDPOINT: 'http://s3:9000' }]) {
+    it(`reads no undocumented variable from the environment (${Object.keys(given).join(', ') || 'none set'})`, () => {
+      const read = new Set<string>();
+      const env = new Proxy({ ...given } as NodeJS.ProcessEnv, {
+        get: (target, key) => {
+          if (typeof key === 'string') read.add(key);
+          return Reflect.get(target, key);
+        },
+      });
+      loadConfig(env);
+      const documented = new Set(configTableRows().flatMap((r) => r.names));
+      assert.deepEqual([...read].filter((name) => !documented.has(name)), []);
+      assert.ok(read.size > 0 || Object.keys(given).length === 0, 'the proxy saw the reads');
     });
   }
 });
