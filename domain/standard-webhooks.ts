@@ -6,6 +6,7 @@
 // signatures, as the standard allows), so a receiver keeps verifying across a key rotation.
 // Public keys are published as `whpk_<Base64 of the raw 32-byte key>` and as PEM.
 import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import { z } from 'zod';
 import { validKeysAt, type SigningKey } from './webhook-signature.ts';
 
 /** An Ed25519 key of the Standard Webhooks ring (same shape as every ring's key). */
@@ -33,7 +34,16 @@ export function standardWebhookSignature(ring: readonly Ed25519Key[], message: {
   return keys.map((k) => `v1a,${sign(null, content, privateKeyOf(k)).toString('base64')}`).join(' ');
 }
 
-export type StandardWebhookPublicKey = { keyId: string; algorithm: 'Ed25519'; publicKey: string; publicKeyPem: string; validFrom: string; validUntil: string };
+/** A public key of the ring as GET /webhook-keys lists it, in both forms. */
+export const standardWebhookPublicKeySchema = z.object({
+  keyId: z.string(),
+  algorithm: z.literal('Ed25519'),
+  publicKey: z.string().meta({ description: 'whpk_ and the Base64 of the raw 32-byte key (the Standard Webhooks form)' }),
+  publicKeyPem: z.string(),
+  validFrom: z.string(),
+  validUntil: z.string(),
+});
+export type StandardWebhookPublicKey = z.input<typeof standardWebhookPublicKeySchema>;
 
 export function standardWebhookPublicKeyOf(key: Ed25519Key): StandardWebhookPublicKey {
   const pub = createPublicKey(key.privateKeyPem);

@@ -1,6 +1,7 @@
 // Webhook signatures (interface 5.4-5.5): `vouch-signature` is a Base64 RSA-SHA512 (PKCS#1 v1.5)
 // signature over the raw body bytes, made with the key of the ring that is valid at send time.
 import { createHash, createPrivateKey, createPublicKey, sign, constants, type KeyObject } from 'node:crypto';
+import { z } from 'zod';
 
 export type SigningKey = {
   keyId: string;
@@ -13,7 +14,15 @@ export type SigningKey = {
 /** How signatures are made, as GET /webhook-keys states it. */
 export const SIGNATURE_SCHEME = 'RSA-SHA512 (PKCS#1 v1.5), Base64' as const;
 
-export type PublicKey = { keyId: string; algorithm: 'RSA-SHA512'; publicKeyPem: string; validFrom: string; validUntil: string };
+/** A public key of the ring as GET /webhook-keys lists it. */
+export const publicKeySchema = z.object({
+  keyId: z.string(),
+  algorithm: z.literal('RSA-SHA512'),
+  publicKeyPem: z.string(),
+  validFrom: z.string(),
+  validUntil: z.string(),
+});
+export type PublicKey = z.input<typeof publicKeySchema>;
 
 /** `privateKey`: PEM, or a parsed key (parsing the PEM costs more than the signature itself). */
 export function signWebhookBody(body: string | Buffer, privateKey: string | KeyObject): string {

@@ -1,6 +1,7 @@
 // Webhook subscription rules (interface 2.6, 4.2, 6) and the delivery schedule, in one place.
 import { z } from 'zod';
 import { EVENT_TYPES } from './events.ts';
+import { pageMetaSchema } from './pagination.ts';
 import { URI_CHARACTER } from './webhook-url.ts';
 
 export const MAX_SUBSCRIPTIONS = 10;
@@ -75,5 +76,35 @@ export const subscriptionSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
+export type SubscriptionView = z.input<typeof subscriptionSchema>;
+
+export const subscriptionPageSchema = z.object({ items: z.array(subscriptionSchema), meta: pageMetaSchema() });
+export type SubscriptionPage = z.input<typeof subscriptionPageSchema>;
+
+/** A delivery as the delivery log shows it, with every attempt (oldest first). */
+export const deliverySchema = z.object({
+  deliveryId: z.uuid(),
+  eventId: z.uuid(),
+  subscriptionId: z.uuid(),
+  status: z.enum(['pending', 'delivered', 'failed', 'canceled']),
+  attempts: z.array(
+    z.object({
+      attempt: z.number().int(),
+      at: z.string(),
+      url: z.string(),
+      keyId: z.string().nullable(),
+      httpStatus: z.number().int().nullable(),
+      latencyMs: z.number().int().nullable(),
+      error: z.string().nullable(),
+      succeeded: z.boolean(),
+    }),
+  ),
+  createdAt: z.string(),
+  deliveredAt: z.string().nullable(),
+});
+export type Delivery = z.input<typeof deliverySchema>;
+
+export const deliveryPageSchema = z.object({ items: z.array(deliverySchema), meta: pageMetaSchema() });
+export type DeliveryPage = z.input<typeof deliveryPageSchema>;
 
 export const notificationIdParams = z.object({ notificationId: z.uuid({ message: 'notificationId must be a UUID' }) }).strict();

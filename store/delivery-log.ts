@@ -1,16 +1,7 @@
 // The delivery log a business reads: its deliveries with every attempt, by subscription or by event.
 import { offsetOf, type Page } from '../domain/pagination.ts';
+import type { Delivery } from '../domain/webhooks.ts';
 import { iso, type Queryable } from './db.ts';
-
-export type DeliveryLog = {
-  deliveryId: string;
-  eventId: string;
-  subscriptionId: string;
-  status: string;
-  attempts: { attempt: number; at: string; url: string; keyId: string | null; httpStatus: number | null; latencyMs: number | null; error: string | null; succeeded: boolean }[];
-  createdAt: string;
-  deliveredAt: string | null;
-};
 
 export async function deliveryLog(q: Queryable, businessId: string, filter: { eventId: string } | { subscriptionId: string }, page: Page) {
   const [column, value] = 'eventId' in filter ? ['event_id', filter.eventId] : ['subscription_id', filter.subscriptionId];
@@ -19,11 +10,11 @@ export async function deliveryLog(q: Queryable, businessId: string, filter: { ev
   const attempts = deliveries.length
     ? await q.query('SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY started_at', [deliveries.map((d) => d.id)])
     : [];
-  const items: DeliveryLog[] = deliveries.map((d) => ({
+  const items: Delivery[] = deliveries.map((d) => ({
     deliveryId: String(d.id),
     eventId: String(d.event_id),
     subscriptionId: String(d.subscription_id),
-    status: String(d.status),
+    status: String(d.status) as Delivery['status'],
     attempts: attempts
       .filter((a) => a.delivery_id === d.id)
       .map((a) => ({

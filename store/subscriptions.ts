@@ -1,15 +1,15 @@
 // Webhook subscriptions (interface 2.6, 4.2): a business's destinations and the event types each takes.
 import { randomUUID } from 'node:crypto';
-import { MAX_SUBSCRIPTIONS, type SubscriptionInput } from '../domain/webhooks.ts';
+import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionView } from '../domain/webhooks.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
 /** A stored subscription (the API presents it in the shape of interface 2.6). */
-export type Subscription = { id: string; channel: string; types: string[]; url: string; createdAt: string; updatedAt: string };
+export type Subscription = { id: string; channel: SubscriptionView['channel']; types: string[]; url: string; createdAt: string; updatedAt: string };
 
 const toSubscription = (r: Row): Subscription => ({
   id: String(r.id),
-  channel: String(r.channel),
+  channel: String(r.channel) as Subscription['channel'],
   types: r.types as string[],
   url: String(r.url),
   createdAt: iso(r.created_at),

@@ -1,37 +1,29 @@
 // Webhook subscriptions (interface 2.6 and 4.2), the delivery log, redelivery, and the public keys
 // that verify our signatures.
 import { z } from 'zod';
-import { pageMetaSchema, paginationQuery } from '../../domain/pagination.ts';
-import { STANDARD_WEBHOOK_SCHEME } from '../../domain/standard-webhooks.ts';
-import { SIGNATURE_SCHEME } from '../../domain/webhook-signature.ts';
-import { MAX_SUBSCRIPTIONS, notificationIdParams, subscriptionBody, subscriptionSchema } from '../../domain/webhooks.ts';
+import { paginationQuery } from '../../domain/pagination.ts';
+import {
+  deliveryPageSchema,
+  MAX_SUBSCRIPTIONS,
+  notificationIdParams,
+  subscriptionBody,
+  subscriptionPageSchema,
+  subscriptionSchema,
+} from '../../domain/webhooks.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { createSubscription, deleteSubscription, getSubscription, listSubscriptions, replaceSubscription } from '../../usecases/subscriptions.ts';
-import { eventDeliveries, redeliverEvent, redeliverSubscriptionFailures, subscriptionDeliveries, webhookKeys } from '../../usecases/webhook-deliveries.ts';
+import {
+  eventDeliveries,
+  redeliverEvent,
+  redeliverSubscriptionFailures,
+  redeliverySchema,
+  subscriptionDeliveries,
+  webhookKeys,
+  webhookKeysSchema,
+} from '../../usecases/webhook-deliveries.ts';
 import { route } from '../route.ts';
 
-const attemptSchema = z.object({
-  attempt: z.number().int(),
-  at: z.string(),
-  url: z.string(),
-  keyId: z.string().nullable(),
-  httpStatus: z.number().int().nullable(),
-  latencyMs: z.number().int().nullable(),
-  error: z.string().nullable(),
-  succeeded: z.boolean(),
-});
-const deliverySchema = z.object({
-  deliveryId: z.uuid(),
-  eventId: z.uuid(),
-  subscriptionId: z.uuid(),
-  status: z.enum(['pending', 'delivered', 'failed', 'canceled']),
-  attempts: z.array(attemptSchema),
-  createdAt: z.string(),
-  deliveredAt: z.string().nullable(),
-});
-const deliveryPage = z.object({ items: z.array(deliverySchema), meta: pageMetaSchema() });
 const eventIdParams = z.object({ eventId: z.uuid({ message: 'eventId must be a UUID' }) }).strict();
-const redeliverySchema = z.object({ redeliveries: z.number().int() });
 
 export function subscriptionRoutes(uc: UseCaseContext) {
   return [
@@ -55,7 +47,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       tag: 'Webhooks',
       versioned: true,
       query: paginationQuery,
-      responses: { 200: { description: 'A page of subscriptions', schema: z.object({ items: z.array(subscriptionSchema), meta: pageMetaSchema() }) } },
+      responses: { 200: { description: 'A page of subscriptions', schema: subscriptionPageSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
       handler: ({ query, business }) => listSubscriptions(uc, business, query),
     }),
@@ -103,7 +95,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       tag: 'Webhooks',
       params: notificationIdParams,
       query: paginationQuery,
-      responses: { 200: { description: 'A page of deliveries', schema: deliveryPage } },
+      responses: { 200: { description: 'A page of deliveries', schema: deliveryPageSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       handler: ({ params, query, business }) => subscriptionDeliveries(uc, business, params.notificationId, query),
     }),
@@ -129,7 +121,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       tag: 'Webhooks',
       params: eventIdParams,
       query: paginationQuery,
-      responses: { 200: { description: 'A page of deliveries', schema: deliveryPage } },
+      responses: { 200: { description: 'A page of deliveries', schema: deliveryPageSchema } },
       errors: ['invalidRequest', 'eventNotFound'],
       handler: ({ params, query, business }) => eventDeliveries(uc, business, params.eventId, query),
     }),
@@ -154,29 +146,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       description:
         'vouch-signature (the interface\'s, RSA-SHA512 over the raw body) is made with the key valid when the delivery is sent (its id is in vouch-signature-key-id). webhook-signature (Standard Webhooks, v1a: Ed25519 over webhook-id.webhook-timestamp.body) carries one signature per key valid at send time. Verify with any key of this environment.',
       tag: 'Webhooks',
-      responses: {
-        200: {
-          description: 'The key ring of this environment',
-          schema: z.object({
-            environment: z.string(),
-            algorithm: z.literal(SIGNATURE_SCHEME),
-            keys: z.array(z.object({ keyId: z.string(), algorithm: z.literal('RSA-SHA512'), publicKeyPem: z.string(), validFrom: z.string(), validUntil: z.string() })),
-            standardWebhooks: z.object({
-              algorithm: z.literal(STANDARD_WEBHOOK_SCHEME),
-              keys: z.array(
-                z.object({
-                  keyId: z.string(),
-                  algorithm: z.literal('Ed25519'),
-                  publicKey: z.string().meta({ description: 'whpk_ and the Base64 of the raw 32-byte key (the Standard Webhooks form)' }),
-                  publicKeyPem: z.string(),
-                  validFrom: z.string(),
-                  validUntil: z.string(),
-                }),
-              ),
-            }),
-          }),
-        },
-      },
+      responses: { 200: { description: 'The key ring of this environment', schema: webhookKeysSchema } },
       handler: () => webhookKeys(uc),
     }),
   ];
