@@ -167,5 +167,10 @@ export const entityListItemSchema = entitySchema.pick({
 
 export const entityListSchema = z.object({ items: z.array(entityListItemSchema), meta: pageMetaSchema() });
 
-export type Entity = z.infer<typeof entitySchema>;
-export type EntityListItem = z.infer<typeof entityListItemSchema>;
+/** POST /entity's answer: the new entity's id. */
+export const entityCreatedSchema = z.object({ id: z.uuid() });
+
+export type Entity = z.input<typeof entitySchema>;
+export type EntityListItem = z.input<typeof entityListItemSchema>;
+export type EntityList = z.input<typeof entityListSchema>;
+export type EntityCreated = z.input<typeof entityCreatedSchema>;

@@ -29,8 +29,9 @@ export type Feature = {
   requirements: { requirementSlug: string; requirementLevel: RequirementLevel }[];
 };
 
-import type { z } from 'zod';
+import { z } from 'zod';
 import { memberDeclaration } from './members.ts';
+import { pageMetaSchema } from './pagination.ts';
 import { CARD_PROCESSOR_TOKEN } from './share-fields.ts';
 
 const req = (r: Requirement) => r;
@@ -123,8 +124,24 @@ export function findFeature(id: string): Feature | undefined {
   return features.find((f) => f.id === id);
 }
 
+/** GET /features: a page of features in the interface's shape (section 2.2). */
+export const featurePageSchema = z.object({
+  items: z.array(z.object({ id: z.uuid(), name: z.string(), slug: z.string(), description: z.string() })),
+  meta: pageMetaSchema(),
+});
+
+const featureRequirementSchema = z.object({
+  requirementId: z.uuid(),
+  requirementLevel: z.enum(['REQUIRED', 'OPTIONAL', 'PREFERED']),
+  requirementSlug: z.string(),
+  associatedEntity: z.enum(['INDIVIDUAL', 'BUSINESS']),
+  valueType: z.enum(['BOOLEAN', 'NUMERIC', 'STRING', 'FILE', 'JSON']),
+});
+/** GET /feature/{featureId}/requirement: every requirement of the feature. */
+export const featureRequirementsSchema = z.object({ items: z.array(featureRequirementSchema) });
+
 /** A feature's requirements in the interface's shape (section 2.2). */
-export function featureRequirements(feature: Feature) {
+export function featureRequirements(feature: Feature): z.input<typeof featureRequirementSchema>[] {
   return feature.requirements.map(({ requirementSlug, requirementLevel }) => {
     const r = bySlug.get(requirementSlug);
     if (!r) throw new Error(`catalog: feature ${feature.slug} names unknown requirement ${requirementSlug}`);

@@ -1,5 +1,5 @@
 // Entities (interface 2.1 and 4.3), scoped to the calling business.
-import type { CreateEntityInput } from '../domain/entity.ts';
+import type { CreateEntityInput, Entity, EntityCreated, EntityList } from '../domain/entity.ts';
 import { MEMBER_DECLARATION_SLUG, type MemberDeclaration } from '../domain/members.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
@@ -32,7 +32,7 @@ async function declaredMembers({ db }: UseCaseContext, caller: Caller, input: Cr
   return done(members.map((m) => ({ entityId: m.entityId, role: m.role, ownershipPercent: m.ownershipPercent })));
 }
 
-export async function createEntity(ctx: UseCaseContext, caller: Caller, input: CreateEntityInput) {
+export async function createEntity(ctx: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<EntityCreated>> {
   const members = await declaredMembers(ctx, caller, input);
   if (!members.ok) return members;
   try {
@@ -43,12 +43,12 @@ export async function createEntity(ctx: UseCaseContext, caller: Caller, input: C
   }
 }
 
-export async function listEntities({ db }: UseCaseContext, caller: Caller, page: Page) {
+export async function listEntities({ db }: UseCaseContext, caller: Caller, page: Page): Promise<Outcome<EntityList>> {
   const { items, totalItems } = await pageOfEntities(db, caller.id, page);
   return done({ items, meta: pageMeta(page, totalItems) });
 }
 
-export async function getEntity({ db }: UseCaseContext, caller: Caller, entityId: string) {
+export async function getEntity({ db }: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<Entity>> {
   const entity = await findEntity(db, caller.id, entityId);
   return entity ? done(entity) : notFound(entityId);
 }

@@ -1,6 +1,5 @@
 // Entities (interface 2.1 and 4.3), scoped to the business behind the API key.
-import { z } from 'zod';
-import { createEntityBody, entityIdParams, entityListSchema, entitySchema } from '../../domain/entity.ts';
+import { createEntityBody, entityCreatedSchema, entityIdParams, entityListSchema, entitySchema } from '../../domain/entity.ts';
 import { paginationQuery } from '../../domain/pagination.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { createEntity, deleteEntity, getEntity, listEntities } from '../../usecases/entities.ts';
@@ -16,7 +15,7 @@ export function entityRoutes(uc: UseCaseContext) {
       description: 'Creates an INDIVIDUAL or BUSINESS entity of your business, optionally with requirement values (see GET /features).',
       tag: 'Entities',
       body: createEntityBody,
-      responses: { 201: { description: 'Created', schema: z.object({ id: z.uuid() }) } },
+      responses: { 201: { description: 'Created', schema: entityCreatedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge', 'entityExternalIdTaken'],
       handler: ({ body, business }) => createEntity(uc, business, body),
     }),

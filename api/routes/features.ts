@@ -1,17 +1,9 @@
 // The feature catalog (interface 2.2 and 4.6).
 import { z } from 'zod';
-import { pageMetaSchema, paginationQuery } from '../../domain/pagination.ts';
+import { featurePageSchema, featureRequirementsSchema } from '../../domain/feature-catalog.ts';
+import { paginationQuery } from '../../domain/pagination.ts';
 import { listFeatureRequirements, listFeatures } from '../../usecases/features.ts';
 import { route } from '../route.ts';
-
-const featureSchema = z.object({ id: z.uuid(), name: z.string(), slug: z.string(), description: z.string() });
-const requirementSchema = z.object({
-  requirementId: z.uuid(),
-  requirementLevel: z.enum(['REQUIRED', 'OPTIONAL', 'PREFERED']),
-  requirementSlug: z.string(),
-  associatedEntity: z.enum(['INDIVIDUAL', 'BUSINESS']),
-  valueType: z.enum(['BOOLEAN', 'NUMERIC', 'STRING', 'FILE', 'JSON']),
-});
 
 export function featureRoutes() {
   return [
@@ -23,7 +15,7 @@ export function featureRoutes() {
       tag: 'Features',
       versioned: true,
       query: paginationQuery,
-      responses: { 200: { description: 'A page of features', schema: z.object({ items: z.array(featureSchema), meta: pageMetaSchema() }) } },
+      responses: { 200: { description: 'A page of features', schema: featurePageSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
       handler: ({ query }) => listFeatures(query),
     }),
@@ -34,7 +26,7 @@ export function featureRoutes() {
       summary: "List a feature's requirements",
       tag: 'Features',
       params: z.object({ featureId: z.uuid({ message: 'featureId must be a UUID' }) }).strict(),
-      responses: { 200: { description: 'Every requirement of the feature', schema: z.object({ items: z.array(requirementSchema) }) } },
+      responses: { 200: { description: 'Every requirement of the feature', schema: featureRequirementsSchema } },
       errors: ['invalidRequest', 'featureNotFound'],
       handler: ({ params }) => listFeatureRequirements(params.featureId),
     }),
