@@ -5,25 +5,11 @@
 import canonicalize from 'canonicalize';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { z } from 'zod';
-import type { ResidentialAddress, VerifiedPerson } from './verified-person.ts';
+import type { VerifiedPerson } from './verified-person.ts';
 import { signingKeyAt, type SigningKey } from './webhook-signature.ts';
 
 export const SIGNED_PAYLOAD_ALGORITHM = 'Ed25519' as const;
 export const SIGNED_PAYLOAD_CANONICAL_FORM = 'RFC 8785 JSON canonicalization of the payload without its signature field' as const;
-
-export type SignedPayload = {
-  firstName: string;
-  lastName: string;
-  dob: string;
-  residentialAddress: ResidentialAddress;
-  idDocumentType: string;
-  idDocumentNumber: string;
-  /** ISO 8601: the payload is not valid after this. */
-  expiresAt: string;
-  keyId: string;
-  /** Base64 Ed25519 signature over the canonical form. */
-  signature: string;
-};
 
 const addressSchema = z.looseObject({
   country: z.string(),
@@ -37,20 +23,32 @@ const addressSchema = z.looseObject({
 });
 
 /**
- * The verification request: every field of a signed payload. Fields we do not know are kept, not
- * refused: they are part of what the signature covers, so an added field makes the payload invalid.
+ * Every field of a signed payload: what a read answers and what the verification request sends.
+ * Fields we do not know are kept, not refused: they are part of what the signature covers, so an
+ * added field makes the payload invalid.
  */
-export const signedPayloadSchema = z.looseObject({
-  firstName: z.string(),
-  lastName: z.string(),
-  dob: z.string(),
-  residentialAddress: addressSchema,
-  idDocumentType: z.string(),
-  idDocumentNumber: z.string(),
-  expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }),
-  keyId: z.string().optional(),
-  signature: z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/, 'must be Base64'),
-});
+export const signedPayloadSchema = z
+  .looseObject({
+    firstName: z.string(),
+    lastName: z.string(),
+    dob: z.string(),
+    residentialAddress: addressSchema,
+    idDocumentType: z.string(),
+    idDocumentNumber: z.string(),
+    // the payload is not valid after this
+    expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }),
+    keyId: z.string().optional(),
+    // Base64 Ed25519 signature over the canonical form
+    signature: z.string().regex(/^[A-Za-z0-9+/]+={0,2}$/, 'must be Base64'),
+  })
+  .meta({
+    description:
+      `The verified person's data with an ${SIGNED_PAYLOAD_ALGORITHM} signature (Base64) over its canonical form: ${SIGNED_PAYLOAD_CANONICAL_FORM}. ` +
+      "keyId names the key (GET /signed-payload-keys); expiresAt bounds its validity (the read's time plus SIGNED_PAYLOAD_TTL_SECONDS, " +
+      "never past the identity document's expiry).",
+  });
+/** A payload as we sign it: keyId is always named. */
+export type SignedPayload = z.input<typeof signedPayloadSchema> & { keyId: string };
 
 /** The canonical form the signature covers. */
 export function canonicalForm(payload: Record<string, unknown>): string {
@@ -118,8 +116,17 @@ export function isValidPayload(payload: Record<string, unknown> & { keyId?: stri
   return ring.filter((k) => Date.parse(k.validFrom) < expiresAt).some((k) => signedBy(k, { ...payload, keyId: k.keyId }));
 }
 
+/** A public key of the ring as GET /signed-payload-keys lists it. */
+export const payloadPublicKeySchema = z.object({
+  keyId: z.string(),
+  algorithm: z.literal(SIGNED_PAYLOAD_ALGORITHM),
+  publicKeyPem: z.string(),
+  validFrom: z.string(),
+  validUntil: z.string(),
+});
+
 /** The ring's public half, as GET /signed-payload-keys lists it. */
-export function payloadPublicKeyOf(key: SigningKey) {
+export function payloadPublicKeyOf(key: SigningKey): z.input<typeof payloadPublicKeySchema> {
   return {
     keyId: key.keyId,
     algorithm: SIGNED_PAYLOAD_ALGORITHM,

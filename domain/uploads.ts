@@ -2,6 +2,7 @@
 // type is decided from the bytes (file-type reads their signature), never from the name or the
 // client's Content-Type; PDF, JPEG, PNG and HEIC/HEIF images are accepted; an empty file is not.
 import { fileTypeFromBuffer } from 'file-type';
+import { z } from 'zod';
 
 export const ACCEPTED_UPLOAD_TYPES: Readonly<Record<string, string>> = {
   'application/pdf': 'PDF',
@@ -11,6 +12,9 @@ export const ACCEPTED_UPLOAD_TYPES: Readonly<Record<string, string>> = {
   'image/heif': 'HEIF',
 };
 export const ACCEPTED_UPLOAD_NAMES = 'PDF, JPEG, PNG or HEIC';
+
+/** A stored file as an upload endpoint answers it. */
+export const uploadedFileSchema = z.object({ fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() });
 
 /** The accepted content type the bytes are, or null when they are none of them. */
 export async function acceptedContentType(bytes: Buffer): Promise<string | null> {

@@ -1,7 +1,17 @@
 // Signed payloads (interface 1.2, 2.8, 4.4): the verified person's data signed for the client, and
 // the check that a payload is untampered and unexpired. The rules are in domain/signed-payload.ts.
+import { z } from 'zod';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
-import { isValidPayload, missingForPayload, payloadPublicKeyOf, signPayload, SIGNED_PAYLOAD_ALGORITHM, SIGNED_PAYLOAD_CANONICAL_FORM, type SignedPayload } from '../domain/signed-payload.ts';
+import {
+  isValidPayload,
+  missingForPayload,
+  payloadPublicKeyOf,
+  payloadPublicKeySchema,
+  signPayload,
+  SIGNED_PAYLOAD_ALGORITHM,
+  SIGNED_PAYLOAD_CANONICAL_FORM,
+  type SignedPayload,
+} from '../domain/signed-payload.ts';
 import { currentVerification } from '../store/verified-persons.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { personNamed } from './person-verification.ts';
@@ -22,13 +32,25 @@ export async function readSignedPayload(ctx: UseCaseContext, caller: Caller, ent
   return done(signPayload(current.person, ctx.keys.signedPayloads, new Date(), ctx.config.signedPayloads.ttlSeconds));
 }
 
+export const payloadVerdictSchema = z.object({ valid: z.boolean() });
+
 /** POST /entity/verify-signed-payload: valid when signed by our ring, unchanged and unexpired. */
-export function verifySignedPayload(ctx: UseCaseContext, payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string }): Outcome<{ valid: boolean }> {
+export function verifySignedPayload(
+  ctx: UseCaseContext,
+  payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string },
+): Outcome<z.input<typeof payloadVerdictSchema>> {
   return done({ valid: isValidPayload(payload, ctx.keys.signedPayloads, new Date()) });
 }
 
+export const signedPayloadKeysSchema = z.object({
+  environment: z.string(),
+  algorithm: z.literal(SIGNED_PAYLOAD_ALGORITHM),
+  canonicalForm: z.string(),
+  keys: z.array(payloadPublicKeySchema),
+});
+
 /** GET /signed-payload-keys: the public keys that verify signed payloads offline. */
-export function signedPayloadKeys({ config, keys }: UseCaseContext) {
+export function signedPayloadKeys({ config, keys }: UseCaseContext): Outcome<z.input<typeof signedPayloadKeysSchema>> {
   return done({
     environment: config.environment,
     algorithm: SIGNED_PAYLOAD_ALGORITHM,

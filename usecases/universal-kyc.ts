@@ -2,8 +2,10 @@
 // and uploads the person's documents; each arrival is recorded and wakes the submission's workflow,
 // which decides once the data and an identity document are there (or its deadline passes). The
 // decision arrives by webhook, so the webhook prerequisite (1.4) applies to both endpoints.
-import { ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS, checkCanonicalKyc, type UkycFileSlug } from '../domain/universal-kyc.ts';
+import { z } from 'zod';
+import { ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS, checkCanonicalKyc } from '../domain/universal-kyc.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { uploadedFileSchema } from '../domain/uploads.ts';
 import { cardProcessorTokenHolder } from '../store/entities.ts';
 import { loadSubmission, recordUploadedFiles, submitCanonicalData } from '../store/universal-kyc.ts';
 import type { Caller, UseCaseContext } from './context.ts';
@@ -11,16 +13,17 @@ import { personNamed } from './person-verification.ts';
 import { putUploads, removeBytes } from './stored-files.ts';
 import { checkUploads, type FilesRead } from './uploads.ts';
 
-export type RequirementSubmitted = {
-  entityId: string;
-  requirementSlug: string;
-  status: 'PENDING';
-  submissionId: string;
-  /** When the submission is decided as incomplete if its identity document has not arrived. */
-  deadlineAt: string;
-  /** What the submission still needs before it is decided (empty: it is being decided). */
-  waitingFor: string[];
-};
+export const requirementSubmittedSchema = z.object({
+  entityId: z.string(),
+  requirementSlug: z.string(),
+  status: z.literal('PENDING'),
+  submissionId: z.string(),
+  // when the submission is decided as incomplete if its identity document has not arrived
+  deadlineAt: z.string(),
+  // what the submission still needs before it is decided (empty: it is being decided)
+  waitingFor: z.array(z.string()),
+});
+type RequirementSubmitted = z.input<typeof requirementSubmittedSchema>;
 
 /** POST /entity/{entityId}/requirement with `ukyc-canonical-kyc-data`. */
 export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, entityId: string, value: string): Promise<Outcome<RequirementSubmitted>> {
@@ -47,14 +50,15 @@ export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, en
   });
 }
 
-export type FilesUploaded = {
-  entityId: string;
-  requirementSlug: UkycFileSlug;
-  status: 'PENDING';
-  files: { fileName: string | null; contentType: string; size: number; uploadedAt: string }[];
-  /** The open submission the files joined, or null: they wait for the next KYC data submission. */
-  submissionId: string | null;
-};
+export const filesUploadedSchema = z.object({
+  entityId: z.string(),
+  requirementSlug: z.string(),
+  status: z.literal('PENDING'),
+  files: z.array(uploadedFileSchema),
+  // the open submission the files joined, or null: they wait for the next KYC data submission
+  submissionId: z.string().nullable(),
+});
+type FilesUploaded = z.input<typeof filesUploadedSchema>;
 
 /** POST /entity/{entityId}/requirement-slug/{slug}/upload: the files are checked, stored, recorded, and the open submission woken. */
 export async function uploadUkycFiles(
@@ -82,7 +86,7 @@ export async function uploadUkycFiles(
   if (recorded.submission) await ctx.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
   return done({
     entityId: person.value,
-    requirementSlug: slug as UkycFileSlug,
+    requirementSlug: slug,
     status: 'PENDING',
     files: stored.map((f) => ({ fileName: f.fileName, contentType: f.contentType, size: f.size, uploadedAt: recorded.uploadedAt })),
     submissionId: recorded.submission?.submissionId ?? null,

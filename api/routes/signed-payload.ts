@@ -1,16 +1,11 @@
 // Signed payloads (interface 2.8, 4.4): read one for a verified person, verify one, and the public
 // keys that verify offline.
-import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
 import { memberIdQuery } from '../../domain/members.ts';
-import { SIGNED_PAYLOAD_ALGORITHM, SIGNED_PAYLOAD_CANONICAL_FORM, signedPayloadSchema } from '../../domain/signed-payload.ts';
+import { signedPayloadSchema } from '../../domain/signed-payload.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { readSignedPayload, signedPayloadKeys, verifySignedPayload } from '../../usecases/signed-payload.ts';
+import { payloadVerdictSchema, readSignedPayload, signedPayloadKeys, signedPayloadKeysSchema, verifySignedPayload } from '../../usecases/signed-payload.ts';
 import { route } from '../route.ts';
-
-const signedPayloadDoc = signedPayloadSchema.meta({
-  description: `The verified person's data with an ${SIGNED_PAYLOAD_ALGORITHM} signature (Base64) over its canonical form: ${SIGNED_PAYLOAD_CANONICAL_FORM}. keyId names the key (GET /signed-payload-keys); expiresAt bounds its validity (the read's time plus SIGNED_PAYLOAD_TTL_SECONDS, never past the identity document's expiry).`,
-});
 
 export function signedPayloadRoutes(uc: UseCaseContext) {
   return [
@@ -23,7 +18,7 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       tag: 'Verification',
       params: entityIdParams,
       query: memberIdQuery,
-      responses: { 200: { description: 'The signed payload', schema: signedPayloadDoc } },
+      responses: { 200: { description: 'The signed payload', schema: signedPayloadSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'personRequired', 'memberNotFound', 'entityNotVerified'],
       handler: ({ params, query, business }) => readSignedPayload(uc, business, params.entityId, query.memberId),
     }),
@@ -34,8 +29,8 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       summary: 'Whether a signed payload is untampered and unexpired',
       description: 'valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the interface names the person fields, expiresAt and the signature): then any key of the ring valid before expiresAt may have signed. A missing field answers 400 naming it.',
       tag: 'Verification',
-      body: signedPayloadDoc,
-      responses: { 200: { description: 'The verdict', schema: z.object({ valid: z.boolean() }) } },
+      body: signedPayloadSchema,
+      responses: { 200: { description: 'The verdict', schema: payloadVerdictSchema } },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge'],
       handler: ({ body }) => verifySignedPayload(uc, body),
     }),
@@ -46,17 +41,7 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       summary: 'Public keys that verify signed payloads offline, with their validity windows',
       description: 'Beside GET /webhook-keys. Verify a payload with the key its keyId names.',
       tag: 'Verification',
-      responses: {
-        200: {
-          description: 'The signed-payload key ring of this environment',
-          schema: z.object({
-            environment: z.string(),
-            algorithm: z.literal(SIGNED_PAYLOAD_ALGORITHM),
-            canonicalForm: z.string(),
-            keys: z.array(z.object({ keyId: z.string(), algorithm: z.literal(SIGNED_PAYLOAD_ALGORITHM), publicKeyPem: z.string(), validFrom: z.string(), validUntil: z.string() })),
-          }),
-        },
-      },
+      responses: { 200: { description: 'The signed-payload key ring of this environment', schema: signedPayloadKeysSchema } },
       handler: () => signedPayloadKeys(uc),
     }),
   ];

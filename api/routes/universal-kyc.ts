@@ -6,7 +6,7 @@ import { memberIdQuery } from '../../domain/members.ts';
 import { ACCEPTED_UPLOAD_NAMES } from '../../domain/uploads.ts';
 import { CANONICAL_KYC_SLUG, UKYC_DOCUMENT_TYPES, UKYC_FILE_SLUGS, UKYC_PROVIDERS } from '../../domain/universal-kyc.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { submitCanonicalKyc, uploadUkycFiles } from '../../usecases/universal-kyc.ts';
+import { filesUploadedSchema, requirementSubmittedSchema, submitCanonicalKyc, uploadUkycFiles } from '../../usecases/universal-kyc.ts';
 import type { Uploads } from '../uploads.ts';
 import { route } from '../route.ts';
 
@@ -38,19 +38,7 @@ export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
       tag: 'Verification',
       params: entityIdParams,
       body: requirementBody,
-      responses: {
-        201: {
-          description: 'Submitted',
-          schema: z.object({
-            entityId: z.string(),
-            requirementSlug: z.string(),
-            status: z.literal('PENDING'),
-            submissionId: z.string(),
-            deadlineAt: z.string(),
-            waitingFor: z.array(z.string()),
-          }),
-        },
-      },
+      responses: { 201: { description: 'Submitted', schema: requirementSubmittedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'webhookRegistrationRequired', 'personRequired', 'syncCardProcessorTokenTaken'],
       handler: ({ params, body, business }) => submitCanonicalKyc(uc, business, params.entityId, body.value),
     }),
@@ -67,18 +55,7 @@ export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
         contentType: 'multipart/form-data',
         schema: { type: 'object', required: ['files'], properties: { files: { type: 'array', items: { type: 'string', format: 'binary' }, description: `${ACCEPTED_UPLOAD_NAMES} files` } } },
       },
-      responses: {
-        201: {
-          description: 'Stored',
-          schema: z.object({
-            entityId: z.string(),
-            requirementSlug: z.string(),
-            status: z.literal('PENDING'),
-            files: z.array(z.object({ fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() })),
-            submissionId: z.string().nullable(),
-          }),
-        },
-      },
+      responses: { 201: { description: 'Stored', schema: filesUploadedSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'requirementNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
       handler: ({ ctx, params, query, business }) =>
         uploadUkycFiles(uc, business, params.entityId, params.requirementSlug, query.memberId, () => uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' })),
