@@ -67,7 +67,13 @@ export async function deleteSubscription(db: Db, businessId: string, id: string)
   });
 }
 
-/** Whether the business has a subscription that takes this event type (the prerequisite of interface 1.4). */
+/** The event types the business's subscriptions take, each once (domain/webhook-prerequisite.ts decides from them). */
+export async function subscribedEventTypes(q: Queryable, businessId: string): Promise<string[]> {
+  const rows = await q.query<{ type: string }>('SELECT DISTINCT unnest(types) AS type FROM notification_subscriptions WHERE business_id = $1', [businessId]);
+  return rows.map((r) => String(r.type));
+}
+
+/** Whether the business has a subscription that takes this event type (an event is recorded only then). */
 export async function subscribesTo(q: Queryable, businessId: string, eventType: string): Promise<boolean> {
   const rows = await q.query('SELECT 1 FROM notification_subscriptions WHERE business_id = $1 AND $2 = ANY (types) LIMIT 1', [businessId, eventType]);
   return rows.length === 1;

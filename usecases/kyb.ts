@@ -4,14 +4,38 @@
 // (kyb_status_change), so a subscription for it is a prerequisite of submission (1.4).
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { KYB_DOCUMENT_SLUGS, KYB_EVENT, OWNER_DOCUMENT_SLUG, OWNER_DOCUMENT_TYPES, mergeBusiness, primaryRole, type KybBusiness, type KybCreate, type KybOwner, type KybPatch, type KybStage, kybStageOf } from '../domain/kyb.ts';
-import { buildManifest, manifestPage, missingFromManifest, type Manifest } from '../domain/kyb-manifest.ts';
-import type { Page, PageMeta } from '../domain/pagination.ts';
+import {
+  KYB_DOCUMENT_SLUGS,
+  KYB_EVENT,
+  KYB_STAGES,
+  OWNER_DOCUMENT_SLUG,
+  OWNER_DOCUMENT_TYPES,
+  mergeBusiness,
+  primaryRole,
+  type KybBusiness,
+  type KybCreate,
+  type KybOwner,
+  type KybPatch,
+  kybStageOf,
+} from '../domain/kyb.ts';
+import { buildManifest, manifestPage, missingFromManifest, type Manifest, type ManifestAnswer } from '../domain/kyb-manifest.ts';
+import type { Page } from '../domain/pagination.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
+import { uploadedFileSchema } from '../domain/uploads.ts';
+import { webhookPrerequisite } from '../domain/webhook-prerequisite.ts';
 import { entityType, isMemberOf } from '../store/entities.ts';
 import { liveFileByStorageKey, liveFileOf } from '../store/files.ts';
-import { declaredOwners, latestKybSubmission, liveKybFiles, loadProfile, openKybSubmission, recordKybFiles, saveProfile, type DeclaredOwner, type OwnerRef } from '../store/kyb.ts';
-import { subscribesTo } from '../store/subscriptions.ts';
+import {
+  declaredOwners,
+  latestKybSubmission,
+  liveKybFiles,
+  loadProfile,
+  openKybSubmission,
+  recordKybFiles,
+  saveProfile,
+  type DeclaredOwner,
+} from '../store/kyb.ts';
+import { subscribedEventTypes } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { putUploads, removeBytes } from './stored-files.ts';
 import { checkUploads, type FilesRead } from './uploads.ts';
@@ -24,7 +48,19 @@ async function businessEntity({ db }: UseCaseContext, caller: Caller, entityId: 
   return done(entityId);
 }
 
-export type KybProfileSaved = { entityId: string; status: KybStage; ubos: OwnerRef[] };
+/** The stage a read tells, never the outcome (domain/kyb.ts kybStageOf). */
+export const KYB_STATUS_TEXT =
+  'DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners) or DECIDED; ' +
+  `the outcome is told by the ${KYB_EVENT.eventType} webhook alone (interface 1.4)`;
+
+const ownerRefSchema = z.object({ entityId: z.string(), externalId: z.string().nullable() });
+/** POST and PATCH /ukyb: the profile as saved. */
+export const kybProfileSavedSchema = z.object({
+  entityId: z.string(),
+  status: z.enum(KYB_STAGES).meta({ description: KYB_STATUS_TEXT }),
+  ubos: z.array(ownerRefSchema),
+});
+export type KybProfileSaved = z.input<typeof kybProfileSavedSchema>;
 
 const declared = (o: KybOwner): DeclaredOwner => ({
   externalId: o.externalId,
@@ -52,7 +88,7 @@ async function save(ctx: UseCaseContext, caller: Caller, entityId: string, mode:
   if (saved.supersededSubmissionId) {
     // the waiting submission no longer describes the business: wake its workflow so it ends now
     const s = { submissionId: saved.supersededSubmissionId, entityId, deadlineAt: new Date().toISOString(), businessId: caller.id };
-    await ctx.start.kybWake(s, { reason: 'profile-changed' }).catch((err: unknown) => ctx.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
+    await ctx.start.kybProfileChanged(s).catch((err: unknown) => ctx.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
   }
   return done({ entityId, status: kybStageOf(saved.status), ubos: saved.owners });
 }
@@ -72,7 +108,11 @@ export function changeKybProfile(ctx: UseCaseContext, caller: Caller, body: KybP
   return save(ctx, caller, body.entityId, 'change', (current) => (change ? mergeBusiness(current as KybBusiness, change) : current), body.ubos);
 }
 
-export type KybProfileRead = KybProfileSaved & { business: unknown; latestSubmission: { submissionId: string; status: string; deadlineAt: string } | null };
+export const kybProfileReadSchema = kybProfileSavedSchema.extend({
+  business: z.record(z.string(), z.unknown()),
+  latestSubmission: z.object({ submissionId: z.string(), status: z.string(), deadlineAt: z.string() }).nullable(),
+});
+type KybProfileRead = z.input<typeof kybProfileReadSchema>;
 
 /** GET /ukyb/{entityId}: the profile as saved, its status and its latest submission. */
 export async function readKybProfile(ctx: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybProfileRead>> {
@@ -80,7 +120,9 @@ export async function readKybProfile(ctx: UseCaseContext, caller: Caller, entity
   if (!entity.ok) return entity;
   const profile = await loadProfile(ctx.db, caller.id, entityId);
   if (!profile) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
-  return done({ entityId, status: kybStageOf(profile.status), business: profile.business, ubos: profile.owners, latestSubmission: await latestKybSubmission(ctx.db, entityId) });
+  const latestSubmission = await latestKybSubmission(ctx.db, entityId);
+  // the stored business part is a KybBusiness: every write checks it (kybCreate, kybPatch)
+  return done({ entityId, status: kybStageOf(profile.status), business: profile.business as KybBusiness, ubos: profile.owners, latestSubmission });
 }
 
 const documentFields = z
@@ -92,13 +134,14 @@ const documentFields = z
   })
   .strict();
 
-export type KybDocumentsUploaded = {
-  entityId: string;
-  requirementSlug?: string;
-  memberId?: string;
-  documentType?: string;
-  files: { fileName: string | null; contentType: string; size: number; uploadedAt: string }[];
-};
+export const kybDocumentsUploadedSchema = z.object({
+  entityId: z.string(),
+  requirementSlug: z.string().optional(),
+  memberId: z.string().optional(),
+  documentType: z.string().optional(),
+  files: z.array(uploadedFileSchema),
+});
+type KybDocumentsUploaded = z.input<typeof kybDocumentsUploadedSchema>;
 
 type DocumentFields = z.infer<typeof documentFields>;
 type DocumentTarget = { entityId: string; slug: string; documentType: string | null };
@@ -177,33 +220,41 @@ async function manifestOf(ctx: UseCaseContext, entityId: string): Promise<Manife
 }
 
 /** GET /entity/{entityId}/documents: the manifest (2.9) of any existing entity of the caller's. */
-export async function readManifest(ctx: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<Manifest | (Manifest & { meta: PageMeta })>> {
+export async function readManifest(ctx: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<ManifestAnswer>> {
   if (!(await entityType(ctx.db, caller.id, entityId))) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
   const manifest = await manifestOf(ctx, entityId);
   return done(page ? manifestPage(manifest, page) : manifest);
 }
 
-export type KybSubmitted = { entityId: string; submissionId: string; status: 'IN_REVIEW'; deadlineAt: string };
+export const kybSubmittedSchema = z.object({ entityId: z.string(), submissionId: z.string(), status: z.literal('IN_REVIEW'), deadlineAt: z.string() });
+type KybSubmitted = z.input<typeof kybSubmittedSchema>;
 
 /** POST /ukyb/submit: complete (by the manifest's check) → a submission, decided by its workflow; else 400 with `missing`. */
 export async function submitKyb(ctx: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybSubmitted>> {
   const entity = await businessEntity(ctx, caller, entityId);
   if (!entity.ok) return entity;
-  if (!(await subscribesTo(ctx.db, caller.id, KYB_EVENT.eventType))) {
-    return refuse('kybWebhookRegistrationRequired', `The KYB decision is delivered only by webhook: register a subscription for ${KYB_EVENT.eventType} with POST /notification first.`);
-  }
+  const unmet = webhookPrerequisite('business', await subscribedEventTypes(ctx.db, caller.id));
+  if (unmet) return unmet;
   if (!(await loadProfile(ctx.db, caller.id, entityId))) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
   const missing = missingFromManifest(await manifestOf(ctx, entityId));
   if (missing.length > 0) {
     return refuse('kybIncomplete', `The submission is incomplete: ${missing.join(', ')}. Upload each missing document with POST /ukyb/documents, then submit again.`, { parameter: 'entityId', extra: { missing } });
   }
   const s = await openKybSubmission(ctx.db, { businessId: caller.id, entityId, deadlineSeconds: ctx.config.universalKyb.deadlineSeconds });
-  await ctx.start.kybWake({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id }, { reason: 'submitted' });
+  await ctx.start.kybSubmitted({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id });
   return done({ entityId, submissionId: s.submissionId, status: 'IN_REVIEW', deadlineAt: s.deadlineAt });
 }
 
+export const presignedUrlSchema = z.object({ url: z.string(), expiresAt: z.string() });
+
 /** GET /entity/{entityId}/file/{fileId}/presigned-url: a download URL for a live file of that entity. */
-export async function presignFile(ctx: UseCaseContext, caller: Caller, entityId: string, fileId: string, baseUrl: string): Promise<Outcome<{ url: string; expiresAt: string }>> {
+export async function presignFile(
+  ctx: UseCaseContext,
+  caller: Caller,
+  entityId: string,
+  fileId: string,
+  baseUrl: string,
+): Promise<Outcome<z.input<typeof presignedUrlSchema>>> {
   const file = await liveFileOf(ctx.db, caller.id, entityId, fileId);
   if (!file) return refuse('fileNotFound', `No file ${fileId} belongs to entity ${entityId} (replaced files are gone; an owner's files are under the owner's entityId); GET /entity/${entityId}/documents lists its current files.`, { parameter: 'fileId' });
   const link = ctx.links.issue(file.storageKey, ctx.config.files.presignedUrlTtlSeconds);

@@ -1,21 +1,21 @@
 // The hosted-SDK path (interface 1.2, 4.4): an SDK token for a person, and the provider's review
 // callbacks that end in a decision by webhook. Both go through the person's verification workflow
 // (workflows/person-verification.ts); the API never calls the provider itself.
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
-import { entityOfSdkUserId, type SdkToken } from '../contract/workflows.ts';
+import { z } from 'zod';
+import { entityOfSdkUserId, type SdkToken } from '../contract/person-verification.ts';
 import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { webhookPrerequisite } from '../domain/webhook-prerequisite.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
 import { businessOfEntity, entityType, isMemberOf } from '../store/entities.ts';
 import { lastDecisionEventOf, recordVerificationStage } from '../store/lifecycle-events.ts';
-import { subscribesTo } from '../store/subscriptions.ts';
+import { subscribedEventTypes } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
 /**
  * The person an endpoint names: the INDIVIDUAL entity itself, or with `memberId` a declared member
  * of the BUSINESS entity. `requireWebhook` (the verification paths) also enforces the webhook
- * prerequisite (interface 1.4): their decision is delivered only by webhook. `takesMemberId` false
+ * prerequisite (interface 1.4, domain/webhook-prerequisite.ts): their decision is delivered only by webhook. `takesMemberId` false
  * (the canonical KYC submission, which has no memberId) points a BUSINESS at the person's own entity.
  */
 export async function personNamed(
@@ -27,11 +27,9 @@ export async function personNamed(
 ): Promise<Outcome<string>> {
   const type = await entityType(db, caller.id, entityId);
   if (!type) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
-  if (requireWebhook && !(await subscribesTo(db, caller.id, CARD_ISSUANCE_EVENT.eventType))) {
-    return refuse(
-      'webhookRegistrationRequired',
-      `The decision is delivered only by webhook: register a subscription for ${CARD_ISSUANCE_EVENT.eventType} with POST /notification first.`,
-    );
+  if (requireWebhook) {
+    const unmet = webhookPrerequisite('person', await subscribedEventTypes(db, caller.id));
+    if (unmet) return unmet;
   }
   if (memberId === undefined) {
     if (type === 'BUSINESS') {
@@ -48,21 +46,25 @@ export async function personNamed(
   return done(memberId);
 }
 
+/** POST /entity/{entityId}/kyc's answer: the token the person's workflow minted (its SdkToken). */
+export const sdkTokenSchema = z.object({ provider: z.string(), sdkToken: z.string() });
+
 /** POST /entity/{entityId}/kyc: an SDK token bound to the person, for the provider's hosted SDK. */
-export async function issueSdkToken(ctx: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SdkToken>> {
+export async function issueSdkToken(
+  ctx: UseCaseContext,
+  caller: Caller,
+  entityId: string,
+  memberId: string | undefined,
+): Promise<Outcome<z.input<typeof sdkTokenSchema>>> {
   const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
-  let token: SdkToken;
-  try {
-    token = await ctx.start.sdkToken({ businessId: caller.id, entityId: person.value });
-  } catch (err) {
-    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-    const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
-    const failure = activity?.cause instanceof ApplicationFailure ? activity.cause : undefined;
-    ctx.log.warn({ err, entityId: person.value }, 'SDK token not minted');
-    if (failure && failure.nonRetryable) return refuse('providerRefused', 'The identity provider refused to mint an SDK token; contact support.');
+  const minted = await ctx.start.sdkToken({ businessId: caller.id, entityId: person.value });
+  if (!minted.ok) {
+    ctx.log.warn({ err: minted.error, entityId: person.value }, 'SDK token not minted');
+    if (minted.failure.nonRetryable) return refuse('providerRefused', 'The identity provider refused to mint an SDK token; contact support.');
     return refuse('providerUnavailable', 'The identity provider did not answer; retry in a moment.');
   }
+  const token = minted.value;
   // the person is now awaited (verification_status_change WAITING_FOR_PERSON): once per round, a
   // round ending with the person's next decision
   // round; the token is minted by now, so a failure here is logged, not answered (the stage is news, not a record)
@@ -76,7 +78,8 @@ export async function issueSdkToken(ctx: UseCaseContext, caller: Caller, entityI
 }
 
 /** What a provider callback led to (the provider only needs a 2xx; this is for logs and tests). */
-export type CallbackReceipt = { received: true; forwarded: boolean };
+export const callbackReceiptSchema = z.object({ received: z.literal(true), forwarded: z.boolean() });
+export type CallbackReceipt = z.input<typeof callbackReceiptSchema>;
 
 /**
  * POST /provider-webhooks/sumsub: a review callback, checked against its signature over the raw
