@@ -9,7 +9,9 @@
 const LAYERS = {
   contract: {
     path: '^contract/',
-    holds: 'names and message types shared by api, worker and workflows: workflow ids, inputs, results, failure types, the record reference. Node-free, zod-free',
+    holds:
+      'one file per workflow (mirroring workflows/): its id, input, result, signal/update/query definitions and failure types; ' +
+      'the shared record reference, the provider queue, run tags, the patch table. Node-free and zod-free: its one package is @temporalio/workflow, for the definitions',
     may: [],
     typesFrom: ['domain'],
   },
@@ -21,21 +23,41 @@ const LAYERS = {
   workflows: { path: '^workflows/', holds: 'deterministic workflow code, one file per workflow', may: ['contract'], typesFrom: ['activities'] },
   runtime: {
     path: '^runtime/',
-    holds: 'process wiring: configuration, logger, database and Temporal connections, typed workflow starters, Temporal CLI and dev server runner',
-    may: ['contract', 'domain', 'store', 'provider', 'workflows', 'files'],
+    holds: 'the platform every process needs: configuration, logger, process lifecycle, database, metrics registry, secrets and signing keys, file store and provider factories',
+    may: ['domain', 'store', 'provider', 'files'],
+  },
+  temporal: {
+    path: '^temporal/',
+    holds:
+      'the one door to the workflows: the Temporal connection, a typed starter per workflow (start, signal, update), runs (cancel, describe, ping), ' +
+      'the housekeeping schedule, the payload codec, search attributes, replay; the only importer of workflow code',
+    may: ['contract', 'domain', 'runtime', 'workflows'],
   },
   usecases: {
     path: '^usecases/',
     holds: 'one function per API operation: checks, reads and writes through store, starts workflows; returns an outcome (a value or a refusal), never HTTP',
     may: ['contract', 'domain', 'store', 'runtime', 'files'],
+    typesFrom: ['temporal'],
   },
-  api: { path: '^api/', holds: 'the Koa app: routes (each calls one use case), middleware, the outcome-to-HTTP mapping, OpenAPI', may: ['contract', 'domain', 'store', 'runtime', 'usecases', 'files'] },
-  worker: { path: '^worker\\.ts$', holds: 'the worker process: the workers of every task queue', may: ['activities', 'contract', 'domain', 'runtime', 'store', 'provider', 'files'] },
+  api: {
+    path: '^api/',
+    holds: 'the Koa app: routes (each calls one use case), middleware, the outcome-to-HTTP mapping, OpenAPI',
+    may: ['contract', 'domain', 'store', 'runtime', 'temporal', 'usecases', 'files'],
+  },
+  worker: {
+    path: '^worker\\.ts$',
+    holds: 'the worker process: the workers of every task queue',
+    may: ['activities', 'contract', 'domain', 'runtime', 'temporal', 'store', 'provider', 'files'],
+  },
   'provider-sim': { path: '^provider-sim/', holds: 'the identity-provider simulator (development and tests)', may: ['provider', 'runtime'] },
   client: { path: '^client/', holds: 'the typed API client, generated from the OpenAPI document (npm run api:client)', may: [] },
   receiver: { path: '^receiver/', holds: 'for webhook receivers: signature verification and an example receiver', may: ['client'] },
-  cli: { path: '^cli/', holds: 'command-line tools: the admin CLI, kyc-share-token', may: ['contract', 'domain', 'store', 'runtime', 'provider'] },
-  dev: { path: '^dev/', holds: 'the all-in-one development launcher (npm start); nothing imports it', may: ['api', 'worker', 'runtime', 'store', 'provider', 'provider-sim', 'domain', 'contract', 'files'] },
+  cli: { path: '^cli/', holds: 'command-line tools: the admin CLI, replay, kyc-share-token', may: ['contract', 'domain', 'store', 'runtime', 'temporal', 'provider'] },
+  dev: {
+    path: '^dev/',
+    holds: 'development tooling: the all-in-one launcher (npm start), the Temporal CLI finder and dev-server runner; only scripts and tests import it',
+    may: ['api', 'worker', 'runtime', 'temporal', 'store', 'provider', 'provider-sim', 'domain', 'contract', 'files'],
+  },
 };
 
 /** Folders whose code is never imported by the layers above (they may import anything). */
@@ -82,10 +104,31 @@ forbidden.push(
   },
   {
     name: 'contract-pure',
-    comment: 'the contract imports no package and nothing from Node (types aside)',
+    comment: 'the contract imports no package but @temporalio/workflow (for its message definitions), and nothing from Node (types aside)',
     severity: 'error',
     from: { path: LAYERS.contract.path },
-    to: { dependencyTypes: ['npm', 'npm-dev', 'core'], dependencyTypesNot: ['type-only'] },
+    to: { dependencyTypes: ['npm', 'npm-dev', 'core'], pathNot: 'node_modules/@temporalio/workflow/', dependencyTypesNot: ['type-only'] },
+  },
+  {
+    name: 'workflow-code-behind-the-door',
+    comment: 'only temporal/ imports workflow functions (worker.ts loads them by path, in the bundle)',
+    severity: 'error',
+    from: { path: `^${ours}`, pathNot: `^(${[LAYERS.temporal, LAYERS.workflows].map((l) => l.path.slice(1)).join('|')})` },
+    to: { path: LAYERS.workflows.path, dependencyTypesNot: ['type-only'] },
+  },
+  {
+    name: 'temporal-client-behind-the-door',
+    comment: 'only temporal/, worker.ts and dev tooling talk to Temporal through its client or worker packages (types aside)',
+    severity: 'error',
+    from: { path: `^${ours}`, pathNot: `^(${[LAYERS.temporal, LAYERS.worker, LAYERS.dev].map((l) => l.path.slice(1)).join('|')})` },
+    to: { path: 'node_modules/@temporalio/(client|worker)/', dependencyTypesNot: ['type-only'] },
+  },
+  {
+    name: 'workflow-sdk-in-workflow-code',
+    comment: '@temporalio/workflow is imported only by workflow code and the contract (its message definitions)',
+    severity: 'error',
+    from: { path: `^${ours}`, pathNot: `^(${[LAYERS.workflows, LAYERS.contract].map((l) => l.path.slice(1)).join('|')})` },
+    to: { path: 'node_modules/@temporalio/workflow/', dependencyTypesNot: ['type-only'] },
   },
   {
     name: 'routes-call-use-cases',

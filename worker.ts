@@ -5,16 +5,16 @@
 // Run alone with `npm run start:worker`; `npm start` runs the same workers in its all-in-one process.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
 import { createFileStore } from './runtime/file-store.ts';
-import { createStarters } from './runtime/starters.ts';
+import { createRuns } from './temporal/runs.ts';
+import { createStarters } from './temporal/starters.ts';
 import { providerConcurrency, providerDispatchPerSecond, providerSpacingMs } from './domain/provider-pace.ts';
-import { HOUSEKEEPING_INTERVAL, HOUSEKEEPING_RUN, HOUSEKEEPING_SCHEDULE_ID } from './contract/workflows.ts';
-import { encryptingDataConverter, loadCodecKeys } from './runtime/payload-codec.ts';
+import { encryptingDataConverter, loadCodecKeys } from './temporal/payload-codec.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -40,6 +40,9 @@ export async function workflowBundle(config: Config): Promise<{ codePath: string
   return { code: await bundleWorkflows() };
 }
 
+/** What a worker process brings: its database, logger, provider, Temporal client and webhook keys. */
+export type WorkerDeps = Omit<ActivityDeps, 'settings' | 'start' | 'runs' | 'files'> & { temporal: Client };
+
 /**
  * Four workers share one connection and one workflow bundle:
  * - general queue: the batch import, person verification (hosted SDK), sandbox review, universal
@@ -50,18 +53,19 @@ export async function workflowBundle(config: Config): Promise<{ codePath: string
  * - webhook queue: the dispatcher and the retry workflows of deliveries, apart from imports.
  * The webhook dispatcher workflow is started (if it is not running) before they poll.
  */
-export async function createWorkers(config: Config, connection: NativeConnection, base: Omit<ActivityDeps, 'settings' | 'start' | 'files'>): Promise<Workers> {
-  const start = createStarters(base.temporal, config);
+export async function createWorkers(config: Config, connection: NativeConnection, base: WorkerDeps): Promise<Workers> {
+  const { temporal, ...rest } = base;
+  const start = createStarters(temporal, config);
   const w = config.webhooks;
   const settings = {
     defaultLevel: config.provider.defaultLevel,
     providerSpacingMs: providerSpacingMs(config.temporal.providerRateLimitPerSecond),
     webhooks: { allowInsecureUrls: w.allowInsecureUrls, maxInFlight: w.maxInFlight, maxInFlightPerSubscription: w.maxInFlightPerSubscription, maxInFlightPerBusiness: w.maxInFlightPerBusiness, pollMs: w.pollMs },
   };
-  const deps: ActivityDeps = { ...base, settings, start, files: createFileStore(config) };
+  const deps: ActivityDeps = { ...rest, settings, start, runs: createRuns(temporal), files: createFileStore(config) };
   const t = config.temporal;
   const bundle = await workflowBundle(config);
-  // every payload encrypted, as the clients do (runtime/payload-codec.ts)
+  // every payload encrypted, as the clients do (temporal/payload-codec.ts)
   const common = { connection, namespace: t.namespace, dataConverter: encryptingDataConverter(await loadCodecKeys(config)) };
   const general = await Worker.create({ ...common, taskQueue: t.taskQueue, workflowBundle: bundle, activities: createActivities(deps) });
   const provider = await Worker.create({
@@ -99,45 +103,18 @@ export async function createWorkers(config: Config, connection: NativeConnection
   };
 }
 
-/** Creates (or brings up to date) the schedule that runs housekeeping: a run an hour, a pass a minute. */
-export async function ensureHousekeepingSchedule(client: Client, config: Config): Promise<void> {
-  const spec = { intervals: [{ every: HOUSEKEEPING_INTERVAL }] };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: 'housekeepingWorkflow',
-    taskQueue: config.temporal.taskQueue,
-    args: [HOUSEKEEPING_RUN],
-    staticSummary: `Housekeeping: ${HOUSEKEEPING_RUN.passes} passes, one a minute (reconciler, clean-up)`,
-    // a run stranded on a queue no worker polls (TASK_QUEUE renamed) ends, and the buffered next run starts
-    workflowRunTimeout: '70 minutes' as const,
-  };
-  // a run lasts about its interval: the next waits for it (BUFFER_ONE) instead of being skipped
-  const policies = { overlap: ScheduleOverlapPolicy.BUFFER_ONE, catchupWindow: '1 minute' } as const;
-  try {
-    await client.schedule.create({
-      scheduleId: HOUSEKEEPING_SCHEDULE_ID,
-      spec,
-      action,
-      policies,
-      state: { triggerImmediately: true }, // the first run now, not an hour from now
-    });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(HOUSEKEEPING_SCHEDULE_ID).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, ...policies } }));
-  }
-}
-
 if (import.meta.main) {
   const { runProcess } = await import('./runtime/process.ts');
   await runProcess('worker', async ({ config, log, onShutdown, fatal }) => {
     const { openDatabase } = await import('./runtime/database.ts');
-    const { connectClient, connectWorker } = await import('./runtime/temporal.ts');
+    const { connectClient, connectWorker } = await import('./temporal/connection.ts');
     const database = await openDatabase(config);
     onShutdown(() => database.close());
     const connection = await connectWorker(config, log);
     onShutdown(() => connection.close());
     const client = await connectClient(config);
     onShutdown(() => client.connection.close());
+    const { ensureHousekeepingSchedule } = await import('./temporal/housekeeping-schedule.ts');
     await ensureHousekeepingSchedule(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
     const { loadSigningRing } = await import('./runtime/signing-keys.ts');
@@ -146,7 +123,7 @@ if (import.meta.main) {
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);
     if (config.metrics.workerPort > 0) {
-      const { startMetricsServer } = await import('./runtime/metrics.ts');
+      const { startMetricsServer } = await import('./runtime/metrics-export.ts');
       const { bearerAllowed } = await import('./domain/bearer.ts');
       const server = await startMetricsServer({ host: config.metrics.workerHost, port: config.metrics.workerPort, log, allowed: (a) => bearerAllowed(config.environment, config.metrics.token, a) });
       onShutdown(() => new Promise<void>((r) => server.close(() => r())));

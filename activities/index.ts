@@ -1,6 +1,5 @@
 // Activities are plain functions built from their dependencies. Workflows import only the types of
 // these factories and call them through proxyActivities.
-import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -11,7 +10,7 @@ import type { Db } from '../store/db.ts';
 import { takeProviderSlot } from '../store/provider-pace.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
-import { createKybActivities, createPersonDecidedHook } from './kyb.ts';
+import { createKybActivities, createPersonDecidedHook, type OwnerDecidedWaker } from './kyb.ts';
 import { createReconcileActivities, startDeliveryRetry, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
 import { createSandboxActivities } from './sandbox.ts';
@@ -34,10 +33,10 @@ export type ActivityDeps = {
   log: Logger;
   provider: IdentityProvider;
   settings: ActivitySettings;
-  /** The reconciler describes workflows. */
-  temporal: Client;
-  /** Idempotent workflow starts (runtime/starters.ts): activities never name workflow code themselves. */
-  start: ReconcileDeps['start'];
+  /** The reconciler asks whether a run is running (temporal/runs.ts). */
+  runs: ReconcileDeps['runs'];
+  /** Idempotent workflow starts (temporal/starters.ts): activities never name workflow code themselves. */
+  start: ReconcileDeps['start'] & { kybOwnerDecided: OwnerDecidedWaker };
   webhookKeys: WebhookKeys;
   /** The file store (housekeeping removes the bytes no row names). */
   files: FileStore;
@@ -45,7 +44,7 @@ export type ActivityDeps = {
 
 /** Activities of the general task queue (database work, housekeeping, the reconciler). */
 /** What every deciding activity calls once a person's decision is committed. */
-const personDecidedHook = (deps: ActivityDeps) => createPersonDecidedHook({ db: deps.db, log: deps.log, wake: deps.start.kybWake });
+const personDecidedHook = (deps: ActivityDeps) => createPersonDecidedHook({ db: deps.db, log: deps.log, ownerDecided: deps.start.kybOwnerDecided });
 
 export function createActivities(deps: ActivityDeps) {
   const personDecided = personDecidedHook(deps);

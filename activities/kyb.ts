@@ -4,7 +4,7 @@
 // completeness check, the profile's status, the business card program and the kyb_status_change
 // event, in one transaction. Only ids and counts go back to the workflow.
 import type { Logger } from 'pino';
-import type { KybWake } from '../contract/workflows.ts';
+import type { KybSubmissionRun } from '../contract/universal-kyb.ts';
 import { decideKyb, decideKybAtDeadline, type OwnerDecision } from '../domain/kyb.ts';
 import { buildManifest, missingFromManifest } from '../domain/kyb-manifest.ts';
 import type { Db, Queryable } from '../store/db.ts';
@@ -16,8 +16,8 @@ import { declaredOwners, latestOwnerDecisions, liveKybFiles, loadKybSubmission, 
 export type KybReadiness = { status: KybSubmissionState['status'] | 'gone'; ready: boolean; owners: number; ownersDecided: number };
 export type KybSettled = { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string } | { outcome: 'already-settled' } | { outcome: 'gone' };
 
-/** Wakes the KYB submission's workflow (starting it if it is gone). */
-export type KybWaker = (submission: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }, wake: KybWake) => Promise<void>;
+/** Tells the KYB submission's workflow that one of its owners was decided (starting it if it is gone). */
+export type OwnerDecidedWaker = (submission: KybSubmissionRun, ownerEntityId: string) => Promise<void>;
 
 async function ownersOf(q: Queryable, s: KybSubmissionState): Promise<OwnerDecision[]> {
   const decisions = await latestOwnerDecisions(q, s.owners);
@@ -72,10 +72,10 @@ export function createKybActivities(deps: { db: Db }) {
  * submission that names the person as an owner. A wake that fails is logged, not retried here:
  * the submission's workflow looks again on its own every KYB_RECHECK_MS.
  */
-export function createPersonDecidedHook(deps: { db: Db; log: Logger; wake: KybWaker }) {
+export function createPersonDecidedHook(deps: { db: Db; log: Logger; ownerDecided: OwnerDecidedWaker }) {
   return async (entityId: string): Promise<void> => {
     try {
-      for (const s of await waitingSubmissionsOfOwner(deps.db, entityId)) await deps.wake(s, { reason: 'owner-decided', ownerEntityId: entityId });
+      for (const s of await waitingSubmissionsOfOwner(deps.db, entityId)) await deps.ownerDecided(s, entityId);
     } catch (err) {
       deps.log.warn({ err, entityId }, 'KYB submissions waiting on this owner were not woken; they look again within minutes');
     }

@@ -1,7 +1,7 @@
 // Activities of the hosted-SDK path, on the provider queue (one provider request each, inside the
 // fleet-wide provider limit): mint an SDK token for a person, and decide a review the provider
 // called back about. Personal data is read and stored here; the workflow sees only ids and outcomes.
-import { entityOfSdkUserId, sdkUserId, type ApplicantReviewed, type ReviewOutcome, type SdkToken } from '../contract/workflows.ts';
+import { entityOfSdkUserId, sdkUserId, type ApplicantReviewed, type ReviewOutcome, type SdkToken } from '../contract/person-verification.ts';
 import { decideProviderReview, SDK_TOKEN_TTL_SECONDS } from '../domain/hosted-sdk.ts';
 import { verifiedPersonOf } from '../domain/verified-person.ts';
 import { ProviderError } from '../provider/errors.ts';
@@ -9,13 +9,13 @@ import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { recordReviewDecision } from '../store/person-verifications.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
-import { once, toActivityFailure } from './provider.ts';
+import { providerCall, toActivityFailure } from './provider.ts';
 
 export function createPersonVerificationActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string; personDecided?: (entityId: string) => Promise<void> }) {
   const { db, provider } = deps;
   return {
     async createSdkToken(input: { entityId: string }): Promise<SdkToken> {
-      const minted = await once(() => provider.createSdkToken({ userId: sdkUserId(input.entityId), levelName: deps.defaultLevel, ttlInSecs: SDK_TOKEN_TTL_SECONDS }));
+      const minted = await providerCall(() => provider.createSdkToken({ userId: sdkUserId(input.entityId), levelName: deps.defaultLevel, ttlInSecs: SDK_TOKEN_TTL_SECONDS }));
       return { provider: provider.name, sdkToken: minted.token };
     },
 

@@ -4,7 +4,7 @@
 // provider/errors.ts says, a 429 retried after the provider's Retry-After. The provider's kind,
 // status and correlation id ride along in the details, for operators.
 import { ApplicationFailure } from '@temporalio/common';
-import { recordFailureType, RUN_LEVEL_FAILURE } from '../contract/workflows.ts';
+import { recordFailureType, RUN_LEVEL_FAILURE } from '../contract/share-record.ts';
 import { categoryOfProviderKind } from '../domain/import-errors.ts';
 import { ProviderError } from '../provider/errors.ts';
 
@@ -21,7 +21,7 @@ export function toActivityFailure(err: unknown): unknown {
 }
 
 /** Runs one provider request, turning its ProviderError into the matching Temporal failure. */
-export async function once<T>(fn: () => Promise<T>): Promise<T> {
+export async function providerCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {

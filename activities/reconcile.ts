@@ -1,15 +1,14 @@
 // The reconciler, run by housekeeping every minute: whatever a crash, an unavailable Temporal or an
 // operator left without a live workflow gets one again. PostgreSQL says what should be running;
-// starts are idempotent (runtime/starters.ts), so a run that is alive is left alone.
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+// starts are idempotent (temporal/starters.ts), so a run that is alive is left alone.
 import type { Logger } from 'pino';
 import { staleUnfinishedBatches } from '../store/batches.ts';
 import { overdueWaitingSubmissions } from '../store/kyb.ts';
-import type { KybWaker } from './kyb.ts';
-import { deliveryTags, type DeliveryTagsRow } from '../store/deliveries.ts';
+import type { KybSubmissionRun } from '../contract/universal-kyb.ts';
+import type { DeliveryTags } from '../contract/webhook-retry.ts';
+import { deliveryTags } from '../store/deliveries.ts';
 import type { Db } from '../store/db.ts';
 import { overdueWaitingDeliveries } from '../store/deliveries.ts';
-import { batchWorkflowId } from '../contract/workflows.ts';
 
 /** A waiting delivery this late has lost its retry workflow (a live one attempts within seconds of the due time). */
 export const OVERDUE_DELIVERY_GRACE_MS = 2 * 60_000;
@@ -21,12 +20,13 @@ export const OVERDUE_KYB_GRACE_MS = 60_000;
 export type ReconcileDeps = {
   db: Db;
   log: Logger;
-  temporal: Client;
+  /** Whether a batch's run is running (temporal/runs.ts). */
+  runs: { isBatchRunRunning(batchId: string, run: number): Promise<boolean> };
   start: {
     batchRun(batchId: string, run: number, businessId: string): Promise<void>;
-    deliveryRetry(deliveryId: string, run: number, about: DeliveryTagsRow): Promise<void>;
+    deliveryRetry(deliveryId: string, run: number, about: DeliveryTags): Promise<void>;
     webhookDispatcher(): Promise<void>;
-    kybWake: KybWaker;
+    kybRecheck(submission: KybSubmissionRun): Promise<void>;
   };
 };
 
@@ -37,7 +37,7 @@ export async function startDeliveryRetry(deps: Pick<ReconcileDeps, 'db' | 'start
 }
 
 export function createReconcileActivities(deps: ReconcileDeps) {
-  const { db, log, temporal, start } = deps;
+  const { db, log, runs, start } = deps;
   return {
     /** Starts the retry workflows of overdue waiting deliveries; returns how many it (re)started. */
     async reconcileDeliveries(): Promise<number> {
@@ -53,7 +53,7 @@ export function createReconcileActivities(deps: ReconcileDeps) {
     /** Wakes (or starts again) the workflows of KYB submissions that should have been settled by now. */
     async reconcileKybSubmissions(): Promise<number> {
       const overdue = await overdueWaitingSubmissions(db, OVERDUE_KYB_GRACE_MS);
-      for (const s of overdue) await start.kybWake(s, { reason: 'reconciled' });
+      for (const s of overdue) await start.kybRecheck(s);
       if (overdue.length) log.warn({ count: overdue.length }, 'reconciler: woke KYB submissions that should have been settled');
       return overdue.length;
     },
@@ -62,14 +62,7 @@ export function createReconcileActivities(deps: ReconcileDeps) {
     async reconcileBatches(): Promise<number> {
       let restarted = 0;
       for (const b of await staleUnfinishedBatches(db, STALE_BATCH_MS)) {
-        let running = false;
-        try {
-          const d = await temporal.workflow.getHandle(batchWorkflowId(b.batchId, b.run)).describe();
-          running = d.status.name === 'RUNNING';
-        } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
-        }
-        if (running) continue;
+        if (await runs.isBatchRunRunning(b.batchId, b.run)) continue;
         await start.batchRun(b.batchId, b.run, b.businessId);
         log.warn({ batchId: b.batchId, run: b.run }, 'reconciler: restarted the workflow of an unfinished batch');
         restarted++;

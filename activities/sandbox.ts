@@ -3,24 +3,25 @@
 // review as the sandbox reviewer. The test person is read from PostgreSQL, never passed through
 // the workflow.
 import { ApplicationFailure } from '@temporalio/common';
-import { sdkUserId } from '../contract/workflows.ts';
+import { sdkUserId } from '../contract/person-verification.ts';
+import { SANDBOX_REQUEST_GONE_FAILURE } from '../contract/sandbox-review.ts';
 import { sandboxApplicant } from '../domain/sandbox.ts';
 import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { loadSandboxReview } from '../store/sandbox-reviews.ts';
-import { once, toActivityFailure } from './provider.ts';
+import { providerCall, toActivityFailure } from './provider.ts';
 
 export function createSandboxActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string }) {
   const { db, provider } = deps;
   const request = async (requestId: string) => {
     const r = await loadSandboxReview(db, requestId);
-    if (!r) throw ApplicationFailure.nonRetryable(`no sandbox request ${requestId}`, 'SandboxRequestGone');
+    if (!r) throw ApplicationFailure.nonRetryable(`no sandbox request ${requestId}`, SANDBOX_REQUEST_GONE_FAILURE);
     return r;
   };
   return {
     async findSandboxApplicant(input: { entityId: string }): Promise<string | null> {
-      const found = await once(() => provider.findApplicantByExternalUserId(sdkUserId(input.entityId)));
+      const found = await providerCall(() => provider.findApplicantByExternalUserId(sdkUserId(input.entityId)));
       return found?.id ?? null;
     },
 
@@ -39,7 +40,7 @@ export function createSandboxActivities(deps: { db: Db; provider: IdentityProvid
     async addSandboxIdDocument(input: { requestId: string; applicantId: string }): Promise<void> {
       const { entityId, request: r } = await request(input.requestId);
       const { idDocument } = sandboxApplicant(r.person, entityId, new Date());
-      if (idDocument) await once(() => provider.addIdDocument(input.applicantId, idDocument));
+      if (idDocument) await providerCall(() => provider.addIdDocument(input.applicantId, idDocument));
     },
 
     async completeSandboxReview(input: { requestId: string; applicantId: string }): Promise<void> {
@@ -50,7 +51,7 @@ export function createSandboxActivities(deps: { db: Db; provider: IdentityProvid
         ...(r.reviewAnswer === 'RED' ? { reviewRejectType: r.reviewRejectType ?? 'RETRY' } : {}),
         ...(r.moderationComment ? { moderationComment: r.moderationComment } : {}),
       };
-      await once(() => provider.completeSandboxReview(input.applicantId, review));
+      await providerCall(() => provider.completeSandboxReview(input.applicantId, review));
     },
   };
 }

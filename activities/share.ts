@@ -16,10 +16,10 @@ import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
 import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord } from '../store/share-records.ts';
-import type { ShareRef } from '../contract/workflows.ts';
-import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/workflows.ts';
-import { once, toActivityFailure } from './provider.ts';
-import { countRecord } from './metrics.ts';
+import type { ShareRef } from '../contract/share-record.ts';
+import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/share-record.ts';
+import { providerCall, toActivityFailure } from './provider.ts';
+import { countRecord } from './activity-metrics.ts';
 
 export type ShareDeps = {
   db: Db;
@@ -128,7 +128,7 @@ export function createShareActivities(deps: ShareDeps) {
       const entityId = rec.entityId;
       if (!entityId) return fail(ref, 'ENTITY_NOT_FOUND');
       if (rec.applicantId) return onboard(ref, entityId, null);
-      const applicant = await once(() => provider.findApplicantByExternalUserId(shareRefKey(ref)));
+      const applicant = await providerCall(() => provider.findApplicantByExternalUserId(shareRefKey(ref)));
       if (applicant) return onboard(ref, entityId, applicant);
       if (rec.importAttempts > 1 && Context.current().info.attempt < RECOVER_LOOKUP_MAX_ATTEMPTS) {
         throw ApplicationFailure.create({ type: LOOKUP_PENDING_FAILURE, message: 'the applicant imported with this token is not listed yet; looking again' });

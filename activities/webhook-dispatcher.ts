@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
 import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/deliveries.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
-import { countAttempt } from './metrics.ts';
+import { countAttempt } from './activity-metrics.ts';
 
 export type DispatcherSettings = {
   /** Requests in flight at once, per dispatcher. */

@@ -7,7 +7,7 @@ import type { Db } from '../store/db.ts';
 import { cancelDeliveries, deliveryTarget, recordAttempts, waitingDeliveryDueIn } from '../store/deliveries.ts';
 import { createWebhookDispatcher, type DispatcherSettings, type DispatchStats } from './webhook-dispatcher.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
-import { countAttempt } from './metrics.ts';
+import { countAttempt } from './activity-metrics.ts';
 
 export type WebhookDeps = {
   db: Db;

@@ -12,7 +12,8 @@ import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { Db } from '../store/db.ts';
 import { createDownloadLinks, createFileStore } from '../runtime/file-store.ts';
 import { providerWebhookVerifier } from '../runtime/provider.ts';
-import { createStarters } from '../runtime/starters.ts';
+import { createRuns } from '../temporal/runs.ts';
+import { createStarters } from '../temporal/starters.ts';
 import type { UseCaseContext } from '../usecases/context.ts';
 import { done } from '../domain/outcome.ts';
 import { DOCS_ASSETS, DOCS_CSP, docsInit, docsPage, SCALAR_VERSION, scalarBundle } from './docs-page.ts';
@@ -32,7 +33,7 @@ import { entityRoutes } from './routes/entities.ts';
 import { featureRoutes } from './routes/features.ts';
 import { codecCors } from './middleware/codec-cors.ts';
 import { codecRoutes } from './routes/codec.ts';
-import { metricsRoutes } from './routes/metrics.ts';
+import { metricsRoutes } from './routes/metrics-endpoint.ts';
 import { healthRoutes } from './routes/health.ts';
 import { kybRoutes } from './routes/kyb.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
@@ -97,6 +98,7 @@ export function allRoutes(deps: AppDeps): Route[] {
   const uc: UseCaseContext = {
     ...deps,
     start: createStarters(deps.temporal, deps.config),
+    runs: createRuns(deps.temporal),
     verifyProviderCallback: providerWebhookVerifier(deps.config),
     files: createFileStore(deps.config),
     links: createDownloadLinks(deps.config),

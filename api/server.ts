@@ -31,7 +31,7 @@ if (import.meta.main) {
   const { runProcess } = await import('../runtime/process.ts');
   await runProcess('api', async ({ config, log, onShutdown }) => {
     const { openDatabase } = await import('../runtime/database.ts');
-    const { connectClient } = await import('../runtime/temporal.ts');
+    const { connectClient } = await import('../temporal/connection.ts');
     const database = await openDatabase(config);
     onShutdown(() => database.close());
     const temporal = await connectClient(config);

@@ -7,10 +7,10 @@ import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, type SigningKey } from '../domain/webhook-signature.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { privateFiles } from '../runtime/process.ts';
-import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../runtime/payload-codec.ts';
-import { registerSearchAttributes } from '../runtime/search-attributes.ts';
+import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../temporal/payload-codec.ts';
+import { registerSearchAttributes } from '../temporal/search-attributes.ts';
 import { keyRingFile, loadKeyRing, rotateKeyRing, type RingKind } from '../runtime/signing-keys.ts';
-import { connectClient } from '../runtime/temporal.ts';
+import { connectClient } from '../temporal/connection.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createBusiness, findBusiness, insertApiKey, revokeApiKey } from '../store/businesses.ts';
 

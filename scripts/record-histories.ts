@@ -3,7 +3,8 @@
 // test/fixtures/histories/. test/unit/replay.test.ts replays them against the current workflow code
 // on every `npm test`, so a change that would break runs already in flight fails the build.
 // Record again only when a workflow changes in a way that is meant to be replay-compatible (a
-// patch); keep the old fixtures beside the new ones until no run that could have them is left.
+// patch), after copying the old fixture to `<name>-before-<patch id>.json`, which stays until the
+// patch is deprecated (contract/patches.ts; README, "Changing a workflow").
 // Names given as arguments (`npm run histories:record -- universal-kyc-decided`) record only those,
 // leaving the other fixtures as they were recorded.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -11,11 +12,17 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { requireTemporalCli } from '../runtime/temporal-cli.ts';
-import { createStarters } from '../runtime/starters.ts';
+import { requireTemporalCli } from '../dev/temporal-cli.ts';
+import { createStarters } from '../temporal/starters.ts';
 import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/subscriptions.ts';
-import { batchWorkflowId, personVerificationWorkflowId, sandboxReviewWorkflowId, universalKybWorkflowId, universalKycWorkflowId, webhookDispatcherWorkflowId, webhookRetryWorkflowId } from '../contract/workflows.ts';
+import { batchWorkflowId } from '../contract/batch-import.ts';
+import { personVerificationWorkflowId } from '../contract/person-verification.ts';
+import { sandboxReviewWorkflowId } from '../contract/sandbox-review.ts';
+import { universalKybWorkflowId } from '../contract/universal-kyb.ts';
+import { universalKycWorkflowId } from '../contract/universal-kyc.ts';
+import { webhookDispatcherWorkflowId } from '../contract/webhook-dispatcher.ts';
+import { webhookRetryWorkflowId } from '../contract/webhook-retry.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
 import { housekeepingWorkflow } from '../workflows/index.ts';

@@ -2,6 +2,7 @@
 // attempt's record and what follows it, cancellation, and redelivery.
 import type { AfterAttempt } from '../domain/webhooks.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
+import type { DeliveryTags } from '../contract/webhook-retry.ts';
 
 // An event's deliveries are created with the event (store/events.ts). A delivery is `pending` until
 // delivered, failed after its schedule, or canceled; while pending, `mode` says who attempts it next
@@ -219,9 +220,8 @@ export async function requeueDeliveries(q: Queryable, businessId: string, filter
   return rows.map((r) => ({ deliveryId: r.id, run: Number(r.run) }));
 }
 
-/** What a delivery's retry workflow is about, for operators (runtime/starters.ts DeliveryTags). */
-export type DeliveryTagsRow = { businessId: string; entityId: string | null; eventId: string; eventType: string; subscriptionId: string };
-export async function deliveryTags(q: Queryable, deliveryId: string): Promise<DeliveryTagsRow | null> {
+/** What a delivery's retry workflow is about, for operators. */
+export async function deliveryTags(q: Queryable, deliveryId: string): Promise<DeliveryTags | null> {
   const [r] = await q.query<{ business_id: string; entity_id: string | null; event_id: string; event_type: string; subscription_id: string }>(
     'SELECT d.business_id, e.entity_id, d.event_id, e.event_type, d.subscription_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1',
     [deliveryId],

@@ -8,7 +8,7 @@
 // are entered in the transaction that deletes it (due at once). Whatever is due and named by no
 // `files` row is removed from the store by housekeeping (activities/housekeeping.ts), so bytes
 // without a row do not outlive a crash by more than the hour (and a minute).
-import type { Db, Queryable } from './db.ts';
+import { iso, type Db, type Queryable } from './db.ts';
 
 export type LiveFile = { storageKey: string; fileName: string | null; contentType: string };
 
@@ -102,3 +102,30 @@ export async function retryBytes(q: Queryable, keys: readonly string[], delaySec
 
 /** An upload whose bytes are in the file store under `storageKey`, about to be recorded. */
 export type StoredFile = { id: string; fileName: string | null; contentType: string; size: number; sha256: string; storageKey: string };
+
+/** Where a stored file belongs: its entity and requirement, a KYB document type, an open universal KYC submission. */
+export type FilePlace = { businessId: string; entityId: string; slug: string; documentType?: string | null; submissionId?: string | null };
+
+/**
+ * Records a stored file's row and claims its bytes (they leave file_store_cleanup with it), in the
+ * caller's transaction; answers when it was uploaded. The one place the `files` table is written.
+ */
+export async function insertFileRow(q: Queryable, f: StoredFile, place: FilePlace): Promise<string> {
+  const [row] = await q.query<{ uploaded_at: string }>(
+    `INSERT INTO files (id, business_id, entity_id, slug, document_type, submission_id, file_name, content_type, size, sha256, storage_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING uploaded_at`,
+    [f.id, place.businessId, place.entityId, place.slug, place.documentType ?? null, place.submissionId ?? null, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
+  );
+  if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
+  return iso(row!.uploaded_at);
+}
+
+/** Retires the live files of one KYB document kind of an entity (a new upload of that kind replaces them). */
+export async function retireFilesOfKind(q: Queryable, entityId: string, slug: string, documentType: string): Promise<void> {
+  await q.query('UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL', [entityId, slug, documentType]);
+}
+
+/** Puts an entity's live files of these requirements, not yet in a submission, into the submission. */
+export async function attachFilesToSubmission(q: Queryable, entityId: string, submissionId: string, slugs: readonly string[]): Promise<void> {
+  await q.query('UPDATE files SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY($3)', [entityId, submissionId, slugs]);
+}

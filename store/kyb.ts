@@ -11,7 +11,7 @@ import { iso, type Db, type Queryable } from './db.ts';
 import { lockEntity } from './entities.ts';
 import { recordVerificationStage } from './lifecycle-events.ts';
 import { kybVerificationKey } from '../domain/lifecycle-events.ts';
-import { claimBytes, type StoredFile } from './files.ts';
+import { insertFileRow, retireFilesOfKind, type StoredFile } from './files.ts';
 
 
 /** An owner as the profile declares it: the person's details are kept on the membership. */
@@ -128,17 +128,11 @@ export async function recordKybFiles(
     // the business entity and, for an owner's document, the owner: either may have been deleted while the bytes were stored
     if (!(await lockEntity(q, u.businessEntityId)) || (entityId !== u.businessEntityId && !(await lockEntity(q, entityId)))) return 'entity-gone';
     if (documentType !== null) {
-      await q.query('UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL', [entityId, slug, documentType]);
+      await retireFilesOfKind(q, entityId, slug, documentType);
     }
     let uploadedAt = '';
     for (const f of u.files) {
-      const [row] = await q.query<{ uploaded_at: string }>(
-        `INSERT INTO files (id, business_id, entity_id, slug, document_type, file_name, content_type, size, sha256, storage_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING uploaded_at`,
-        [f.id, u.businessId, entityId, slug, documentType, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
-      );
-      uploadedAt = iso(row!.uploaded_at);
-      if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
+      uploadedAt = await insertFileRow(q, f, { businessId: u.businessId, entityId, slug, documentType });
       if (documentType === null) {
         await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, file_id) VALUES ($1, $2, $3, $4, $5)', [
           randomUUID(),

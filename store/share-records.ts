@@ -6,7 +6,7 @@ import { recordVerificationStage } from './lifecycle-events.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
 import type { VerificationRef } from '../domain/lifecycle-events.ts';
 import type { Decision } from '../domain/reliance.ts';
-import type { ShareRef } from '../contract/workflows.ts';
+import type { ShareRef } from '../contract/share-record.ts';
 import { isUniqueViolation, type Db, type Queryable } from './db.ts';
 
 export type ShareRecord = {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { CANONICAL_KYC_SLUG, ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS } from '../domain/universal-kyc.ts';
 import type { Db, Queryable } from './db.ts';
 import { lockEntity } from './entities.ts';
-import { claimBytes, type StoredFile } from './files.ts';
+import { attachFilesToSubmission, insertFileRow, type StoredFile } from './files.ts';
 
 export type OpenSubmission = { submissionId: string; deadlineAt: string };
 
@@ -42,7 +42,7 @@ export async function submitCanonicalData(db: Db, s: { businessId: string; entit
       open.submissionId,
     ]);
     // files uploaded before the data belong to this submission
-    await q.query("UPDATE files SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY($3)", [s.entityId, open.submissionId, UKYC_FILE_SLUGS]);
+    await attachFilesToSubmission(q, s.entityId, open.submissionId, UKYC_FILE_SLUGS);
     await q.query("UPDATE entity_requirements SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY($3)", [
       s.entityId,
       open.submissionId,
@@ -63,13 +63,7 @@ export async function recordUploadedFiles(
     const open = await openSubmission(q, u.entityId);
     let uploadedAt = '';
     for (const f of u.files) {
-      const [row] = await q.query<{ uploaded_at: string }>(
-        `INSERT INTO files (id, business_id, entity_id, slug, submission_id, file_name, content_type, size, sha256, storage_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING uploaded_at`,
-        [f.id, u.businessId, u.entityId, u.slug, open?.submissionId ?? null, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
-      );
-      uploadedAt = iso(row!.uploaded_at);
-      if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
+      uploadedAt = await insertFileRow(q, f, { businessId: u.businessId, entityId: u.entityId, slug: u.slug, submissionId: open?.submissionId ?? null });
       await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id, file_id) VALUES ($1, $2, $3, $4, $5, $6)', [
         randomUUID(),
         u.entityId,

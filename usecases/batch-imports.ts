@@ -1,14 +1,13 @@
 // Token-sharing batch imports (interface 2.3, 2.4, 3.1, 4.1): upload, status, cancel, retry of the
 // failed rows, and the failed rows as CSV. The upload validates and stores everything in one go,
 // then starts the batch's workflow; the workflow does the rest.
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { z } from 'zod';
 import type { BatchCsvRead } from '../domain/batch-csv.ts';
-import { batchStatusRecord, TERMINAL } from '../domain/batch-status.ts';
+import { batchStatusRecord, TERMINAL, type BatchStatusRecord } from '../domain/batch-status.ts';
 import { csvLine } from '../domain/csv.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import type { Page } from '../domain/pagination.ts';
-import { idempotencyKeyProblem, IMPORT_PROVIDERS } from '../domain/token-sharing.ts';
-import { batchWorkflowId } from '../contract/workflows.ts';
+import { idempotencyKeyProblem, IMPORT_PROVIDERS, type BatchAccepted } from '../domain/token-sharing.ts';
 import { createBatch, failedRows, findBatch, findBatchByContent, findBatchByKey, markBatchCanceled, requeueRetryableRows, type Batch } from '../store/batches.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import type { Caller, UseCaseContext } from './context.ts';
@@ -41,7 +40,7 @@ const notFound = (id: string) => refuse('batchNotFound', `Batch ${id} not found 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The upload's answer; `failedAtOnce`, the records that failed on their own (domain/batch-csv.ts), told on the first answer. */
-const accepted = (b: Batch, failedAtOnce = 0) => {
+const accepted = (b: Batch, failedAtOnce = 0): BatchAccepted => {
   const notes = [
     failedAtOnce ? `${plural(failedAtOnce, 'record')} failed on ${failedAtOnce === 1 ? 'its' : 'their'} own and ${failedAtOnce === 1 ? 'is' : 'are'} listed in summary.errors` : '',
     b.ignoredColumns.length ? `ignored the column${b.ignoredColumns.length === 1 ? '' : 's'} ${b.ignoredColumns.join(', ')} (the columns are externalId, shareToken, applicantLevel, cardProcessorPublicToken)` : '',
@@ -95,7 +94,7 @@ const alreadyProcessed = (existing: Batch) =>
     existing.id,
   );
 
-export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: UploadRequest) {
+export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: UploadRequest): Promise<Outcome<BatchAccepted>> {
   const { db, start } = ctx;
   const headers = checkHeaders(request);
   if (!headers.ok) return headers;
@@ -147,13 +146,13 @@ export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: 
 }
 
 /** GET …/batch/{batchId}: the status record, with every error or (page given) a page of them. */
-export async function getBatch({ db }: UseCaseContext, caller: Caller, batchId: string, page: Page | null = null) {
+export async function getBatch({ db }: UseCaseContext, caller: Caller, batchId: string, page: Page | null = null): Promise<Outcome<BatchStatusRecord>> {
   const batch = await findBatch(db, caller.id, batchId);
   if (!batch) return notFound(batchId);
   return done(batchStatusRecord(batch, await failedRows(db, batch.id, page), page));
 }
 
-export async function cancelBatch({ db, temporal, log }: UseCaseContext, caller: Caller, batchId: string) {
+export async function cancelBatch({ db, runs, log }: UseCaseContext, caller: Caller, batchId: string): Promise<Outcome<BatchStatusRecord>> {
   const batch = await findBatch(db, caller.id, batchId);
   if (!batch) return notFound(batchId);
   if (!(await markBatchCanceled(db, caller.id, batch.id))) {
@@ -161,16 +160,16 @@ export async function cancelBatch({ db, temporal, log }: UseCaseContext, caller:
   }
   // The batch is canceled in PostgreSQL, which every record checks before it starts: stopping the
   // workflow too only saves its remaining (empty) steps, so a failure here changes nothing.
-  await temporal.workflow
-    .getHandle(batchWorkflowId(batch.id, batch.run))
-    .cancel()
-    .catch((err: unknown) => {
-      if (!(err instanceof WorkflowNotFoundError)) log.warn({ err, batchId: batch.id }, 'batch canceled; its workflow could not be told (records not yet started will not start)');
-    });
+  await runs.cancelBatchRun(batch.id, batch.run).catch((err: unknown) => {
+    log.warn({ err, batchId: batch.id }, 'batch canceled; its workflow could not be told (records not yet started will not start)');
+  });
   return done(batchStatusRecord((await findBatch(db, caller.id, batch.id))!, await failedRows(db, batch.id)));
 }
 
-export async function retryBatch({ db, start }: UseCaseContext, caller: Caller, batchId: string) {
+/** POST …/retry's answer: the new run has started. */
+export const batchRetrySchema = z.object({ batchId: z.uuid(), status: z.literal('in_progress'), requeuedRecords: z.number().int() });
+
+export async function retryBatch({ db, start }: UseCaseContext, caller: Caller, batchId: string): Promise<Outcome<z.input<typeof batchRetrySchema>>> {
   const result = await requeueRetryableRows(db, caller.id, batchId);
   if (result === 'not-found') return notFound(batchId);
   if (result === 'running') return refuse('batchNotRetryable', 'The batch is still running; retry its failed rows once it has finished.', { parameter: 'batchId' });

@@ -1,14 +1,20 @@
 // The Temporal codec server protocol (POST /codec/encode, /codec/decode): the Temporal UI and CLI
 // send payloads as { payloads: [{ metadata: { key: base64 }, data: base64 }] } and get them back
-// encoded or decoded with the same codec our clients and workers use (runtime/payload-codec.ts),
+// encoded or decoded with the same codec our clients and workers use (temporal/payload-codec.ts),
 // so an operator reads decrypted inputs and results. In the sandbox the endpoint is open; elsewhere
 // it needs CODEC_ACCESS_TOKEN as a bearer token.
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
+import { z } from 'zod';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { bearerAllowed } from '../domain/bearer.ts';
 import type { UseCaseContext } from './context.ts';
 
-export type JsonPayload = { metadata?: Record<string, string>; data?: string };
+const base64 = z.string().max(4 * 1024 * 1024).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
+/** The protocol's body, both ways; protobuf's JSON leaves an empty list out: the Temporal CLI and UI send {} for no payloads. */
+const jsonPayloadSchema = z.object({ metadata: z.record(z.string().max(256), base64).optional(), data: base64.optional() }).strict();
+export const codecPayloadsSchema = z.object({ payloads: z.array(jsonPayloadSchema).max(1000).default([]) }).strict();
+type CodecPayloads = z.output<typeof codecPayloadsSchema>;
+export type JsonPayload = z.output<typeof jsonPayloadSchema>;
 
 const toPayload = (p: JsonPayload): Payload => ({
   metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
@@ -21,20 +27,18 @@ const toJson = (p: Payload): JsonPayload => ({
 
 const authorised = (ctx: UseCaseContext, authorization: string | undefined) => bearerAllowed(ctx.config.environment, ctx.config.payloadCodec.accessToken, authorization);
 
-/** The codec our Temporal client uses (the same ring as every worker). */
-const codecOf = (ctx: UseCaseContext): PayloadCodec => {
-  const codec = ctx.temporal.options.loadedDataConverter.payloadCodecs[0];
-  if (!codec) throw new Error('the Temporal client has no payload codec');
-  return codec;
-};
-
-export async function runCodec(ctx: UseCaseContext, direction: 'encode' | 'decode', payloads: JsonPayload[], authorization: string | undefined): Promise<Outcome<{ payloads: JsonPayload[] }>> {
+export async function runCodec(
+  ctx: UseCaseContext,
+  direction: 'encode' | 'decode',
+  payloads: JsonPayload[],
+  authorization: string | undefined,
+): Promise<Outcome<CodecPayloads>> {
   if (!authorised(ctx, authorization)) {
     return refuse('codecUnauthorized', ctx.config.payloadCodec.accessToken ? 'The Authorization header is missing or does not hold the codec token; send Authorization: Bearer <CODEC_ACCESS_TOKEN>.' : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.', {
       parameter: 'Authorization',
     });
   }
-  const codec = codecOf(ctx);
+  const codec = ctx.runs.payloadCodec();
   try {
     const out = direction === 'encode' ? await codec.encode(payloads.map(toPayload)) : await codec.decode(payloads.map(toPayload));
     return done({ payloads: out.map(toJson) });

@@ -1,20 +1,23 @@
-// What every use case may use: the database, the workflow starters (and the client, to cancel a
-// running workflow), the configuration, the logger and the signing keys. Built once per API process.
-import type { Client } from '@temporalio/client';
+// What every use case may use: the database, the workflow starters and the runs (to cancel one, or
+// ask whether Temporal answers), the configuration, the logger and the signing keys. Built once per
+// API process.
 import type { Logger } from 'pino';
 import type { DownloadLinks } from '../files/download-links.ts';
 import type { FileStore } from '../files/store.ts';
 import type { Config } from '../runtime/config.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';
-import type { Starters } from '../runtime/starters.ts';
+import type { Runs } from '../temporal/runs.ts';
+import type { Starters } from '../temporal/starters.ts';
 import type { Business } from '../store/businesses.ts';
 import type { Db } from '../store/db.ts';
 
 export type UseCaseContext = {
   db: Db;
-  temporal: Client;
+  /** Starts and messages workflows (temporal/starters.ts). */
   start: Starters;
+  /** Cancels runs, asks whether Temporal answers, encodes payloads (temporal/runs.ts). */
+  runs: Runs;
   config: Config;
   log: Logger;
   /** Where uploaded files' bytes are kept. */

@@ -1,12 +1,22 @@
 // Whether this API process can reach its database and Temporal (GET /health). The answer says
 // `ok` or `degraded` per dependency and nothing else: no address, no error text (a load balancer and
 // an operator's dashboard need the verdict; the cause goes to the log, with the request's id).
+import { z } from 'zod';
 import { coveredUntil, WARN_DAYS } from '../domain/key-rotation.ts';
-import { done } from '../domain/outcome.ts';
+import { done, type Outcome } from '../domain/outcome.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';
 import type { UseCaseContext } from './context.ts';
 
-export type Check = { status: 'ok' | 'degraded'; latencyMs?: number };
+const check = z.object({ status: z.enum(['ok', 'degraded']), latencyMs: z.number().optional() });
+const signingKeysCheck = z.object({
+  status: z.enum(['ok', 'degraded']),
+  endsAt: z.iso.datetime().meta({ description: 'When the soonest of the signing key rings stops covering (its last key ends, or a gap before its next key)' }),
+});
+/** GET /health's body (200 or 503). */
+export const healthSchema = z.object({ status: z.enum(['ok', 'degraded']), database: check, temporal: check, signingKeys: signingKeysCheck });
+
+export type Check = z.input<typeof check>;
+type Health = z.input<typeof healthSchema>;
 
 const PROBE_TIMEOUT_MS = 2000;
 
@@ -35,7 +45,7 @@ async function probe(dependency: string, fn: () => Promise<unknown>, log: UseCas
  * outage: the process still signs, so it stays in its load balancer (200); `endsAt` says when the
  * first ring would stop. It checks this process's rings (the API's); workers read theirs at start.
  */
-export function checkSigningKeys(keys: KeyRings, now: Date): { status: 'ok' | 'degraded'; endsAt: string } {
+export function checkSigningKeys(keys: KeyRings, now: Date): z.input<typeof signingKeysCheck> {
   const ends = [keys.webhooks, keys.standardWebhooks, keys.signedPayloads].map((ring) => coveredUntil(ring, now).getTime());
   const soonest = Math.min(...ends);
   return { status: soonest - now.getTime() <= WARN_DAYS * 86_400_000 ? 'degraded' : 'ok', endsAt: new Date(soonest).toISOString() };
@@ -44,12 +54,15 @@ export function checkSigningKeys(keys: KeyRings, now: Date): { status: 'ok' | 'd
 /** The warning is logged at most once an hour per process, not on every probe. */
 let warnedAt = 0;
 
-export async function checkHealth({ db, temporal, log, keys }: Pick<UseCaseContext, 'db' | 'temporal' | 'log' | 'keys'>) {
+/** The body, and whether both dependencies answered (`reachable`: 200, else 503). */
+export async function checkHealth(
+  { db, runs, log, keys }: Pick<UseCaseContext, 'db' | 'runs' | 'log' | 'keys'>,
+): Promise<Outcome<Health & { reachable: boolean }>> {
   const [database, temporalCheck] = await Promise.all([
     probe('database', () => db.ping(), log),
     // a deadline, so the client's own retries of an unanswered call stop with the probe (they
     // would otherwise go on in the background after the answer, even past the connection's close)
-    probe('temporal', () => temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})), log),
+    probe('temporal', () => runs.ping(Date.now() + PROBE_TIMEOUT_MS), log),
   ]);
   const reachable = database.status === 'ok' && temporalCheck.status === 'ok';
   const signingKeys = checkSigningKeys(keys, new Date());

@@ -1,19 +1,24 @@
 // Webhook subscriptions (interface 2.6 and 4.2), scoped to the calling business.
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
-import { MAX_SUBSCRIPTIONS, type SubscriptionInput } from '../domain/webhooks.ts';
-import { webhookRetryWorkflowId } from '../contract/workflows.ts';
+import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionPage, type SubscriptionView } from '../domain/webhooks.ts';
 import { createSubscription as insertSubscription, deleteSubscription as removeSubscription, getSubscription as findSubscription, listSubscriptions as pageOfSubscriptions, replaceSubscription as updateSubscription, SubscriptionLimitReached, type Subscription } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { checkDeliverableUrl } from './deliverable-url.ts';
 
 /** A subscription as interface 2.6 shows it. */
-const present = (s: Subscription) => ({ id: s.id, channel: s.channel, types: s.types, config: { webhook: { url: s.url } }, createdAt: s.createdAt, updatedAt: s.updatedAt });
+const present = (s: Subscription): SubscriptionView => ({
+  id: s.id,
+  channel: s.channel,
+  types: s.types,
+  config: { webhook: { url: s.url } },
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
 
 export const subscriptionNotFound = (id: string) => refuse('subscriptionNotFound', `Webhook subscription ${id} not found in your business; GET /notification lists your subscriptions.`, { parameter: 'notificationId' });
 
-export async function createSubscription({ db, config }: UseCaseContext, caller: Caller, input: SubscriptionInput) {
+export async function createSubscription({ db, config }: UseCaseContext, caller: Caller, input: SubscriptionInput): Promise<Outcome<SubscriptionView>> {
   const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);
   if (!url.ok) return url;
   try {
@@ -24,18 +29,23 @@ export async function createSubscription({ db, config }: UseCaseContext, caller:
   }
 }
 
-export async function listSubscriptions({ db }: UseCaseContext, caller: Caller, page: Page) {
+export async function listSubscriptions({ db }: UseCaseContext, caller: Caller, page: Page): Promise<Outcome<SubscriptionPage>> {
   const { items, totalItems } = await pageOfSubscriptions(db, caller.id, page);
   return done({ items: items.map(present), meta: pageMeta(page, totalItems) });
 }
 
-export async function getSubscription({ db }: UseCaseContext, caller: Caller, id: string) {
+export async function getSubscription({ db }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<SubscriptionView>> {
   const s = await findSubscription(db, caller.id, id);
   return s ? done(present(s)) : subscriptionNotFound(id);
 }
 
 /** Replaces channel, types and URL; pending retries go to the new URL from their next attempt. */
-export async function replaceSubscription({ db, config }: UseCaseContext, caller: Caller, id: string, input: SubscriptionInput) {
+export async function replaceSubscription(
+  { db, config }: UseCaseContext,
+  caller: Caller,
+  id: string,
+  input: SubscriptionInput,
+): Promise<Outcome<SubscriptionView>> {
   if (!(await findSubscription(db, caller.id, id))) return subscriptionNotFound(id);
   const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);
   if (!url.ok) return url;
@@ -44,19 +54,16 @@ export async function replaceSubscription({ db, config }: UseCaseContext, caller
 }
 
 /** Deletes the subscription; delivery stops at once, pending retries included. */
-export async function deleteSubscription({ db, temporal, log }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<undefined>> {
+export async function deleteSubscription({ db, runs, log }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<undefined>> {
   const waiting = await removeSubscription(db, caller.id, id);
   if (!waiting) return subscriptionNotFound(id);
   // The deliveries are canceled in PostgreSQL, which every attempt checks first; canceling their
   // retry workflows too just ends them now instead of at their next attempt.
   await Promise.all(
     waiting.map(({ deliveryId, run }) =>
-      temporal.workflow
-        .getHandle(webhookRetryWorkflowId(deliveryId, run))
-        .cancel()
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) log.warn({ err, deliveryId }, 'delivery canceled; its retry workflow ends at its next attempt instead');
-        }),
+      runs.cancelDeliveryRetry(deliveryId, run).catch((err: unknown) => {
+        log.warn({ err, deliveryId }, 'delivery canceled; its retry workflow ends at its next attempt instead');
+      }),
     ),
   );
   return done(undefined);

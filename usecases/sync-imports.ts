@@ -3,12 +3,10 @@
 // An optional Idempotency-Key makes the call safe to retry: the same key and body give the same
 // answer (waiting for the first request's workflow if it still runs), never a second provider call.
 import { createHash, randomUUID } from 'node:crypto';
-import { TimeoutFailure, WorkflowFailedError } from '@temporalio/client';
 import type { ErrorName } from '../domain/errors.ts';
 import { IMPORT_ERROR_CATEGORIES, type ImportErrorCategory } from '../domain/import-errors.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { idempotencyKeyProblem, type SyncImportAnswer, type SyncImportBody } from '../domain/token-sharing.ts';
-import type { SyncImportResult } from '../contract/workflows.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { resolveEntityRef } from '../store/entities.ts';
 import { createSyncImport, findSyncImport, findSyncImportByKey, type SyncImport } from '../store/sync-imports.ts';
@@ -46,14 +44,12 @@ function answerOf(rec: SyncImport): Outcome<SyncImportAnswer> {
 
 /** Runs (or joins) the request's workflow and answers from the record it leaves. */
 async function runToAnswer({ db, start }: UseCaseContext, requestId: string, businessId: string): Promise<Outcome<SyncImportAnswer>> {
-  let result: SyncImportResult;
-  try {
-    result = await (await start.syncImport(requestId, { businessId })).result();
-  } catch (err) {
-    if (!(err instanceof WorkflowFailedError)) throw err;
-    if (err.cause instanceof TimeoutFailure) return failure('PROVIDER_UNAVAILABLE', requestId);
+  const run = await start.syncImport(requestId, { businessId });
+  if (!run.ok) {
+    if (run.failure.timedOut) return failure('PROVIDER_UNAVAILABLE', requestId);
     return refuse('syncProviderRefused', 'The identity provider refused our request; contact support and quote the requestId.', { extra: { requestId } });
   }
+  const result = run.value;
   if (result.outcome === 'failed') return failure(result.category, requestId);
   return answerOf((await findSyncImport(db, requestId))!);
 }

@@ -4,7 +4,9 @@
 // where the status endpoint reads them during and after the run.
 import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { providerPriority, RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE, type BatchImportInput } from '../contract/workflows.ts';
+import { type BatchImportInput } from '../contract/batch-import.ts';
+import { providerPriority } from '../contract/provider-queue.ts';
+import { RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE } from '../contract/share-record.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 import { setVouchStatus } from './status.ts';
 

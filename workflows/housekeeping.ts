@@ -4,8 +4,9 @@
 // workflows of overdue deliveries, workflows of unfinished batches, KYB submissions that lost their
 // wake), file-store bytes that no row names, reminders of waiting submissions whose deadline is
 // near, and the catalog's new features announced. Each step runs even if another failed.
-import { patched, proxyActivities, sleep } from '@temporalio/workflow';
-import type { HousekeepingInput } from '../contract/workflows.ts';
+import { deprecatePatch, patched, proxyActivities, sleep } from '@temporalio/workflow';
+import type { HousekeepingInput } from '../contract/housekeeping.ts';
+import { PATCHES } from '../contract/patches.ts';
 import type { GeneralActivities } from '../activities/index.ts';
 
 const a = proxyActivities<GeneralActivities>({
@@ -60,20 +61,21 @@ async function pass(): Promise<HousekeepingResult> {
   await step('ensureWebhookDispatcher', () => a.ensureWebhookDispatcher(), undefined);
   const deliveriesRestarted = await step('reconcileDeliveries', () => a.reconcileDeliveries(), 0);
   const batchesRestarted = await step('reconcileBatches', () => a.reconcileBatches(), 0);
-  // added with universal KYB: runs recorded before it replay without the step
-  const kybSubmissionsWoken = patched('reconcile-kyb-submissions') ? await step('reconcileKybSubmissions', () => a.reconcileKybSubmissions(), 0) : undefined;
-  // added with complete deletion (issue 18): runs recorded before it replay without the step
-  const strayFileBytesRemoved = patched('remove-stray-file-bytes') ? await step('removeStrayFileBytes', () => a.removeStrayFileBytes(), 0) : undefined;
-  // added with the lifecycle events (issue 19): runs recorded before them replay without the steps
-  const lifecycle = patched('lifecycle-events');
+  // added with universal KYB and with complete deletion (release 1.0.1): deprecated patches, contract/patches.ts
+  deprecatePatch(PATCHES.reconcileKybSubmissions.id);
+  const kybSubmissionsWoken = await step('reconcileKybSubmissions', () => a.reconcileKybSubmissions(), 0);
+  deprecatePatch(PATCHES.removeStrayFileBytes.id);
+  const strayFileBytesRemoved = await step('removeStrayFileBytes', () => a.removeStrayFileBytes(), 0);
+  // added with the lifecycle events (release 1.0.2): runs recorded before them replay without the steps
+  const lifecycle = patched(PATCHES.lifecycleEvents.id);
   const remindersSent = lifecycle ? await step('sendReminders', () => a.sendReminders(), 0) : undefined;
   const featuresAnnounced = lifecycle ? await step('announceNewFeatures', () => a.announceNewFeatures(), 0) : undefined;
   return {
     rateLimitWindowsPurged,
     deliveriesRestarted,
     batchesRestarted,
-    ...(kybSubmissionsWoken === undefined ? {} : { kybSubmissionsWoken }),
-    ...(strayFileBytesRemoved === undefined ? {} : { strayFileBytesRemoved }),
+    kybSubmissionsWoken,
+    strayFileBytesRemoved,
     ...(remindersSent === undefined ? {} : { remindersSent }),
     ...(featuresAnnounced === undefined ? {} : { featuresAnnounced }),
     failedSteps,

@@ -3,25 +3,19 @@
 // about (signal applicantReviewed), one at a time, each by reading the applicant anew — so a
 // repeated or out-of-order callback decides the applicant's current review, once. It ends after
 // `idleMs` with nothing to do; a later token request or callback starts it again.
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/index.ts';
 import {
-  APPLICANT_REVIEWED_SIGNAL,
-  PERSON_PROGRESS_QUERY,
-  providerPriority,
-  type PersonProgress,
-  SDK_TOKEN_UPDATE,
-  type ApplicantReviewed,
+  applicantReviewedSignal,
+  personProgressQuery,
+  sdkTokenUpdate,
   type PersonVerificationInput,
-  type SdkToken,
-} from '../contract/workflows.ts';
+  type PersonVerificationResult,
+} from '../contract/person-verification.ts';
+import { providerPriority } from '../contract/provider-queue.ts';
 import { setVouchStatus } from './status.ts';
 
-export const sdkTokenUpdate = defineUpdate<SdkToken>(SDK_TOKEN_UPDATE);
-export const applicantReviewedSignal = defineSignal<[ApplicantReviewed]>(APPLICANT_REVIEWED_SIGNAL);
-export const progressQuery = defineQuery<PersonProgress>(PERSON_PROGRESS_QUERY);
-
-export async function personVerificationWorkflow(input: PersonVerificationInput): Promise<{ decided: number }> {
+export async function personVerificationWorkflow(input: PersonVerificationInput): Promise<PersonVerificationResult> {
   const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: providerPriority('sync', input.businessId), startToCloseTimeout: '15 seconds' } as const;
   // a caller waits for the token: a few quick attempts, then the API answers 503
   const forCaller = proxyActivities<ProviderActivities>({ ...onProviderQueue, retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 } });
@@ -32,7 +26,7 @@ export async function personVerificationWorkflow(input: PersonVerificationInput)
   let touched = false;
   let decided = input.decided ?? 0;
   let deciding = false;
-  setHandler(progressQuery, () => ({ waiting: waiting.length, deciding, decided }));
+  setHandler(personProgressQuery, () => ({ waiting: waiting.length, deciding, decided }));
   setHandler(sdkTokenUpdate, async () => {
     touched = true;
     return forCaller.createSdkToken({ entityId: input.entityId });

@@ -4,7 +4,8 @@
 // decides. A test person for an applicant that already exists is refused, not silently ignored.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/index.ts';
-import { providerPriority, SANDBOX_APPLICANT_EXISTS_FAILURE, type SandboxReviewInput, type SandboxReviewResult } from '../contract/workflows.ts';
+import { providerPriority } from '../contract/provider-queue.ts';
+import { SANDBOX_APPLICANT_EXISTS_FAILURE, SANDBOX_APPLICANT_MISSING_FAILURE, type SandboxReviewInput, type SandboxReviewResult } from '../contract/sandbox-review.ts';
 import { setVouchStatus } from './status.ts';
 
 export async function sandboxReviewWorkflow(input: SandboxReviewInput): Promise<SandboxReviewResult> {
@@ -43,5 +44,5 @@ async function play(input: SandboxReviewInput): Promise<SandboxReviewResult> {
     }
     // created meanwhile (by an earlier attempt whose answer was lost): look it up once more
   }
-  throw ApplicationFailure.nonRetryable('The applicant could not be created or found at the provider.', 'SandboxApplicantMissing');
+  throw ApplicationFailure.nonRetryable('The applicant could not be created or found at the provider.', SANDBOX_APPLICANT_MISSING_FAILURE);
 }

@@ -3,7 +3,7 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import type { ShareOutcome } from '../activities/share.ts';
-import { categoryOfFailureType, RUN_LEVEL_FAILURE, type ShareRef } from '../contract/workflows.ts';
+import { BUG_FAILURE, categoryOfFailureType, RUN_LEVEL_FAILURE, type ShareRef } from '../contract/share-record.ts';
 
 export type ShareSteps = ActivityInterfaceFor<Pick<GeneralActivities, 'failShare'> & Pick<ProviderActivities, 'processShare' | 'recoverShare'>>;
 
@@ -14,7 +14,7 @@ export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exc
   try {
     const first = await steps.processShare.executeWithOptions({ summary: `Import and decide ${named(ref)}` }, [ref]);
     const result = first.outcome === 'token_used' ? await steps.recoverShare.executeWithOptions({ summary: `Find the applicant of ${named(ref)} (its token was already used)` }, [ref]) : first;
-    if (result.outcome === 'token_used') throw ApplicationFailure.nonRetryable('recoverShare answered token_used', 'Bug');
+    if (result.outcome === 'token_used') throw ApplicationFailure.nonRetryable('recoverShare answered token_used', BUG_FAILURE);
     return result;
   } catch (err) {
     if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;

@@ -4,7 +4,9 @@
 // fleet-wide provider limit, but ahead of them (PROVIDER_PRIORITY.sync).
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
-import { providerPriority, RECOVER_LOOKUP_MAX_ATTEMPTS, type SyncImportInput, type SyncImportResult } from '../contract/workflows.ts';
+import { providerPriority } from '../contract/provider-queue.ts';
+import { BUG_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/share-record.ts';
+import { type SyncImportInput, type SyncImportResult } from '../contract/sync-import.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 import { setVouchStatus } from './status.ts';
 
@@ -27,6 +29,6 @@ export async function syncImportWorkflow(input: SyncImportInput): Promise<SyncIm
   const result = await shareRecord({ kind: 'sync', requestId: input.requestId }, steps);
   setVouchStatus(result.outcome === 'succeeded' ? 'completed' : 'failed');
   if (result.outcome === 'failed') return { outcome: 'failed', category: result.category };
-  if (result.outcome === 'skipped') throw ApplicationFailure.nonRetryable('a sync import is never skipped', 'Bug');
+  if (result.outcome === 'skipped') throw ApplicationFailure.nonRetryable('a sync import is never skipped', BUG_FAILURE);
   return { outcome: 'succeeded' };
 }

@@ -3,17 +3,14 @@
 // then settles the submission once (activities/universal-kyc.ts): decided from the data, or decided
 // as incomplete. Its history holds ids and outcomes only; the data and files stay in PostgreSQL
 // and the file store.
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { GeneralActivities } from '../activities/index.ts';
 import { setVouchStatus } from './status.ts';
-import { UKYC_PART_RECEIVED_SIGNAL, UKYC_PROGRESS_QUERY, type UkycPartReceived, type UkycProgress, type UniversalKycInput } from '../contract/workflows.ts';
-
-export const ukycPartReceivedSignal = defineSignal<[UkycPartReceived]>(UKYC_PART_RECEIVED_SIGNAL);
-export const ukycProgressQuery = defineQuery<UkycProgress>(UKYC_PROGRESS_QUERY);
+import { ukycPartReceivedSignal, ukycProgressQuery, type UkycProgress, type UniversalKycInput, type UniversalKycResult } from '../contract/universal-kyc.ts';
 
 const db = proxyActivities<GeneralActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } });
 
-export async function universalKycWorkflow(input: UniversalKycInput): Promise<{ outcome: string; status?: string }> {
+export async function universalKycWorkflow(input: UniversalKycInput): Promise<UniversalKycResult> {
   let wakeUps = 0;
   let stage: UkycProgress['stage'] = 'waiting';
   setHandler(ukycPartReceivedSignal, () => {

@@ -5,7 +5,7 @@
 // worker and by the reconciler (idempotently), so it is always there.
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/index.ts';
-import type { WebhookDispatcherInput } from '../contract/workflows.ts';
+import type { WebhookDispatcherInput } from '../contract/webhook-dispatcher.ts';
 
 const ROUNDS_PER_RUN = 50;
 

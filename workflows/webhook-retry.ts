@@ -6,7 +6,7 @@
 // afresh, with the same eventId, on every attempt; a deleted subscription ends it at the next attempt.
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/index.ts';
-import type { WebhookRetryInput } from '../contract/workflows.ts';
+import type { WebhookRetryInput } from '../contract/webhook-retry.ts';
 import { setVouchStatus } from './status.ts';
 
 const { deliveryDueIn, attemptDelivery } = proxyActivities<WebhookActivities>({

@@ -6,7 +6,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { redactedLinkPath } from '../../files/download-links.ts';
 import { runWithLogContext } from '../../runtime/logger.ts';
-import { observeRequest } from '../metrics.ts';
+import { observeRequest } from '../http-metrics.ts';
 
 const SAFE_ID = /^[\w.:-]{1,128}$/;
 

@@ -8,7 +8,7 @@ import { PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider, type ImportApplican
 import { toProviderApplicant } from './applicant.ts';
 import { classifyHttpError, classifyNetworkError, type SumsubErrorBody } from './classify.ts';
 import { signRequest, verifyWebhookDigest } from './signing.ts';
-import { observeProviderCall, providerOperation } from '../metrics.ts';
+import { observeProviderCall, providerOperation } from '../provider-metrics.ts';
 
 export type SumsubConfig = {
   baseUrl: string;
@@ -34,7 +34,7 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
   const timeout = config.timeoutMs ?? PROVIDER_REQUEST_TIMEOUT_MS;
   const now = config.now ?? Date.now;
 
-  /** One request, counted and timed by operation and outcome (provider/metrics.ts). */
+  /** One request, counted and timed by operation and outcome (provider/provider-metrics.ts). */
   async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const started = performance.now();
     let outcome = 'ok';

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { venvBin } from '../../runtime/temporal-cli.ts';
+import { venvBin } from '../../dev/temporal-cli.ts';
 import { root } from '../helpers/processes.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server.ts';
+import { startTemporalDevServer, type TemporalDevServer } from '../../dev/temporal-dev-server.ts';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import type { SimClient } from '../../provider-sim/state.ts';
 import { createSubscription } from '../../store/subscriptions.ts';
@@ -23,7 +23,7 @@ import { freePort } from '../helpers/ports.ts';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { start, type Running } from '../helpers/processes.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
-import { codecKeysFile } from '../../runtime/payload-codec.ts';
+import { codecKeysFile } from '../../temporal/payload-codec.ts';
 
 const ROWS = 600;
 const SUBSCRIPTIONS = ['a', 'b', 'c'];

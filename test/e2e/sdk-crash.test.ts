@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { sdkUserId } from '../../contract/workflows.ts';
+import { sdkUserId } from '../../contract/person-verification.ts';
 import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { scenarioApplicant } from '../../provider-sim/scenarios.ts';
 import { crashRig } from '../helpers/crash-rig.ts';

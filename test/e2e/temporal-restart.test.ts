@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server.ts';
+import { startTemporalDevServer, type TemporalDevServer } from '../../dev/temporal-dev-server.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { freePort } from '../helpers/ports.ts';

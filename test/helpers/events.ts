@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Queryable } from '../../store/db.ts';
 import { recordEvent } from '../../store/events.ts';
-import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
+import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
 
 export function recordTestEvent(q: Queryable, businessId: string, label: string, data: Record<string, unknown> = {}): Promise<string> {
   return recordEvent(q, {

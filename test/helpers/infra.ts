@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import pg from 'pg';
-import { findTemporalTestServer } from '../../runtime/temporal-cli.ts';
-import { startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server.ts';
+import { findTemporalTestServer } from '../../dev/temporal-cli.ts';
+import { startTemporalDevServer, type TemporalDevServer } from '../../dev/temporal-dev-server.ts';
 import { connectDb } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
 import { freePort } from './ports.ts';

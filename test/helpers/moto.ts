@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { venvBin } from '../../runtime/temporal-cli.ts';
+import { venvBin } from '../../dev/temporal-cli.ts';
 import { freePort } from './ports.ts';
 
 export const MOTO_CREDENTIALS = { accessKeyId: 'vouch-test', secretAccessKey: 'vouch-test-secret' };

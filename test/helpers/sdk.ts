@@ -1,6 +1,6 @@
 // The person's side of the hosted-SDK path, played against the simulator: what the provider's SDK
 // leaves behind (an applicant under our user id, not yet reviewed), and the sandbox reviewer.
-import { sdkUserId } from '../../contract/workflows.ts';
+import { sdkUserId } from '../../contract/person-verification.ts';
 import { createSumsubClient, type SumsubClient } from '../../provider/sumsub/client.ts';
 import { scenarioApplicant } from '../../provider-sim/scenarios.ts';
 import type { Stack } from './stack.ts';

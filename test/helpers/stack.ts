@@ -13,7 +13,7 @@ import type { SigningKey } from '../../domain/webhook-signature.ts';
 import { generateKeyRing, type KeyRings } from '../../runtime/signing-keys.ts';
 import { loadConfig, type Config } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import { connectClient, connectWorker } from '../../runtime/temporal.ts';
+import { connectClient, connectWorker } from '../../temporal/connection.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
@@ -21,7 +21,7 @@ import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import type { SimClient } from '../../provider-sim/state.ts';
 import { createWorkers, type Workers } from '../../worker.ts';
-import { codecKeysFile } from '../../runtime/payload-codec.ts';
+import { codecKeysFile } from '../../temporal/payload-codec.ts';
 
 let ring: SigningKey[] | undefined;
 /** A development key ring made once per test process (RSA key generation is slow). */

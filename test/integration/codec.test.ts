@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { syncWorkflowId } from '../../contract/workflows.ts';
+import { syncWorkflowId } from '../../contract/sync-import.ts';
 import { bulkEntities } from '../helpers/bulk.ts';
 import { donorAt } from '../helpers/imports.ts';
 import { stagingEnv, startStack, type Stack } from '../helpers/stack.ts';

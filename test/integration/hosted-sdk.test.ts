@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { PERSON_PROGRESS_QUERY, personVerificationWorkflowId, sdkUserId, type PersonProgress } from '../../contract/workflows.ts';
+import { personProgressQuery } from '../../contract/person-verification.ts';
+import { personVerificationWorkflowId, sdkUserId, type PersonProgress } from '../../contract/person-verification.ts';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
 import type { SumsubClient } from '../../provider/sumsub/client.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
@@ -54,7 +55,7 @@ describe('hosted SDK verification', () => {
     const handle = stack.temporal.workflow.getHandle(personVerificationWorkflowId(entityId));
     let last: PersonProgress | undefined;
     for (let i = 0; i < 200; i++) {
-      last = await handle.query<PersonProgress>(PERSON_PROGRESS_QUERY);
+      last = await handle.query(personProgressQuery);
       if (last.decided >= decided && last.waiting === 0 && !last.deciding) return;
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { universalKybWorkflowId } from '../../contract/workflows.ts';
+import { kybProgressQuery, universalKybWorkflowId } from '../../contract/universal-kyb.ts';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
 import { signDownloadLink } from '../../files/download-links.ts';
 import { eventBodySchema } from '../../api/webhook-events.ts';
@@ -403,7 +403,7 @@ describe('universal KYB', () => {
       assert.equal(again.body.submissionId, res.body.submissionId);
       await verifyOwner(entityId, ubos[0]!.entityId);
       const handle = stack.temporal.workflow.getHandle(universalKybWorkflowId(res.body.submissionId));
-      for (let i = 0; i < 50 && (await handle.query<{ ownersDecided: number }>('progress')).ownersDecided < 1; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 50 && (await handle.query(kybProgressQuery)).ownersDecided < 1; i++) await new Promise((r) => setTimeout(r, 100));
       assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.status, 'IN_REVIEW');
       await verifyOwner(entityId, ubos[1]!.entityId);
       const [e] = await events(entityId, 'kyb_status_change', 1);

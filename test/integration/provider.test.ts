@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { once } from '../../activities/provider.ts';
+import { providerCall } from '../../activities/provider.ts';
 import type { IdentityProvider, ImportApplicantInput } from '../../provider/types.ts';
 import { ProviderError, type ProviderErrorKind } from '../../provider/errors.ts';
 import { signRequest, webhookDigest } from '../../provider/sumsub/signing.ts';
@@ -264,7 +264,7 @@ describe('Sumsub client against the simulator', () => {
     const env = () => new MockActivityEnvironment();
     // an activity's provider request, as processShare and recoverShare make them
     const createProviderActivities = ({ provider }: { provider: IdentityProvider }) => ({
-      importApplicant: (input: ImportApplicantInput) => once(() => provider.importApplicant(input)),
+      importApplicant: (input: ImportApplicantInput) => providerCall(() => provider.importApplicant(input)),
     });
     const activities = () => createProviderActivities({ provider: w.recipientApi });
 

@@ -13,9 +13,9 @@ import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { createBatch, pendingRowNumbers } from '../../store/batches.ts';
 import { deleteEntity } from '../../store/entities.ts';
 import { beforeImport, completeRecord, setRecordEntity, setRecordImported, shareRefKey } from '../../store/share-records.ts';
-import type { ShareRef } from '../../contract/workflows.ts';
+import type { ShareRef } from '../../contract/share-record.ts';
 import { createSyncImport } from '../../store/sync-imports.ts';
-import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../../contract/workflows.ts';
+import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../../contract/share-record.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createEntities, csvOf, donorAt, upload, type Donor } from '../helpers/imports.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
-import { PROVIDER_PRIORITY } from '../../contract/workflows.ts';
+import { PROVIDER_PRIORITY } from '../../contract/provider-queue.ts';
 
 describe('POST /entity/kyc/import/sync', () => {
   let stack: Stack;

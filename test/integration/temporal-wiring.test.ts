@@ -2,9 +2,9 @@
 // workflow do their job against the real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HOUSEKEEPING_RUN, HOUSEKEEPING_SCHEDULE_ID } from '../../contract/workflows.ts';
+import { HOUSEKEEPING_RUN, HOUSEKEEPING_SCHEDULE_ID } from '../../contract/housekeeping.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
-import { ensureHousekeepingSchedule } from '../../worker.ts';
+import { ensureHousekeepingSchedule } from '../../temporal/housekeeping-schedule.ts';
 import { takeRateToken } from '../../store/rate-limit.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { universalKycWorkflowId } from '../../contract/workflows.ts';
+import { universalKycWorkflowId } from '../../contract/universal-kyc.ts';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';

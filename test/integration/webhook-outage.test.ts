@@ -17,7 +17,7 @@ import { connectDb, type Db } from '../../store/db.ts';
 import { recordTestEvent } from '../helpers/events.ts';
 import { createSubscription } from '../../store/subscriptions.ts';
 import { workflowBundle } from '../../worker.ts';
-import { webhookRetryWorkflowId } from '../../contract/workflows.ts';
+import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
 import { webhookRetryWorkflow } from '../../workflows/index.ts';
 import { startTimeSkipping } from '../helpers/infra.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';

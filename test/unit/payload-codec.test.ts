@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
-import { createEncryptionCodec, ENCRYPTED_ENCODING, generateCodecKey } from '../../runtime/payload-codec.ts';
+import { createEncryptionCodec, ENCRYPTED_ENCODING, generateCodecKey } from '../../temporal/payload-codec.ts';
 
 const json = (value: unknown): Payload => ({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(JSON.stringify(value)) });
 const encodingOf = (p: Payload) => new TextDecoder().decode(p.metadata!.encoding);

@@ -3,32 +3,35 @@
 // (USE_EXISTING), start a new run once it has closed (ALLOW_DUPLICATE). Every start is therefore
 // idempotent: the API, activities and the reconciler may all call them as often as they like.
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { batchImportWorkflow, personVerificationWorkflow, sandboxReviewWorkflow, syncImportWorkflow, universalKybWorkflow, universalKycWorkflow, webhookDispatcherWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
-import { applicantReviewedSignal, sdkTokenUpdate } from '../workflows/person-verification.ts';
-import { kybWakeSignal } from '../workflows/universal-kyb.ts';
-import { ukycPartReceivedSignal } from '../workflows/universal-kyc.ts';
+import { batchWorkflowId, type BatchImportInput } from '../contract/batch-import.ts';
+import { applicantReviewedSignal, personVerificationWorkflowId, sdkTokenUpdate, type PersonVerificationInput, type SdkToken } from '../contract/person-verification.ts';
+import { SEARCH_ATTRIBUTE_KEYS, type RunTags, type VouchStatus } from '../contract/run-tags.ts';
+import { sandboxReviewWorkflowId, type SandboxReviewResult } from '../contract/sandbox-review.ts';
+import { syncWorkflowId, type SyncImportResult } from '../contract/sync-import.ts';
 import {
-  batchWorkflowId,
-  personVerificationWorkflowId,
-  sandboxReviewWorkflowId,
+  kybOwnerDecidedSignal,
+  kybProfileChangedSignal,
+  kybRecheckSignal,
   universalKybWorkflowId,
-  universalKycWorkflowId,
-  syncWorkflowId,
-  webhookDispatcherWorkflowId,
-  webhookRetryWorkflowId,
-  type BatchImportInput,
-  type KybWake,
-  type RunTags,
-  SEARCH_ATTRIBUTE_KEYS,
-  type VouchStatus,
-  type PersonVerificationInput,
-  type SandboxReviewResult,
-  type SdkToken,
-  type UkycPartReceived,
-} from '../contract/workflows.ts';
-import type { Config } from './config.ts';
+  type KybSubmissionRun,
+} from '../contract/universal-kyb.ts';
+import { ukycPartReceivedSignal, universalKycWorkflowId, type UkycPartReceived, type UkycSubmissionRun } from '../contract/universal-kyc.ts';
+import { webhookDispatcherWorkflowId } from '../contract/webhook-dispatcher.ts';
+import { webhookRetryWorkflowId, type DeliveryTags } from '../contract/webhook-retry.ts';
+import type { Config } from '../runtime/config.ts';
+import {
+  batchImportWorkflow,
+  personVerificationWorkflow,
+  sandboxReviewWorkflow,
+  syncImportWorkflow,
+  universalKybWorkflow,
+  universalKycWorkflow,
+  webhookDispatcherWorkflow,
+  webhookRetryWorkflow,
+} from '../workflows/index.ts';
+import { outcomeOfRun, type RunOutcome } from './run-failures.ts';
 
-const once = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
+const joinOrRestart = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
 
 /**
  * What an operator sees of a run: search attributes (BusinessId, EntityId, BatchId, VouchStatus),
@@ -72,11 +75,20 @@ export function createStarters(client: Client, config: Config) {
       ...described(tags, 'waiting', `Hosted-SDK verification of person ${tags.entityId}`),
     };
   };
+  const kyb = ({ businessId, ...input }: KybSubmissionRun) => ({
+    ...described({ businessId, entityId: input.entityId }, 'waiting', `Universal KYB submission ${input.submissionId} of business entity ${input.entityId}`, [
+      `submission ${input.submissionId}`,
+      `deadline ${input.deadlineAt}`,
+    ]),
+    taskQueue: t.taskQueue,
+    workflowId: universalKybWorkflowId(input.submissionId),
+    args: [input] as [typeof input],
+  });
   return {
     /** A run of a batch (the upload's, or a retry of its failed rows). */
     async batchRun(batchId: string, run: number, businessId: string): Promise<void> {
       await client.workflow.start(batchImportWorkflow, {
-        ...once,
+        ...joinOrRestart,
         taskQueue: t.taskQueue,
         workflowId: batchWorkflowId(batchId, run),
         args: [batchInput(batchId, businessId)],
@@ -84,23 +96,28 @@ export function createStarters(client: Client, config: Config) {
       });
     },
 
-    /** A sync import's workflow; the handle's result() is its outcome. */
-    syncImport(requestId: string, tags: RunTags): Promise<WorkflowHandle<typeof syncImportWorkflow>> {
-      return client.workflow.start(syncImportWorkflow, {
-        ...once,
-        ...described(tags, 'in_progress', `Sync import ${requestId}`, [`request ${requestId}`]),
-        taskQueue: t.syncTaskQueue,
-        workflowId: syncWorkflowId(requestId),
-        args: [{ requestId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue }],
-        workflowExecutionTimeout: '2 minutes',
+    /** Runs a sync import's workflow (or joins the one running) and waits for its outcome. */
+    syncImport(requestId: string, tags: RunTags): Promise<RunOutcome<SyncImportResult>> {
+      return outcomeOfRun(async () => {
+        const handle = await client.workflow.start(syncImportWorkflow, {
+          ...joinOrRestart,
+          ...described(tags, 'in_progress', `Sync import ${requestId}`, [`request ${requestId}`]),
+          taskQueue: t.syncTaskQueue,
+          workflowId: syncWorkflowId(requestId),
+          args: [{ requestId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue }],
+          workflowExecutionTimeout: '2 minutes',
+        });
+        return handle.result();
       });
     },
 
     /** An SDK token for a person, from the person's verification workflow (started if it is not running). */
-    sdkToken(tags: RunTags & { entityId: string }): Promise<SdkToken> {
-      return client.workflow.executeUpdateWithStart(sdkTokenUpdate, {
-        startWorkflowOperation: new WithStartWorkflowOperation(personVerificationWorkflow, { ...once, ...person(tags) }),
-      });
+    sdkToken(tags: RunTags & { entityId: string }): Promise<RunOutcome<SdkToken>> {
+      return outcomeOfRun(() =>
+        client.workflow.executeUpdateWithStart(sdkTokenUpdate, {
+          startWorkflowOperation: new WithStartWorkflowOperation(personVerificationWorkflow, { ...joinOrRestart, ...person(tags) }),
+        }),
+      );
     },
 
     /** Tells the person's verification workflow that the provider reviewed an applicant (started if it is not running). */
@@ -109,23 +126,28 @@ export function createStarters(client: Client, config: Config) {
     },
 
     /** Plays a sandbox control request to its end (the review's callback then reaches the person's workflow). */
-    sandboxReview(requestId: string, tags: RunTags & { entityId: string }, withPerson: boolean): Promise<SandboxReviewResult> {
+    sandboxReview(requestId: string, tags: RunTags & { entityId: string }, withPerson: boolean): Promise<RunOutcome<SandboxReviewResult>> {
       const entityId = tags.entityId;
-      return client.workflow.execute(sandboxReviewWorkflow, {
-        ...once,
-        ...described(tags, 'in_progress', `Sandbox: plays person ${entityId} and a review`, [`request ${requestId}`]),
-        taskQueue: t.taskQueue,
-        workflowId: sandboxReviewWorkflowId(requestId),
-        args: [{ requestId, entityId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue, withPerson }],
-        workflowExecutionTimeout: '2 minutes',
-      });
+      return outcomeOfRun(() =>
+        client.workflow.execute(sandboxReviewWorkflow, {
+          ...joinOrRestart,
+          ...described(tags, 'in_progress', `Sandbox: plays person ${entityId} and a review`, [`request ${requestId}`]),
+          taskQueue: t.taskQueue,
+          workflowId: sandboxReviewWorkflowId(requestId),
+          args: [{ requestId, entityId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue, withPerson }],
+          workflowExecutionTimeout: '2 minutes',
+        }),
+      );
     },
 
     /** Tells a universal KYC submission's workflow that a part arrived (started if it is not running). */
-    async ukycPartReceived(submission: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }, part: UkycPartReceived['part']): Promise<void> {
+    async ukycPartReceived(submission: UkycSubmissionRun, part: UkycPartReceived['part']): Promise<void> {
       const { businessId, ...input } = submission;
       await client.workflow.signalWithStart(universalKycWorkflow, {
-        ...described({ businessId, entityId: input.entityId }, 'waiting', `Universal KYC submission ${input.submissionId} of person ${input.entityId}`, [`submission ${input.submissionId}`, `deadline ${input.deadlineAt}`]),
+        ...described({ businessId, entityId: input.entityId }, 'waiting', `Universal KYC submission ${input.submissionId} of person ${input.entityId}`, [
+          `submission ${input.submissionId}`,
+          `deadline ${input.deadlineAt}`,
+        ]),
         taskQueue: t.taskQueue,
         workflowId: universalKycWorkflowId(input.submissionId),
         args: [input],
@@ -134,23 +156,30 @@ export function createStarters(client: Client, config: Config) {
       });
     },
 
-    /** Wakes a universal KYB submission's workflow (started if it is not running: a submission, or a lost workflow). */
-    async kybWake(submission: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }, wake: KybWake): Promise<void> {
-      const { businessId, ...input } = submission;
-      await client.workflow.signalWithStart(universalKybWorkflow, {
-        ...described({ businessId, entityId: input.entityId }, 'waiting', `Universal KYB submission ${input.submissionId} of business entity ${input.entityId}`, [`submission ${input.submissionId}`, `deadline ${input.deadlineAt}`]),
-        taskQueue: t.taskQueue,
-        workflowId: universalKybWorkflowId(input.submissionId),
-        args: [input],
-        signal: kybWakeSignal,
-        signalArgs: [wake],
-      });
+    /** A submitted KYB submission's workflow (joined if it runs already). */
+    async kybSubmitted(submission: KybSubmissionRun): Promise<void> {
+      await client.workflow.start(universalKybWorkflow, { ...joinOrRestart, ...kyb(submission) });
+    },
+
+    /** Tells the submission's workflow that one of its owners was decided (started if it is gone). */
+    async kybOwnerDecided(submission: KybSubmissionRun, ownerEntityId: string): Promise<void> {
+      await client.workflow.signalWithStart(universalKybWorkflow, { ...kyb(submission), signal: kybOwnerDecidedSignal, signalArgs: [{ ownerEntityId }] });
+    },
+
+    /** Tells the submission's workflow that the profile changed: it is superseded and ends (started if it is gone, to end). */
+    async kybProfileChanged(submission: KybSubmissionRun): Promise<void> {
+      await client.workflow.signalWithStart(universalKybWorkflow, { ...kyb(submission), signal: kybProfileChangedSignal, signalArgs: [] });
+    },
+
+    /** The reconciler's nudge to a submission overdue for a look (started again if its workflow is lost). */
+    async kybRecheck(submission: KybSubmissionRun): Promise<void> {
+      await client.workflow.signalWithStart(universalKybWorkflow, { ...kyb(submission), signal: kybRecheckSignal, signalArgs: [] });
     },
 
     /** The retry workflow of a delivery whose attempt failed. */
     async deliveryRetry(deliveryId: string, run: number, about: DeliveryTags): Promise<void> {
       await client.workflow.start(webhookRetryWorkflow, {
-        ...once,
+        ...joinOrRestart,
         taskQueue: config.webhooks.taskQueue,
         workflowId: webhookRetryWorkflowId(deliveryId, run),
         args: [{ deliveryId }],
@@ -165,7 +194,7 @@ export function createStarters(client: Client, config: Config) {
     /** The dispatcher of the webhook queue (started by every worker, and by the reconciler if it is gone). */
     async webhookDispatcher(): Promise<void> {
       await client.workflow.start(webhookDispatcherWorkflow, {
-        ...once,
+        ...joinOrRestart,
         taskQueue: config.webhooks.taskQueue,
         workflowId: webhookDispatcherWorkflowId(config.webhooks.taskQueue),
         args: [{ dispatchers: config.webhooks.dispatchers, runForMs: DISPATCHER_RUN_MS }],
@@ -176,6 +205,3 @@ export function createStarters(client: Client, config: Config) {
 }
 
 export type Starters = ReturnType<typeof createStarters>;
-
-/** What a delivery's retry workflow is about (the event's business and entity, the event and subscription). */
-export type DeliveryTags = { businessId: string; entityId: string | null; eventId: string; eventType: string; subscriptionId: string };

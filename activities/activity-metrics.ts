@@ -3,7 +3,7 @@
 // once per record; webhook attempts by outcome; and the lag from a delivery's creation (its
 // event's decision) to its successful attempt.
 import { Counter, Histogram } from 'prom-client';
-import type { ShareRef } from '../contract/workflows.ts';
+import type { ShareRef } from '../contract/share-record.ts';
 
 const records = new Counter({
   name: 'vouch_records_total',

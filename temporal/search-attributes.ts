@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto'; // CommonJS: its namespaces come through the default export
 
 const { IndexedValueType } = proto.temporal.api.enums.v1;
-import { SEARCH_ATTRIBUTE_KEYS } from '../contract/workflows.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../contract/run-tags.ts';
 
 /** The `temporal server start-dev` flags that register them. */
 export const devServerSearchAttributeFlags = (): string[] => Object.values(SEARCH_ATTRIBUTE_KEYS).flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]);

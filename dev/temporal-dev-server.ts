@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { devServerSearchAttributeFlags } from './search-attributes.ts';
+import { devServerSearchAttributeFlags } from '../temporal/search-attributes.ts';
 import { requireTemporalCli } from './temporal-cli.ts';
 
 const DEV_DYNAMIC_CONFIG = {
@@ -38,7 +38,7 @@ export async function startTemporalDevServer(options: {
   // One partition per task queue: the provider queue's rate limit and priorities are then enforced
   // exactly (with the default four, each partition gets a quarter of the rate and its own priority
   // order, and a batch reached 91 % of the limit). Fairness: each run of a business carries it as its
-  // fairness key (runtime/starters.ts), so a small batch is not queued behind a large one of another
+  // fairness key (temporal/starters.ts), so a small batch is not queued behind a large one of another
   // business. Real clusters: see README, "Task queues" and "Fair shares".
   for (const [key, value] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
   args.push(...devServerSearchAttributeFlags()); // BusinessId, BatchId, EntityId, VouchStatus (operators filter runs by them)

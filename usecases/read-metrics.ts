@@ -1,7 +1,7 @@
-// GET /metrics: every metric of this process in Prometheus's text format (runtime/metrics.ts);
+// GET /metrics: every metric of this process in Prometheus's text format (runtime/metrics-export.ts);
 // open in the sandbox, elsewhere only for `Authorization: Bearer <METRICS_TOKEN>`.
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
-import { metricsText } from '../runtime/metrics.ts';
+import { metricsText } from '../runtime/metrics-export.ts';
 import { bearerAllowed } from '../domain/bearer.ts';
 import type { UseCaseContext } from './context.ts';
 

@@ -1,7 +1,7 @@
 // Prometheus metrics of this process (and, under npm start, of the workers in it).
 import { z } from 'zod';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { readMetrics } from '../../usecases/metrics.ts';
+import { readMetrics } from '../../usecases/read-metrics.ts';
 import { route } from '../route.ts';
 
 export function metricsRoutes(uc: UseCaseContext) {

@@ -13,8 +13,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto'; // CommonJS: its namespaces come through the default export
-import { ConfigError, type Config } from './config.ts';
-import { readOrCreateOnce, replaceAtomically } from './secret-file.ts';
+import { ConfigError, type Config } from '../runtime/config.ts';
+import { readOrCreateOnce, replaceAtomically } from '../runtime/secret-file.ts';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 export const ENCRYPTED_ENCODING = 'binary/encrypted';

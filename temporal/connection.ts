@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import type { Config } from '../runtime/config.ts';
 import { encryptingDataConverter, loadCodecKeys } from './payload-codec.ts';
-import { freePort } from './free-port.ts';
-import { setCoreMetricsUrl } from './metrics.ts';
+import { freePort } from '../runtime/free-port.ts';
+import { setCoreMetricsUrl } from '../runtime/metrics-export.ts';
 
 /**
  * TLS to the Temporal frontend: off for the dev server; on with TEMPORAL_TLS, an API key (Temporal
@@ -25,7 +25,7 @@ export function temporalTls(t: Config['temporal']): TLSConfig | undefined {
 const connectionOptions = (t: Config['temporal']) => ({ address: t.address, tls: temporalTls(t), apiKey: t.apiKey });
 
 export async function connectClient(config: Config): Promise<Client> {
-  const dataConverter = encryptingDataConverter(await loadCodecKeys(config)); // every payload encrypted (runtime/payload-codec.ts)
+  const dataConverter = encryptingDataConverter(await loadCodecKeys(config)); // every payload encrypted (temporal/payload-codec.ts)
   const connection = await Connection.connect(connectionOptions(config.temporal));
   return new Client({ connection, namespace: config.temporal.namespace, dataConverter });
 }
@@ -34,7 +34,7 @@ let runtimeInstalled = false;
 
 /**
  * Sends the Temporal core's and workers' logs through our logger, and has the core export its metrics
- * on a loopback port that /metrics reads (runtime/metrics.ts); must precede the first worker connection.
+ * on a loopback port that /metrics reads (runtime/metrics-export.ts); must precede the first worker connection.
  */
 function installRuntime(log: Logger, metricsPort: number) {
   if (runtimeInstalled) return;

@@ -1,0 +1,11 @@
+// The retry workflow of a webhook delivery (workflows/webhook-retry.ts).
+
+/**
+ * The retry workflow of a delivery whose attempt failed, per run of the delivery (a redelivery is a
+ * new run). Deliveries that succeed at once never have one.
+ */
+export const webhookRetryWorkflowId = (deliveryId: string, run: number) => `webhook-retry-${deliveryId}-run-${run}`;
+export type WebhookRetryInput = { deliveryId: string };
+
+/** What a delivery's retry workflow is about, for operators: the event's business and entity, the event and subscription. */
+export type DeliveryTags = { businessId: string; entityId: string | null; eventId: string; eventType: string; subscriptionId: string };
