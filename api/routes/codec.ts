@@ -1,12 +1,7 @@
 // The Temporal codec server endpoints (the UI's and CLI's --codec-endpoint point at /codec).
-import { z } from 'zod';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { runCodec } from '../../usecases/codec.ts';
+import { codecPayloadsSchema, runCodec } from '../../usecases/codec.ts';
 import { route } from '../route.ts';
-
-const base64 = z.string().max(4 * 1024 * 1024).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
-// protobuf's JSON leaves an empty list out: the Temporal CLI and UI send {} for no payloads
-const payloads = z.object({ payloads: z.array(z.object({ metadata: z.record(z.string().max(256), base64).optional(), data: base64.optional() }).strict()).max(1000).default([]) }).strict();
 
 export function codecRoutes(uc: UseCaseContext) {
   const open = uc.config.environment === 'sandbox';
@@ -20,8 +15,8 @@ export function codecRoutes(uc: UseCaseContext) {
       description: `Temporal's codec server protocol: payloads ${direction === 'decode' ? 'encrypted by Vouch (binary/encrypted) come back readable; others come back unchanged' : 'come back encrypted with the current payload key'}. No API key. ${auth} CORS allows the Temporal UI's origin (CODEC_CORS_ORIGINS).`,
       tag: 'Operations',
       auth: false,
-      body: payloads,
-      responses: { 200: { description: `The payloads, ${direction}d`, schema: payloads } },
+      body: codecPayloadsSchema,
+      responses: { 200: { description: `The payloads, ${direction}d`, schema: codecPayloadsSchema } },
       errors: ['invalidRequest', 'malformedJson', 'codecUnauthorized', 'codecUndecodable'],
       docHeaders: [{ name: 'Authorization', required: !open, description: 'Bearer <CODEC_ACCESS_TOKEN> (outside the sandbox)' }],
       handler: ({ body, ctx }) => runCodec(uc, direction, body.payloads, ctx.get('authorization') || undefined),

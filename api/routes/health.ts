@@ -1,16 +1,7 @@
 // GET /health: whether this API process can reach its database and Temporal. No client data, no key.
-import { z } from 'zod';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { checkHealth } from '../../usecases/health.ts';
+import { checkHealth, healthSchema } from '../../usecases/health.ts';
 import { route } from '../route.ts';
-
-const check = z.object({ status: z.enum(['ok', 'degraded']), latencyMs: z.number().optional() });
-const healthSchema = z.object({
-  status: z.enum(['ok', 'degraded']),
-  database: check,
-  temporal: check,
-  signingKeys: z.object({ status: z.enum(['ok', 'degraded']), endsAt: z.iso.datetime().meta({ description: 'When the soonest of the signing key rings stops covering (its last key ends, or a gap before its next key)' }) }),
-});
 
 export function healthRoutes(uc: UseCaseContext) {
   return [

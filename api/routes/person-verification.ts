@@ -1,10 +1,9 @@
 // Hosted SDK (interface 1.2, 4.4): SDK tokens, and the provider's review callbacks.
-import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
 import { memberIdQuery } from '../../domain/members.ts';
 import { SDK_TOKEN_TTL_SECONDS } from '../../domain/hosted-sdk.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { issueSdkToken, receiveProviderCallback } from '../../usecases/person-verification.ts';
+import { callbackReceiptSchema, issueSdkToken, receiveProviderCallback, sdkTokenSchema } from '../../usecases/person-verification.ts';
 import { readRawJsonBody } from '../middleware/validate.ts';
 import { route } from '../route.ts';
 
@@ -22,7 +21,7 @@ export function personVerificationRoutes(uc: UseCaseContext) {
       tag: 'Verification',
       params: entityIdParams,
       query: memberIdQuery,
-      responses: { 200: { description: 'The token', schema: z.object({ provider: z.string(), sdkToken: z.string() }) } },
+      responses: { 200: { description: 'The token', schema: sdkTokenSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'providerUnavailable', 'providerRefused'],
       handler: ({ params, query, business }) => issueSdkToken(uc, business, params.entityId, query.memberId),
     }),
@@ -39,7 +38,7 @@ export function personVerificationRoutes(uc: UseCaseContext) {
         { name: 'x-payload-digest-alg', required: false, description: 'HMAC_SHA256_HEX (default), HMAC_SHA512_HEX or HMAC_SHA1_HEX', schema: { type: 'string', enum: ['HMAC_SHA1_HEX', 'HMAC_SHA256_HEX', 'HMAC_SHA512_HEX'] } },
       ],
       docBody: { contentType: 'application/json', schema: { type: 'object', description: "The provider's callback" } },
-      responses: { 200: { description: 'Received', schema: z.object({ received: z.literal(true), forwarded: z.boolean() }) } },
+      responses: { 200: { description: 'Received', schema: callbackReceiptSchema } },
       errors: ['providerSignatureInvalid', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge', 'internal'],
       handler: async ({ ctx }) => receiveProviderCallback(uc, await readRawJsonBody(ctx, CALLBACK_BODY_LIMIT), ctx.req.headers),
     }),

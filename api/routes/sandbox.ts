@@ -1,11 +1,10 @@
 // The sandbox control (DESIGN.md): registered only when VOUCH_ENVIRONMENT=sandbox, so it answers
 // 404 anywhere else.
-import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
 import { memberIdQuery } from '../../domain/members.ts';
 import { sandboxReviewBody } from '../../domain/sandbox.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { completeSandboxKyc } from '../../usecases/sandbox.ts';
+import { completeSandboxKyc, sandboxReviewAnswerSchema } from '../../usecases/sandbox.ts';
 import { route } from '../route.ts';
 
 export function sandboxRoutes(uc: UseCaseContext) {
@@ -22,12 +21,7 @@ export function sandboxRoutes(uc: UseCaseContext) {
       params: entityIdParams,
       query: memberIdQuery,
       body: sandboxReviewBody,
-      responses: {
-        202: {
-          description: 'The review is finished at the provider; the decision follows by webhook',
-          schema: z.object({ entityId: z.string(), applicantId: z.string(), reviewAnswer: z.enum(['GREEN', 'RED']), applicantCreated: z.boolean(), message: z.string() }),
-        },
-      },
+      responses: { 202: { description: 'The review is finished at the provider; the decision follows by webhook', schema: sandboxReviewAnswerSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'sandboxApplicantExists', 'providerUnavailable', 'providerRefused'],
       handler: ({ params, query, body, business }) => completeSandboxKyc(uc, business, params.entityId, query.memberId, body),
     }),
