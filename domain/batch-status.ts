@@ -1,8 +1,10 @@
 // A batch's states (interface 3.1, written in lower case) and its status record (interface 2.3),
 // built from a batch and its failed rows (what the status and cancel endpoints answer).
-import { pageMeta, type Page } from './pagination.ts';
+import { z } from 'zod';
+import { pageMeta, pageMetaSchema, type Page } from './pagination.ts';
 
-export type BatchStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'canceled';
+export const BATCH_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'canceled'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
 export const TERMINAL: readonly BatchStatus[] = ['completed', 'failed', 'canceled'];
 
 export type BatchView = {
@@ -29,8 +31,33 @@ export type FailedRowView = {
   retryable: boolean;
 };
 
+const recordErrorSchema = z.object({
+  rowNumber: z.number().int(),
+  error: z.string(),
+  errorDetail: z.object({ category: z.string(), message: z.string(), retryable: z.boolean() }),
+  entityData: z.object({ externalId: z.string(), shareToken: z.string(), cardProcessorPublicToken: z.string().optional() }),
+});
+
+/** The status record (2.3), as the status and cancel endpoints answer it. */
+export const batchStatusSchema = z.object({
+  batchId: z.uuid(),
+  status: z.enum(BATCH_STATUSES),
+  totalRecords: z.number().int(),
+  processedRecords: z.number().int(),
+  failedRecords: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().optional(),
+  canceledAt: z.string().optional(),
+  failureReason: z.string().optional(),
+  summary: z.object({ successfulRecords: z.number().int(), errors: z.array(recordErrorSchema) }),
+  meta: pageMetaSchema().optional().meta({ description: 'With page or limit (v1.0.2): the page of summary.errors, as on the list endpoints' }),
+});
+export type BatchStatusRecord = z.input<typeof batchStatusSchema>;
+
 /** The status record (2.3); with `page`, failed holds that page of the errors and `meta` says which. */
-export function batchStatusRecord(batch: BatchView, failed: readonly FailedRowView[], page: Page | null = null) {
+export function batchStatusRecord(batch: BatchView, failed: readonly FailedRowView[], page: Page | null = null): BatchStatusRecord {
   const errors = failed.map((f) => ({
     rowNumber: f.rowNumber,
     error: f.message,

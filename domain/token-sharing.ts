@@ -1,6 +1,5 @@
 // Token-sharing request rules (interface 2.5 and 4.1) shared by validation and documentation.
 import { z } from 'zod';
-import { pageMetaSchema } from './pagination.ts';
 import { MAX_EXTERNAL_ID } from './entity.ts';
 import { CARD_PROCESSOR_TOKEN, CARD_PROCESSOR_TOKEN_RULE, CONTROL_CHARACTER_RULE, MAX_SHARE_TOKEN, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
@@ -64,28 +63,6 @@ export const batchUploadResponse = z.object({
     .optional()
     .meta({ description: 'Present when the header had columns the interface does not name (or a repeat of one): each as `name (column n)`, ignored. A typo in a column name shows here.' }),
 });
-
-const recordErrorSchema = z.object({
-  rowNumber: z.number().int(),
-  error: z.string(),
-  errorDetail: z.object({ category: z.string(), message: z.string(), retryable: z.boolean() }),
-  entityData: z.object({ externalId: z.string(), shareToken: z.string(), cardProcessorPublicToken: z.string().optional() }),
-});
-
-export const batchStatusSchema = z.object({
-  batchId: z.uuid(),
-  status: z.enum(['pending', 'in_progress', 'completed', 'failed', 'canceled']),
-  totalRecords: z.number().int(),
-  processedRecords: z.number().int(),
-  failedRecords: z.number().int(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  startedAt: z.string().nullable(),
-  completedAt: z.string().optional(),
-  canceledAt: z.string().optional(),
-  failureReason: z.string().optional(),
-  summary: z.object({ successfulRecords: z.number().int(), errors: z.array(recordErrorSchema) }),
-  meta: pageMetaSchema().optional().meta({ description: 'With page or limit (v1.0.2): the page of summary.errors, as on the list endpoints' }),
-});
+export type BatchAccepted = z.input<typeof batchUploadResponse>;
 
 export const batchIdParams = z.object({ batchId: z.uuid({ message: 'batchId must be a UUID' }) }).strict();

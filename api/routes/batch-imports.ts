@@ -2,8 +2,16 @@
 // failed rows, and the failed rows as CSV.
 import { z } from 'zod';
 import { MAX_FILE_BYTES } from '../../domain/batch-csv.ts';
-import { batchIdParams, batchStatusSchema, batchUploadResponse, IDEMPOTENCY_KEY_SCHEMA, IMPORT_PROVIDERS, MAX_IDEMPOTENCY_KEY, PROVIDER_HEADER_SCHEMA } from '../../domain/token-sharing.ts';
-import { batchFailedRows, cancelBatch, getBatch, retryBatch, uploadBatch } from '../../usecases/batch-imports.ts';
+import { batchStatusSchema } from '../../domain/batch-status.ts';
+import {
+  batchIdParams,
+  batchUploadResponse,
+  IDEMPOTENCY_KEY_SCHEMA,
+  IMPORT_PROVIDERS,
+  MAX_IDEMPOTENCY_KEY,
+  PROVIDER_HEADER_SCHEMA,
+} from '../../domain/token-sharing.ts';
+import { batchFailedRows, batchRetrySchema, cancelBatch, getBatch, retryBatch, uploadBatch } from '../../usecases/batch-imports.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { optionalPaginationQuery, requestedPage } from '../../domain/pagination.ts';
 import type { Uploads } from '../uploads.ts';
@@ -71,7 +79,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       description: 'Rows whose errorDetail.retryable is true (and rows a failed run never reached) go back to pending and a new run processes them with their original share tokens.',
       tag: 'Token sharing',
       params: batchIdParams,
-      responses: { 202: { description: 'A new run started', schema: z.object({ batchId: z.uuid(), status: z.literal('in_progress'), requeuedRecords: z.number().int() }) } },
+      responses: { 202: { description: 'A new run started', schema: batchRetrySchema } },
       errors: ['invalidRequest', 'batchNotFound', 'batchNotRetryable'],
       handler: ({ params, business }) => retryBatch(uc, business, params.batchId),
     }),
