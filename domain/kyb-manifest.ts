@@ -1,18 +1,27 @@
 // The business document manifest (interface 2.9) and the completeness check of a KYB submission.
 // The check reads the manifest and nothing else (rule 3): what a client sees listed is exactly what
 // the submission is judged on.
+import { z } from 'zod';
 import { KYB_REQUIRED_DOCUMENT_SLUGS, OWNER_IDENTITY_DOCUMENT_TYPES } from './kyb.ts';
-import { offsetOf, pageMeta, type Page, type PageMeta } from './pagination.ts';
+import { offsetOf, pageMeta, pageMetaSchema, type Page, type PageMeta } from './pagination.ts';
 
-export type ManifestFile = { fileId: string; fileName: string | null; contentType: string; size: number; uploadedAt: string };
+const manifestFileSchema = z.object({ fileId: z.string(), fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() });
+export type ManifestFile = z.input<typeof manifestFileSchema>;
 
-export type Manifest = {
-  entityId: string;
-  /** The business's own documents by requirement slug: every file ever uploaded (rule 1). */
-  business: Record<string, ManifestFile[]>;
-  /** One entry per declared owner, in declaration order, with the newest file of each kind (rule 2). */
-  ubos: { entityId: string; externalId: string | null; documents: Record<string, ManifestFile[]> }[];
-};
+const manifestSchema = z.object({
+  entityId: z.string(),
+  // the business's own documents by requirement slug: every file ever uploaded (rule 1)
+  business: z.record(z.string(), z.array(manifestFileSchema)),
+  // one entry per declared owner, in declaration order, with the newest file of each kind (rule 2)
+  ubos: z.array(z.object({ entityId: z.string(), externalId: z.string().nullable(), documents: z.record(z.string(), z.array(manifestFileSchema)) })),
+});
+export type Manifest = z.input<typeof manifestSchema>;
+
+/** GET /entity/{entityId}/documents: the manifest, or (page or limit given) one page of it. */
+export const manifestAnswerSchema = manifestSchema.extend({
+  meta: pageMetaSchema().optional().meta({ description: 'With page or limit: which page of the files, as on the list endpoints' }),
+});
+export type ManifestAnswer = z.input<typeof manifestAnswerSchema>;
 
 /** A live file as the store lists it: a business document (slug) or an owner's (owner and kind). */
 export type LiveFile = ManifestFile & { entityId: string; slug: string; documentType: string | null };

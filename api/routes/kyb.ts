@@ -1,22 +1,42 @@
 // Universal KYB (interface 2.9, 4.7): the profile, documents, manifest, submission, and downloads.
 import { z } from 'zod';
 import { entityIdParams } from '../../domain/entity.ts';
-import { KYB_DOCUMENT_SLUGS, KYB_EVENT, KYB_REQUIRED_DOCUMENT_SLUGS, KYB_STAGES, OWNER_DOCUMENT_TYPES, OWNER_IDENTITY_DOCUMENT_TYPES, kybCreate, kybPatch, kybSubmit } from '../../domain/kyb.ts';
-import { optionalPaginationQuery, pageMetaSchema, requestedPage } from '../../domain/pagination.ts';
+import {
+  KYB_DOCUMENT_SLUGS,
+  KYB_EVENT,
+  KYB_REQUIRED_DOCUMENT_SLUGS,
+  OWNER_DOCUMENT_TYPES,
+  OWNER_IDENTITY_DOCUMENT_TYPES,
+  kybCreate,
+  kybPatch,
+  kybSubmit,
+} from '../../domain/kyb.ts';
+import { manifestAnswerSchema } from '../../domain/kyb-manifest.ts';
+import { optionalPaginationQuery, requestedPage } from '../../domain/pagination.ts';
 import { ACCEPTED_UPLOAD_NAMES } from '../../domain/uploads.ts';
 import { MAX_LINK_LENGTH } from '../../files/download-links.ts';
 import { attachmentDisposition } from '../../files/store.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { changeKybProfile, createKybProfile, downloadFile, presignFile, readKybProfile, readManifest, submitKyb, uploadKybDocuments } from '../../usecases/kyb.ts';
+import {
+  changeKybProfile,
+  createKybProfile,
+  downloadFile,
+  KYB_STATUS_TEXT,
+  kybDocumentsUploadedSchema,
+  kybProfileReadSchema,
+  kybProfileSavedSchema,
+  kybSubmittedSchema,
+  presignedUrlSchema,
+  presignFile,
+  readKybProfile,
+  readManifest,
+  submitKyb,
+  uploadKybDocuments,
+} from '../../usecases/kyb.ts';
 import type { Uploads } from '../uploads.ts';
 import { route, type Presented } from '../route.ts';
 
 const tag = 'Business verification' as const;
-const ownerRef = z.object({ entityId: z.string(), externalId: z.string().nullable() });
-/** The stage a read tells, never the outcome (domain/kyb.ts kybStageOf). */
-const STATUS_TEXT = `DRAFT (saved, not submitted since its last change), IN_REVIEW (a submission waits for its owners) or DECIDED; the outcome is told by the ${KYB_EVENT.eventType} webhook alone (interface 1.4)`;
-const profileSaved = z.object({ entityId: z.string(), status: z.enum(KYB_STAGES).meta({ description: STATUS_TEXT }), ubos: z.array(ownerRef) });
-const manifestFile = z.object({ fileId: z.string(), fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() });
 
 export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
   const { maxFileBytes, maxFiles, presignedUrlTtlSeconds } = uc.config.files;
@@ -27,10 +47,10 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/ukyb',
       operationId: 'createKybProfile',
       summary: "Create a business's KYB profile and declare its owners",
-      description: `The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with that externalId (an existing one is reused) and a declared member of the business: verify them as people (hosted SDK with memberId, universal KYC, token sharing). Status: ${STATUS_TEXT}.`,
+      description: `The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with that externalId (an existing one is reused) and a declared member of the business: verify them as people (hosted SDK with memberId, universal KYC, token sharing). Status: ${KYB_STATUS_TEXT}.`,
       tag,
       body: kybCreate,
-      responses: { 201: { description: 'Created', schema: profileSaved } },
+      responses: { 201: { description: 'Created', schema: kybProfileSavedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileExists'],
       handler: ({ body, business }) => createKybProfile(uc, business, body),
     }),
@@ -42,7 +62,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       description: 'entityId and the parts to change: business fields replace (the address merges field by field); ubos replaces the declared owners. A submission still waiting is superseded (it ends without a decision): submit again.',
       tag,
       body: kybPatch,
-      responses: { 200: { description: 'Changed', schema: profileSaved } },
+      responses: { 200: { description: 'Changed', schema: kybProfileSavedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound'],
       handler: ({ body, business }) => changeKybProfile(uc, business, body),
     }),
@@ -53,15 +73,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       summary: "Read a business's KYB profile, status and latest submission",
       tag,
       params: entityIdParams,
-      responses: {
-        200: {
-          description: 'The profile',
-          schema: profileSaved.extend({
-            business: z.record(z.string(), z.unknown()),
-            latestSubmission: z.object({ submissionId: z.string(), status: z.string(), deadlineAt: z.string() }).nullable(),
-          }),
-        },
-      },
+      responses: { 200: { description: 'The profile', schema: kybProfileReadSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound'],
       handler: ({ params, business }) => readKybProfile(uc, business, params.entityId),
     }),
@@ -86,18 +98,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
           },
         },
       },
-      responses: {
-        201: {
-          description: 'Stored',
-          schema: z.object({
-            entityId: z.string(),
-            requirementSlug: z.string().optional(),
-            memberId: z.string().optional(),
-            documentType: z.string().optional(),
-            files: z.array(z.object({ fileName: z.string().nullable(), contentType: z.string(), size: z.number(), uploadedAt: z.string() })),
-          }),
-        },
-      },
+      responses: { 201: { description: 'Stored', schema: kybDocumentsUploadedSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
       handler: ({ ctx, business }) => uploadKybDocuments(uc, business, (checkFields) => uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' }, checkFields)),
     }),
@@ -109,9 +110,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       description: `Complete when the documents listed by the manifest include ${KYB_REQUIRED_DOCUMENT_SLUGS.join(', ')} and each declared owner has an identity document (${OWNER_IDENTITY_DOCUMENT_TYPES.join(', ')}); otherwise 400 with missing. A complete submission waits for every owner's KYC decision (any path), up to ${deadlineDays} days (KYB_SUBMISSION_DEADLINE_SECONDS), then decides: an owner REJECTED → REJECTED; all APPROVED → APPROVED; owners still undecided at the deadline → REJECTED (RETRY). The decision arrives by webhook (${KYB_EVENT.eventType}), so a subscription for it must exist. Submitting again while one waits answers the same submission.`,
       tag,
       body: kybSubmit,
-      responses: {
-        202: { description: 'Accepted: the decision follows by webhook', schema: z.object({ entityId: z.string(), submissionId: z.string(), status: z.literal('IN_REVIEW'), deadlineAt: z.string() }) },
-      },
+      responses: { 202: { description: 'Accepted: the decision follows by webhook', schema: kybSubmittedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound', 'kybIncomplete', 'kybWebhookRegistrationRequired'],
       handler: ({ body, business }) => submitKyb(uc, business, body.entityId),
     }),
@@ -125,17 +124,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       tag,
       params: entityIdParams,
       query: optionalPaginationQuery,
-      responses: {
-        200: {
-          description: 'The manifest',
-          schema: z.object({
-            entityId: z.string(),
-            business: z.record(z.string(), z.array(manifestFile)),
-            ubos: z.array(z.object({ entityId: z.string(), externalId: z.string().nullable(), documents: z.record(z.string(), z.array(manifestFile)) })),
-            meta: pageMetaSchema().optional().meta({ description: 'With page or limit: which page of the files, as on the list endpoints' }),
-          }),
-        },
-      },
+      responses: { 200: { description: 'The manifest', schema: manifestAnswerSchema } },
       errors: ['invalidRequest', 'entityNotFound'],
       handler: ({ params, query, business }) => readManifest(uc, business, params.entityId, requestedPage(query)),
     }),
@@ -147,7 +136,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       description: `The file must belong to the entity in the path (an owner's files: the owner's entityId). The URL downloads the bytes without an API key for ${presignedUrlTtlSeconds / 60} minutes (PRESIGNED_URL_TTL_SECONDS); expired or changed, it answers 403.`,
       tag,
       params: z.object({ entityId: z.uuid({ message: 'entityId must be a UUID' }), fileId: z.uuid({ message: 'fileId must be a UUID' }) }).strict(),
-      responses: { 200: { description: 'The URL', schema: z.object({ url: z.string(), expiresAt: z.string() }) } },
+      responses: { 200: { description: 'The URL', schema: presignedUrlSchema } },
       errors: ['invalidRequest', 'fileNotFound'], // any miss (entity, file, business) is fileNotFound: ids leak nothing
       handler: ({ ctx, params, business }) => presignFile(uc, business, params.entityId, params.fileId, `${ctx.protocol}://${ctx.host}`),
     }),
