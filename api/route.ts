@@ -1,7 +1,8 @@
 // A route is declared once, with the schemas that validate its input and describe its output.
 // app.ts registers it (validation included) and openapi.ts documents it from the same object.
 // Its handler calls one use case and returns that use case's outcome; api/outcome.ts turns the
-// outcome into the response.
+// outcome into the response. A success response's schema is declared once, in domain/ or beside the
+// use case, and the use case's result type is derived from it; route() checks the tie at compile time.
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { ErrorName } from '../domain/errors.ts';
@@ -24,9 +25,28 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type RouteInput<P, Q, B> = { params: P; query: Q; body: B; business: Business; ctx: Context };
 
 /** How a successful value is sent when not as the body of the route's one 2xx response. */
-export type Presented = { status?: number; body?: unknown; headers?: Record<string, string> };
+export type Presented<Body = unknown> = { status?: number; body?: Body; headers?: Record<string, string> };
 
-export type Route<P = any, Q = any, B = any, T = any> = {
+/** A documented response: a JSON body unless `contentType` says otherwise; no schema, no body. */
+export type ResponseDoc = { description: string; schema?: z.ZodType; contentType?: string };
+type Responses = Record<number, ResponseDoc>;
+
+/**
+ * What a route's success may send, read off its 2xx responses: the input side of a JSON response's
+ * schema (the value is sent as it is, never parsed on the way out), undefined where a response has
+ * no body, anything where it is not JSON (a stream or a text, which `present` hands over).
+ */
+export type SuccessBody<R> = {
+  [S in keyof R]: `${S & number}` extends `2${string}`
+    ? R[S] extends { contentType: string }
+      ? unknown
+      : R[S] extends { schema: infer Z extends z.ZodType }
+        ? z.input<Z>
+        : undefined
+    : never;
+}[keyof R];
+
+export type Route<P = any, Q = any, B = any, T = any, Body = unknown> = {
   method: Method;
   /** Koa-style path, e.g. /entity/:entityId */
   path: string;
@@ -47,15 +67,26 @@ export type Route<P = any, Q = any, B = any, T = any> = {
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  responses: Responses;
   /** Errors this route can answer beyond those every authenticated route can. */
   errors?: ErrorName[];
   handler(input: RouteInput<P, Q, B>): Promise<Outcome<T>> | Outcome<T>;
   /** Status, body and headers of a success, where they are not the 2xx response and the value. */
-  present?(value: T): Presented;
+  present?(value: T): Presented<Body>;
 };
 
-/** Keeps the generic parameters inferred from the schemas while typing the handler. */
-export function route<P = undefined, Q = undefined, B = undefined, T = unknown>(r: Route<P, Q, B, T>): Route<P, Q, B, T> {
+/**
+ * Keeps the generic parameters inferred from the schemas while typing the handler, and ties the
+ * handler's value to the success response at compile time: without `present` the value is the body,
+ * so it must fit the input side of the 2xx response's schema (a use case that drifts from the schema
+ * fails `tsc`); with `present`, the body present() makes must.
+ */
+export function route<P = undefined, Q = undefined, B = undefined, T = unknown, R extends Responses = Responses>(
+  r: Route<P, Q, B, T, SuccessBody<R>> & { responses: R; present(value: T): Presented<SuccessBody<R>> },
+): Route<P, Q, B, T>;
+export function route<P = undefined, Q = undefined, B = undefined, T extends SuccessBody<R> = never, R extends Responses = Responses>(
+  r: Route<P, Q, B, T> & { responses: R; present?: undefined },
+): Route<P, Q, B, T>;
+export function route(r: Route): Route {
   return r;
 }
