@@ -9,6 +9,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { recordError, categoryOfProviderKind, type ImportErrorCategory } from '../domain/import-errors.ts';
 import { decide } from '../domain/reliance.ts';
+import { cardProcessorTokenTaken } from '../domain/share-fields.ts';
 import { verifiedPersonOf } from '../domain/verified-person.ts';
 import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
@@ -85,9 +86,9 @@ export function createShareActivities(deps: ShareDeps) {
       const entityId = rec.entityId ?? (await resolveEntityRef(db, rec.businessId, rec.externalId));
       if (!entityId) return fail(ref, 'ENTITY_NOT_FOUND');
       if (rec.cardProcessorPublicToken) {
-        const holder = await cardProcessorTokenHolder(db, rec.businessId, rec.cardProcessorPublicToken);
         // checked before the share token is spent; completeRecord checks again under a unique index
-        if (holder && holder !== entityId) return fail(ref, 'CARD_PROCESSOR_TOKEN_INVALID');
+        const taken = cardProcessorTokenTaken(entityId, await cardProcessorTokenHolder(db, rec.businessId, rec.cardProcessorPublicToken));
+        if (taken) return fail(ref, taken.category);
       }
       if (rec.applicantId) {
         if (!rec.entityId) await setRecordEntity(db, ref, entityId);

@@ -4,6 +4,7 @@
 // KYC account, requirement statuses and the decision event, in one transaction. Nothing personal
 // goes back to the workflow.
 import { decide, type Decision } from '../domain/reliance.ts';
+import { cardProcessorTokenTaken } from '../domain/share-fields.ts';
 import { cardProcessorTokenInUse, identityOfCanonical, incompleteSubmission, type CanonicalKyc } from '../domain/universal-kyc.ts';
 import { verifiedPersonOf } from '../domain/verified-person.ts';
 import type { Db } from '../store/db.ts';
@@ -61,8 +62,7 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
         const identity = identityOfCanonical(payload);
         decision = decide(identity, now);
         await keepPersonData(q, s.entityId, provider, applicantId, verifiedPersonOf(identity)); // the person is locked: it exists
-        const holder = cardToken ? await cardProcessorTokenHolder(q, s.businessId, cardToken) : null;
-        if (holder && holder !== s.entityId) {
+        if (cardToken && cardProcessorTokenTaken(s.entityId, await cardProcessorTokenHolder(q, s.businessId, cardToken))) {
           decision = cardProcessorTokenInUse(decision);
           cardToken = null;
         }

@@ -164,7 +164,7 @@ export function incompleteSubmission(deadlineSeconds: number): Extract<Decision,
   };
 }
 
-/** The decision when the payload's card processor token already belongs to another entity of the business. */
+/** The decision when the payload's card processor token already belongs to another entity of the business (share-fields.ts cardProcessorTokenTaken). */
 export function cardProcessorTokenInUse(decision: Decision): Decision {
   const comment = 'the card processor public token belongs to another entity';
   if (decision.status === 'APPROVED') {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS, checkCanonicalKyc } from '../domain/universal-kyc.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { cardProcessorTokenTaken } from '../domain/share-fields.ts';
 import { uploadedFileSchema } from '../domain/uploads.ts';
 import { cardProcessorTokenHolder } from '../store/entities.ts';
 import { loadSubmission, recordUploadedFiles, submitCanonicalData } from '../store/universal-kyc.ts';
@@ -32,9 +33,11 @@ export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, en
   const check = checkCanonicalKyc(value, new Date());
   if (!check.ok) return refuse('invalidRequest', check.message, { parameter: check.parameter });
   const token = check.payload.cardProcessorPublicToken;
-  if (token) {
-    const holder = await cardProcessorTokenHolder(ctx.db, caller.id, token);
-    if (holder && holder !== person.value) return refuse('syncCardProcessorTokenTaken', `cardProcessorPublicToken is already assigned to entity ${holder}; send this person's own token, or leave it out.`, { parameter: 'cardProcessorPublicToken' });
+  const taken = token ? cardProcessorTokenTaken(person.value, await cardProcessorTokenHolder(ctx.db, caller.id, token)) : null;
+  if (taken) {
+    // the catalogue entry of the category, as a sync import answers it (409 0704000400)
+    const message = `cardProcessorPublicToken is already assigned to entity ${taken.holder}; send this person's own token, or leave it out.`;
+    return refuse('syncCardProcessorTokenTaken', message, { parameter: 'cardProcessorPublicToken' });
   }
   const submission = await submitCanonicalData(ctx.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: ctx.config.universalKyc.deadlineSeconds });
   if (submission === 'entity-gone') return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
