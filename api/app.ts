@@ -35,6 +35,7 @@ import { codecCors } from './middleware/codec-cors.ts';
 import { codecRoutes } from './routes/codec.ts';
 import { metricsRoutes } from './routes/metrics-endpoint.ts';
 import { healthRoutes } from './routes/health.ts';
+import { downloadRoutes } from './routes/downloads.ts';
 import { kybRoutes } from './routes/kyb.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { personVerificationRoutes } from './routes/person-verification.ts';
@@ -115,6 +116,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...signedPayloadRoutes(uc),
     ...sandboxRoutes(uc),
     ...kybRoutes(uc, uploads),
+    ...downloadRoutes(uc),
     ...codecRoutes(uc),
     ...metricsRoutes(uc),
     ...subscriptionRoutes(uc),

@@ -1,5 +1,4 @@
-// Universal KYB (interface 2.9, 4.7): the profile, documents, manifest, submission, and downloads.
-import { z } from 'zod';
+// Universal KYB (interface 2.9, 4.7): the profile, documents, manifest and submission.
 import { entityIdParams } from '../../domain/entity.ts';
 import {
   KYB_DOCUMENT_SLUGS,
@@ -14,32 +13,27 @@ import {
 import { manifestAnswerSchema } from '../../domain/kyb-manifest.ts';
 import { optionalPaginationQuery, requestedPage } from '../../domain/pagination.ts';
 import { ACCEPTED_UPLOAD_NAMES } from '../../domain/uploads.ts';
-import { MAX_LINK_LENGTH } from '../../files/download-links.ts';
-import { attachmentDisposition } from '../../files/store.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import {
   changeKybProfile,
   createKybProfile,
-  downloadFile,
   KYB_STATUS_TEXT,
   kybDocumentsUploadedSchema,
   kybProfileReadSchema,
   kybProfileSavedSchema,
   kybSubmittedSchema,
-  presignedUrlSchema,
-  presignFile,
   readKybProfile,
   readManifest,
   submitKyb,
   uploadKybDocuments,
 } from '../../usecases/kyb.ts';
 import type { Uploads } from '../uploads.ts';
-import { route, type Presented } from '../route.ts';
+import { route } from '../route.ts';
 
 const tag = 'Business verification' as const;
 
 export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
-  const { maxFileBytes, maxFiles, presignedUrlTtlSeconds } = uc.config.files;
+  const { maxFileBytes, maxFiles } = uc.config.files;
   const deadlineDays = uc.config.universalKyb.deadlineSeconds / 86_400;
   return [
     route({
@@ -127,49 +121,6 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       responses: { 200: { description: 'The manifest', schema: manifestAnswerSchema } },
       errors: ['invalidRequest', 'entityNotFound'],
       handler: ({ params, query, business }) => readManifest(uc, business, params.entityId, requestedPage(query)),
-    }),
-    route({
-      method: 'get',
-      path: '/entity/:entityId/file/:fileId/presigned-url',
-      operationId: 'presignFile',
-      summary: 'A download URL for one file of an entity',
-      description: `The file must belong to the entity in the path (an owner's files: the owner's entityId). The URL downloads the bytes without an API key for ${presignedUrlTtlSeconds / 60} minutes (PRESIGNED_URL_TTL_SECONDS); expired or changed, it answers 403.`,
-      tag,
-      params: z.object({ entityId: z.uuid({ message: 'entityId must be a UUID' }), fileId: z.uuid({ message: 'fileId must be a UUID' }) }).strict(),
-      responses: { 200: { description: 'The URL', schema: presignedUrlSchema } },
-      errors: ['invalidRequest', 'fileNotFound'], // any miss (entity, file, business) is fileNotFound: ids leak nothing
-      handler: ({ ctx, params, business }) => presignFile(uc, business, params.entityId, params.fileId, `${ctx.protocol}://${ctx.host}`),
-    }),
-    route({
-      method: 'get',
-      path: '/files/:link',
-      operationId: 'downloadFile',
-      summary: 'Download a file through a presigned link (no API key)',
-      description:
-        'The links GET /entity/{entityId}/file/{fileId}/presigned-url gives. Each use is checked: 403 when expired or changed, 404 once the file was replaced or its entity deleted. With object storage (FILE_STORE=s3) the answer is a redirect to a URL of the storage itself, valid 60 seconds.',
-      tag,
-      auth: false,
-      params: z.object({ link: z.string().min(1).max(MAX_LINK_LENGTH) }).strict(),
-      responses: {
-        200: { description: 'The bytes', contentType: 'application/octet-stream', schema: z.string() },
-        302: { description: 'Object storage: the bytes are at the Location, for 60 seconds' },
-      },
-      errors: ['invalidRequest', 'downloadLinkRefused', 'fileNotFound'],
-      handler: ({ params }) => downloadFile(uc, params.link),
-      present: (d): Presented =>
-        'redirectTo' in d
-          ? { status: 302, body: '', headers: { Location: d.redirectTo, 'Cache-Control': 'private, no-store' } }
-          : {
-              status: 200,
-              body: d.stream,
-              headers: {
-                'Content-Type': d.contentType,
-                'Content-Length': String(d.size),
-                'Content-Disposition': attachmentDisposition(d.fileName),
-                'Cache-Control': 'private, no-store',
-                'X-Content-Type-Options': 'nosniff',
-              },
-            },
     }),
   ];
 }
