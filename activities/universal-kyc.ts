@@ -5,7 +5,7 @@
 // goes back to the workflow.
 import { decide, type Decision } from '../domain/reliance.ts';
 import { cardProcessorTokenTaken } from '../domain/share-fields.ts';
-import { cardProcessorTokenInUse, identityOfCanonical, incompleteSubmission, type CanonicalKyc } from '../domain/universal-kyc.ts';
+import { cardProcessorTokenInUse, identityOfCanonical, incompleteSubmission, storedCanonicalKyc } from '../domain/universal-kyc.ts';
 import { verifiedPersonOf } from '../domain/verified-person.ts';
 import type { Db } from '../store/db.ts';
 import { applyDecision } from '../store/decisions.ts';
@@ -51,7 +51,7 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
       if (!s) return { outcome: 'gone' };
       if (s.status !== 'waiting') return { outcome: 'already-settled' };
       if (s.data === null) throw new Error(`submission ${input.submissionId} has no KYC data`); // opened only with data
-      const payload = JSON.parse(s.data) as CanonicalKyc;
+      const payload = storedCanonicalKyc(s.data); // parsed and checked once, here where the row comes in
       const complete = s.idDocuments > 0;
       const now = new Date();
       const applicantId = `ukyc-${input.submissionId}`;

@@ -37,15 +37,20 @@ const country = z.string().refine(isCountryAlpha3, 'must be an ISO 3166-1 alpha-
 const day = z.string().refine(isCalendarDate, 'must be a calendar date, YYYY-MM-DD');
 const result = z.enum(CHECK_RESULTS, { message: `must be one of ${CHECK_RESULTS.join(', ')}` });
 
-/** The payload's schema on a given day (dates are checked against it). */
-export function canonicalKycSchema(today: string) {
+/**
+ * The payload's schema on a given day: dates are checked against `today` (nothing issued in the
+ * future, no expired document, the applicant's age). `null` leaves those out, for data already
+ * checked on the day it arrived (storedCanonicalKyc): on a later day they would refuse what was
+ * accepted, and the decision applies age and document validity to its own day (reliance.ts).
+ */
+export function canonicalKycSchema(today: string | null) {
   const document = z
     .object({
       type: z.enum(UKYC_DOCUMENT_TYPES, { message: `must be one of ${UKYC_DOCUMENT_TYPES.join(', ')}` }),
       number: filled(50),
       country,
-      issuingDate: day.refine((d) => d <= today, 'must not be in the future'),
-      expiryDate: day.refine((d) => d >= today, 'the document has expired; submit a document that is still valid').optional(),
+      issuingDate: day.refine((d) => today === null || d <= today, 'must not be in the future'),
+      expiryDate: day.refine((d) => today === null || d >= today, 'the document has expired; submit a document that is still valid').optional(),
     })
     .strict()
     .superRefine((d, ctx) => {
@@ -69,6 +74,7 @@ export function canonicalKycSchema(today: string) {
           lastName: latin(100).optional(),
           fullName: latin(200),
           dob: day.superRefine((dob, ctx) => {
+            if (today === null) return;
             if (dob > addYears(today, -18)) ctx.addIssue({ code: 'custom', message: 'the applicant must be at least 18 years old' });
             else if (dob <= addYears(today, -(MAX_AGE + 1))) ctx.addIssue({ code: 'custom', message: `the applicant must be at most ${MAX_AGE} years old` });
           }),
@@ -111,6 +117,23 @@ function pathName(path: readonly PropertyKey[]): string {
 
 /** Reads the requirement's value (a JSON string) and checks every rule of 2.7; a failure names the first failing field. */
 export function checkCanonicalKyc(value: string, now: Date): CanonicalKycCheck {
+  return readCanonicalKyc(value, dayOf(now));
+}
+
+/**
+ * A submission's data read back from PostgreSQL (kept as the client sent it, once checkCanonicalKyc
+ * accepted it): a stored row is input too, so it is parsed with the same schema, not cast, and the
+ * decision reads the checked payload; the rules of the day it arrived are left out (canonicalKycSchema).
+ * A row that fails was not written by the API: it throws (its message names the field, never a value).
+ */
+export function storedCanonicalKyc(value: string): CanonicalKyc {
+  const read = readCanonicalKyc(value, null);
+  if (!read.ok) throw new Error(`the stored canonical KYC data fails its schema: ${read.message}`);
+  return read.payload;
+}
+
+/** Parses the value and checks it against the schema of `today` (canonicalKycSchema); a failure names the first failing field. */
+function readCanonicalKyc(value: string, today: string | null): CanonicalKycCheck {
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
@@ -118,7 +141,7 @@ export function checkCanonicalKyc(value: string, now: Date): CanonicalKycCheck {
     return { ok: false, parameter: 'value', message: 'value is not a JSON object; send the canonical KYC payload as a JSON string' };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, parameter: 'value', message: 'value must be a JSON object (as a string)' };
-  const checked = canonicalKycSchema(dayOf(now)).safeParse(parsed);
+  const checked = canonicalKycSchema(today).safeParse(parsed);
   if (checked.success) return { ok: true, payload: checked.data };
   const issue = checked.error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {

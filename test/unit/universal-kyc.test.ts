@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide } from '../../domain/reliance.ts';
-import { checkCanonicalKyc, identityOfCanonical, incompleteSubmission } from '../../domain/universal-kyc.ts';
+import { checkCanonicalKyc, identityOfCanonical, incompleteSubmission, storedCanonicalKyc } from '../../domain/universal-kyc.ts';
 import { canonicalPayload } from '../helpers/ukyc.ts';
 
 const NOW = new Date();
@@ -111,5 +111,25 @@ describe('canonical KYC payload (2.7)', () => {
   it('names the deadline in the incomplete decision', () => {
     assert.match(incompleteSubmission(7 * 86_400).moderationComment, /within 7 days/);
     assert.match(incompleteSubmission(90).moderationComment, /within 90 seconds/);
+  });
+});
+
+describe('stored canonical KYC data', () => {
+  it('parses a stored row with the same schema, keeping data that was valid on the day it arrived', () => {
+    const stored = JSON.stringify(canonicalPayload());
+    const checked = checkCanonicalKyc(stored, NOW);
+    assert.ok(checked.ok);
+    assert.deepEqual(storedCanonicalKyc(stored), checked.payload);
+    // a document that has expired since, or an applicant checked when 18, is the decision's to judge (reliance.ts)
+    const since = JSON.stringify(canonicalPayload((p) => ((p.document[0].expiryDate = day(-1)), (p.identity.dob = yearsAgo(18, 1)))));
+    assert.equal(checkCanonicalKyc(since, NOW).ok, false);
+    assert.equal(storedCanonicalKyc(since).document[0]!.expiryDate, day(-1));
+  });
+
+  it('throws on a row that fails the schema, naming the field and not its value', () => {
+    assert.throws(() => storedCanonicalKyc(JSON.stringify(canonicalPayload((p) => (p.identity.nationality = 'XX')))), /identity\.nationality: /);
+    const cyrillic = JSON.stringify(canonicalPayload((p) => (p.identity.firstName = 'Зоя')));
+    assert.throws(() => storedCanonicalKyc(cyrillic), (err: Error) => err.message.includes('identity.firstName') && !err.message.includes('Зоя'));
+    assert.throws(() => storedCanonicalKyc('{}'), /externalUserId: is required/);
   });
 });
