@@ -11,7 +11,16 @@ import type { Db, Queryable } from '../store/db.ts';
 import { applyKybDecision } from '../store/decisions.ts';
 import { kybVerificationKey } from '../domain/lifecycle-events.ts';
 import { recordVerificationStage } from '../store/lifecycle-events.ts';
-import { declaredOwners, latestOwnerDecisions, liveKybFiles, loadKybSubmission, settleKybSubmission, waitingSubmissionsOfOwner, type KybSubmissionState } from '../store/kyb.ts';
+import {
+  declaredOwners,
+  latestOwnerDecisions,
+  liveKybFiles,
+  loadKybSubmission,
+  settleKybSubmission,
+  waitingSubmissionsOfOwner,
+  type KybSubmissionState,
+  type OwnerRef,
+} from '../store/kyb.ts';
 
 export type KybReadiness = { status: KybSubmissionState['status'] | 'gone'; ready: boolean; owners: number; ownersDecided: number };
 export type KybSettled = { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string } | { outcome: 'already-settled' } | { outcome: 'gone' };
@@ -19,15 +28,15 @@ export type KybSettled = { outcome: 'decided' | 'expired'; status: 'APPROVED' | 
 /** Tells the KYB submission's workflow that one of its owners was decided (starting it if it is gone). */
 export type OwnerDecidedWaker = (submission: KybSubmissionRun, ownerEntityId: string) => Promise<void>;
 
-async function ownersOf(q: Queryable, s: KybSubmissionState): Promise<OwnerDecision[]> {
+// Each step loads the submission and its business's declared owners once, and passes them to these.
+async function ownersOf(q: Queryable, s: KybSubmissionState, declared: readonly OwnerRef[]): Promise<OwnerDecision[]> {
   const decisions = await latestOwnerDecisions(q, s.owners);
-  const refs = new Map((await declaredOwners(q, s.entityId)).map((o) => [o.entityId, o.externalId]));
+  const refs = new Map(declared.map((o) => [o.entityId, o.externalId]));
   return s.owners.map((id) => ({ entityId: id, externalId: refs.get(id) ?? null, decision: decisions.get(id) ?? null }));
 }
 
-async function missingDocuments(q: Queryable, s: KybSubmissionState): Promise<string[]> {
-  const owners = await declaredOwners(q, s.entityId);
-  const current = owners.filter((o) => s.owners.includes(o.entityId));
+async function missingDocuments(q: Queryable, s: KybSubmissionState, declared: readonly OwnerRef[]): Promise<string[]> {
+  const current = declared.filter((o) => s.owners.includes(o.entityId));
   return missingFromManifest(buildManifest(s.entityId, current, await liveKybFiles(q, s.entityId, s.owners)));
 }
 
@@ -37,7 +46,7 @@ export function createKybActivities(deps: { db: Db }) {
     async kybReadiness(input: { submissionId: string }): Promise<KybReadiness> {
       const s = await loadKybSubmission(db, input.submissionId);
       if (!s) return { status: 'gone', ready: false, owners: 0, ownersDecided: 0 };
-      const owners = await ownersOf(db, s);
+      const owners = await ownersOf(db, s, await declaredOwners(db, s.entityId));
       const decided = owners.filter((o) => o.decision !== null).length;
       const ready = decided === owners.length;
       if (s.status === 'waiting') {
@@ -54,8 +63,9 @@ export function createKybActivities(deps: { db: Db }) {
         const s = await loadKybSubmission(q, input.submissionId, true);
         if (!s) return { outcome: 'gone' };
         if (s.status !== 'waiting') return { outcome: 'already-settled' };
-        const owners = await ownersOf(q, s);
-        const missing = await missingDocuments(q, s);
+        const declared = await declaredOwners(q, s.entityId);
+        const owners = await ownersOf(q, s, declared);
+        const missing = await missingDocuments(q, s, declared);
         const onTime = decideKyb(owners, missing);
         const decision = onTime ?? decideKybAtDeadline(owners, missing, (Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
         const eventId = await applyKybDecision(q, { businessId: s.businessId, entityId: s.entityId, submissionId: input.submissionId, decision, now: new Date() });

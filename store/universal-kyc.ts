@@ -19,8 +19,14 @@ async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmi
   return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at) } : null;
 }
 
-/** Records the canonical KYC data in the person's open submission (one is opened when there is none); returns it. */
-export async function submitCanonicalData(db: Db, s: { businessId: string; entityId: string; value: string; deadlineSeconds: number }): Promise<(OpenSubmission & { opened: boolean }) | 'entity-gone'> {
+/**
+ * Records the canonical KYC data in the person's open submission (one is opened when there is none);
+ * returns it, with its identity document files as this transaction leaves them (the caller need not load it again).
+ */
+export async function submitCanonicalData(
+  db: Db,
+  s: { businessId: string; entityId: string; value: string; deadlineSeconds: number },
+): Promise<(OpenSubmission & { opened: boolean; idDocuments: number }) | 'entity-gone'> {
   return db.tx(async (q) => {
     if (!(await lockEntity(q, s.entityId))) return 'entity-gone';
     let open = await openSubmission(q, s.entityId);
@@ -48,7 +54,7 @@ export async function submitCanonicalData(db: Db, s: { businessId: string; entit
       open.submissionId,
       UKYC_FILE_SLUGS,
     ]);
-    return { ...open, opened };
+    return { ...open, opened, idDocuments: await identityDocuments(q, open.submissionId) };
   });
 }
 
@@ -75,6 +81,15 @@ export async function recordUploadedFiles(
     }
     return { submission: open, uploadedAt };
   });
+}
+
+/** How many live identity document files the submission holds (it is complete once it has one). */
+async function identityDocuments(q: Queryable, submissionId: string): Promise<number> {
+  const [docs] = await q.query<{ n: string }>('SELECT count(*) AS n FROM files WHERE submission_id = $1 AND slug = $2 AND retired_at IS NULL', [
+    submissionId,
+    ID_DOCUMENT_SLUG,
+  ]);
+  return Number(docs?.n ?? 0);
 }
 
 export type SubmissionState = {
@@ -106,7 +121,6 @@ export async function loadSubmission(q: Queryable, submissionId: string, lock = 
     "SELECT value FROM entity_requirements WHERE submission_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED' ORDER BY created_at DESC LIMIT 1",
     [submissionId, CANONICAL_KYC_SLUG],
   );
-  const [docs] = await q.query<{ n: string }>('SELECT count(*) AS n FROM files WHERE submission_id = $1 AND slug = $2 AND retired_at IS NULL', [submissionId, ID_DOCUMENT_SLUG]);
   return {
     businessId: s.business_id,
     entityId: s.entity_id,
@@ -114,7 +128,7 @@ export async function loadSubmission(q: Queryable, submissionId: string, lock = 
     createdAt: iso(s.created_at),
     deadlineAt: iso(s.deadline_at),
     data: data ? String(data.value) : null,
-    idDocuments: Number(docs?.n ?? 0),
+    idDocuments: await identityDocuments(q, submissionId),
   };
 }
 

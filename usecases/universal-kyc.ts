@@ -8,7 +8,7 @@ import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { cardProcessorTokenTaken } from '../domain/share-fields.ts';
 import { uploadedFileSchema } from '../domain/uploads.ts';
 import { cardProcessorTokenHolder } from '../store/entities.ts';
-import { loadSubmission, recordUploadedFiles, submitCanonicalData } from '../store/universal-kyc.ts';
+import { recordUploadedFiles, submitCanonicalData } from '../store/universal-kyc.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { personNamed } from './person-verification.ts';
 import { putUploads, removeBytes } from './stored-files.ts';
@@ -42,14 +42,13 @@ export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, en
   const submission = await submitCanonicalData(ctx.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: ctx.config.universalKyc.deadlineSeconds });
   if (submission === 'entity-gone') return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
   await ctx.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id }, 'data');
-  const state = await loadSubmission(ctx.db, submission.submissionId);
   return done({
     entityId: person.value,
     requirementSlug: 'ukyc-canonical-kyc-data',
     status: 'PENDING',
     submissionId: submission.submissionId,
     deadlineAt: submission.deadlineAt,
-    waitingFor: state && state.idDocuments > 0 ? [] : [ID_DOCUMENT_SLUG],
+    waitingFor: submission.idDocuments > 0 ? [] : [ID_DOCUMENT_SLUG],
   });
 }
 
