@@ -94,8 +94,8 @@ const alreadyProcessed = (existing: Batch) =>
     existing.id,
   );
 
-export async function uploadBatch(ctx: UseCaseContext, caller: Caller, request: UploadRequest): Promise<Outcome<BatchAccepted>> {
-  const { db, start } = ctx;
+export async function uploadBatch(uc: UseCaseContext, caller: Caller, request: UploadRequest): Promise<Outcome<BatchAccepted>> {
+  const { db, start } = uc;
   const headers = checkHeaders(request);
   if (!headers.ok) return headers;
   const { provider, key } = headers.value;

@@ -25,20 +25,20 @@ const toJson = (p: Payload): JsonPayload => ({
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
-const authorised = (ctx: UseCaseContext, authorization: string | undefined) => bearerAllowed(ctx.config.environment, ctx.config.payloadCodec.accessToken, authorization);
+const authorised = (uc: UseCaseContext, authorization: string | undefined) => bearerAllowed(uc.config.environment, uc.config.payloadCodec.accessToken, authorization);
 
 export async function runCodec(
-  ctx: UseCaseContext,
+  uc: UseCaseContext,
   direction: 'encode' | 'decode',
   payloads: JsonPayload[],
   authorization: string | undefined,
 ): Promise<Outcome<CodecPayloads>> {
-  if (!authorised(ctx, authorization)) {
-    return refuse('codecUnauthorized', ctx.config.payloadCodec.accessToken ? 'The Authorization header is missing or does not hold the codec token; send Authorization: Bearer <CODEC_ACCESS_TOKEN>.' : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.', {
+  if (!authorised(uc, authorization)) {
+    return refuse('codecUnauthorized', uc.config.payloadCodec.accessToken ? 'The Authorization header is missing or does not hold the codec token; send Authorization: Bearer <CODEC_ACCESS_TOKEN>.' : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.', {
       parameter: 'Authorization',
     });
   }
-  const codec = ctx.runs.payloadCodec();
+  const codec = uc.runs.payloadCodec();
   try {
     const out = direction === 'encode' ? await codec.encode(payloads.map(toPayload)) : await codec.decode(payloads.map(toPayload));
     return done({ payloads: out.map(toJson) });

@@ -10,16 +10,16 @@ export const presignedUrlSchema = z.object({ url: z.string(), expiresAt: z.strin
 
 /** GET /entity/{entityId}/file/{fileId}/presigned-url: a download URL for a live file of that entity. */
 export async function presignFile(
-  ctx: UseCaseContext,
+  uc: UseCaseContext,
   caller: Caller,
   entityId: string,
   fileId: string,
   baseUrl: string,
 ): Promise<Outcome<z.input<typeof presignedUrlSchema>>> {
-  const file = await liveFileOf(ctx.db, caller.id, entityId, fileId);
+  const file = await liveFileOf(uc.db, caller.id, entityId, fileId);
   if (!file) return refuse('fileNotFound', `No file ${fileId} belongs to entity ${entityId} (replaced files are gone; an owner's files are under the owner's entityId); GET /entity/${entityId}/documents lists its current files.`, { parameter: 'fileId' });
-  const link = ctx.links.issue(file.storageKey, ctx.config.files.presignedUrlTtlSeconds);
-  return done({ url: new URL(link.path, `${ctx.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
+  const link = uc.links.issue(file.storageKey, uc.config.files.presignedUrlTtlSeconds);
+  return done({ url: new URL(link.path, `${uc.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
 }
 
 /** How a download is served: the bytes as a stream, or (object storage) a redirect to the storage's own short-lived URL. */
@@ -32,16 +32,16 @@ const DIRECT_URL_SECONDS = 60;
  * GET /files/{link}: the bytes behind a download link, without an API key. The link is checked at
  * every use: expired or changed → 403; its file replaced, retired or deleted since → 404.
  */
-export async function downloadFile(ctx: UseCaseContext, link: string): Promise<Outcome<Download>> {
-  const opened = ctx.links.open(link, new Date());
+export async function downloadFile(uc: UseCaseContext, link: string): Promise<Outcome<Download>> {
+  const opened = uc.links.open(link, new Date());
   if (!opened.ok) {
     return refuse('downloadLinkRefused', opened.reason === 'expired' ? 'The download link has expired; ask for a new one.' : 'The download link is not valid (changed or not ours); ask for a new one with GET /entity/{entityId}/file/{fileId}/presigned-url.', { parameter: 'link' });
   }
   const gone = () => refuse('fileNotFound', 'The file is gone (replaced by a newer upload, or its entity was deleted); GET /entity/{entityId}/documents lists the current files.', { parameter: 'link' });
-  const file = await liveFileByStorageKey(ctx.db, opened.link.key);
+  const file = await liveFileByStorageKey(uc.db, opened.link.key);
   if (!file) return gone();
   const meta = { contentType: file.contentType, fileName: file.fileName };
-  if (ctx.files.directUrl) return done({ ...meta, redirectTo: await ctx.files.directUrl(opened.link.key, { ...meta, expiresInSeconds: DIRECT_URL_SECONDS }) });
-  const bytes = await ctx.files.open(opened.link.key);
+  if (uc.files.directUrl) return done({ ...meta, redirectTo: await uc.files.directUrl(opened.link.key, { ...meta, expiresInSeconds: DIRECT_URL_SECONDS }) });
+  const bytes = await uc.files.open(opened.link.key);
   return bytes ? done({ ...meta, ...bytes }) : gone();
 }

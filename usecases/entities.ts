@@ -32,11 +32,11 @@ async function declaredMembers({ db }: UseCaseContext, caller: Caller, input: Cr
   return done(members.map((m) => ({ entityId: m.entityId, role: m.role, ownershipPercent: m.ownershipPercent })));
 }
 
-export async function createEntity(ctx: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<EntityCreated>> {
-  const members = await declaredMembers(ctx, caller, input);
+export async function createEntity(uc: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<EntityCreated>> {
+  const members = await declaredMembers(uc, caller, input);
   if (!members.ok) return members;
   try {
-    return done({ id: await insertEntity(ctx.db, caller.id, input, members.value) });
+    return done({ id: await insertEntity(uc.db, caller.id, input, members.value) });
   } catch (err) {
     if (!(err instanceof ExternalIdTaken)) throw err;
     return refuse('entityExternalIdTaken', `Your business already has an entity with externalId "${input.externalId}"; use that entity, or choose another externalId.`, { parameter: 'externalId' });
@@ -57,9 +57,9 @@ export async function getEntity({ db }: UseCaseContext, caller: Caller, entityId
  * Deletes the entity with every piece of the person at once (one transaction), then its files'
  * bytes; bytes the store does not remove now stay due, and housekeeping removes them.
  */
-export async function deleteEntity(ctx: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
-  const keys = await removeEntity(ctx.db, caller.id, entityId);
+export async function deleteEntity(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
+  const keys = await removeEntity(uc.db, caller.id, entityId);
   if (!keys) return notFound(entityId);
-  await removeBytes(ctx, keys, { alreadyDue: true });
+  await removeBytes(uc, keys, { alreadyDue: true });
   return done(undefined);
 }

@@ -67,10 +67,10 @@ const declared = (o: KybOwner): DeclaredOwner => ({
   details: { firstName: o.firstName, lastName: o.lastName, dob: o.dob, nationality: o.nationality, roles: o.roles ?? ['UBO'] },
 });
 
-async function save(ctx: UseCaseContext, caller: Caller, entityId: string, mode: 'create' | 'change', business: (current: unknown) => unknown, owners: readonly KybOwner[] | undefined): Promise<Outcome<KybProfileSaved>> {
-  const entity = await businessEntity(ctx, caller, entityId);
+async function save(uc: UseCaseContext, caller: Caller, entityId: string, mode: 'create' | 'change', business: (current: unknown) => unknown, owners: readonly KybOwner[] | undefined): Promise<Outcome<KybProfileSaved>> {
+  const entity = await businessEntity(uc, caller, entityId);
   if (!entity.ok) return entity;
-  const saved = await saveProfile(ctx.db, { mode, businessId: caller.id, entityId, business, owners: owners?.map(declared) });
+  const saved = await saveProfile(uc.db, { mode, businessId: caller.id, entityId, business, owners: owners?.map(declared) });
   if ('problem' in saved) {
     switch (saved.problem) {
       case 'exists':
@@ -86,14 +86,14 @@ async function save(ctx: UseCaseContext, caller: Caller, entityId: string, mode:
   if (saved.supersededSubmissionId) {
     // the waiting submission no longer describes the business: wake its workflow so it ends now
     const s = { submissionId: saved.supersededSubmissionId, entityId, deadlineAt: new Date().toISOString(), businessId: caller.id };
-    await ctx.start.kybProfileChanged(s).catch((err: unknown) => ctx.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
+    await uc.start.kybProfileChanged(s).catch((err: unknown) => uc.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
   }
   return done({ entityId, status: kybStageOf(saved.status), ubos: saved.owners });
 }
 
 /** POST /ukyb: the profile, with its owners (each an INDIVIDUAL entity found by externalId, or created). */
-export function createKybProfile(ctx: UseCaseContext, caller: Caller, body: KybCreate): Promise<Outcome<KybProfileSaved>> {
-  return save(ctx, caller, body.entityId, 'create', () => body.business, body.ubos);
+export function createKybProfile(uc: UseCaseContext, caller: Caller, body: KybCreate): Promise<Outcome<KybProfileSaved>> {
+  return save(uc, caller, body.entityId, 'create', () => body.business, body.ubos);
 }
 
 /**
@@ -101,9 +101,9 @@ export function createKybProfile(ctx: UseCaseContext, caller: Caller, body: KybC
  * submission is superseded. Every rule of the business part is a rule of one field, so a valid
  * profile merged with valid changes stays valid.
  */
-export function changeKybProfile(ctx: UseCaseContext, caller: Caller, body: KybPatch): Promise<Outcome<KybProfileSaved>> {
+export function changeKybProfile(uc: UseCaseContext, caller: Caller, body: KybPatch): Promise<Outcome<KybProfileSaved>> {
   const change = body.business;
-  return save(ctx, caller, body.entityId, 'change', (current) => (change ? mergeBusiness(current as KybBusiness, change) : current), body.ubos);
+  return save(uc, caller, body.entityId, 'change', (current) => (change ? mergeBusiness(current as KybBusiness, change) : current), body.ubos);
 }
 
 export const kybProfileReadSchema = kybProfileSavedSchema.extend({
@@ -113,12 +113,12 @@ export const kybProfileReadSchema = kybProfileSavedSchema.extend({
 type KybProfileRead = z.input<typeof kybProfileReadSchema>;
 
 /** GET /ukyb/{entityId}: the profile as saved, its status and its latest submission. */
-export async function readKybProfile(ctx: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybProfileRead>> {
-  const entity = await businessEntity(ctx, caller, entityId);
+export async function readKybProfile(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybProfileRead>> {
+  const entity = await businessEntity(uc, caller, entityId);
   if (!entity.ok) return entity;
-  const profile = await loadProfile(ctx.db, caller.id, entityId);
+  const profile = await loadProfile(uc.db, caller.id, entityId);
   if (!profile) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
-  const latestSubmission = await latestKybSubmission(ctx.db, entityId);
+  const latestSubmission = await latestKybSubmission(uc.db, entityId);
   // the stored business part is a KybBusiness: every write checks it (kybCreate, kybPatch)
   return done({ entityId, status: kybStageOf(profile.status), business: profile.business as KybBusiness, ubos: profile.owners, latestSubmission });
 }
@@ -155,8 +155,8 @@ function parseDocumentFields(raw: Record<string, string>): Outcome<DocumentField
 }
 
 /** Where the files go: the business entity's documents, or a declared owner's; checked against the caller's entities. */
-async function documentTarget(ctx: UseCaseContext, caller: Caller, f: DocumentFields): Promise<Outcome<DocumentTarget>> {
-  const entity = await businessEntity(ctx, caller, f.entityId);
+async function documentTarget(uc: UseCaseContext, caller: Caller, f: DocumentFields): Promise<Outcome<DocumentTarget>> {
+  const entity = await businessEntity(uc, caller, f.entityId);
   if (!entity.ok) return entity;
   const forOwner = f.memberId !== undefined || f.documentType !== undefined;
   if (forOwner === (f.requirementSlug !== undefined)) {
@@ -164,7 +164,7 @@ async function documentTarget(ctx: UseCaseContext, caller: Caller, f: DocumentFi
   }
   if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
   if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
-  if (f.memberId !== undefined && !(await isMemberOf(ctx.db, f.entityId, f.memberId))) {
+  if (f.memberId !== undefined && !(await isMemberOf(uc.db, f.entityId, f.memberId))) {
     return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId}; use an owner's entityId from GET /ukyb/${f.entityId} (ubos), or add the owner with PATCH /ukyb.`, { parameter: 'memberId' });
   }
   return done(f.memberId !== undefined ? { entityId: f.memberId, slug: OWNER_DOCUMENT_SLUG, documentType: f.documentType! } : { entityId: f.entityId, slug: f.requirementSlug!, documentType: null });
@@ -176,11 +176,11 @@ async function documentTarget(ctx: UseCaseContext, caller: Caller, f: DocumentFi
  * judged before any file is read (`read` calls the check when the first file begins); the files
  * of any form are judged with the fields once read.
  */
-export async function uploadKybDocuments(ctx: UseCaseContext, caller: Caller, read: (checkFields: (raw: Record<string, string>) => Promise<Refusal | null>) => Promise<FilesRead>): Promise<Outcome<KybDocumentsUploaded>> {
+export async function uploadKybDocuments(uc: UseCaseContext, caller: Caller, read: (checkFields: (raw: Record<string, string>) => Promise<Refusal | null>) => Promise<FilesRead>): Promise<Outcome<KybDocumentsUploaded>> {
   const early = async (raw: Record<string, string>) => {
     const fields = parseDocumentFields(raw);
     if (!fields.ok) return null; // fields may still follow the files: judged once all is read
-    const target = await documentTarget(ctx, caller, fields.value);
+    const target = await documentTarget(uc, caller, fields.value);
     return target.ok ? null : target;
   };
   const form = await read(early);
@@ -190,18 +190,18 @@ export async function uploadKybDocuments(ctx: UseCaseContext, caller: Caller, re
     const fields = parseDocumentFields(form.fields ?? {});
     if (!fields.ok) return fields;
     f = fields.value;
-    target = await documentTarget(ctx, caller, f);
+    target = await documentTarget(uc, caller, f);
     if (!target.ok) return target;
   }
   const checked = await checkUploads(form, 'files');
   if (!checked.ok) return checked;
   if (!f || !target?.ok) throw new Error('unreachable: fields are checked before the files');
   const to = target.value;
-  const stored = await putUploads(ctx, caller.id, to.entityId, checked.value);
-  const recorded = await recordKybFiles(ctx.db, { businessId: caller.id, businessEntityId: f.entityId, target: to, files: stored });
+  const stored = await putUploads(uc, caller.id, to.entityId, checked.value);
+  const recorded = await recordKybFiles(uc.db, { businessId: caller.id, businessEntityId: f.entityId, target: to, files: stored });
   if (recorded === 'entity-gone') {
     // the business or the owner was deleted while the bytes were stored: they go too
-    await removeBytes(ctx, stored.map((s) => s.storageKey));
+    await removeBytes(uc, stored.map((s) => s.storageKey));
     return refuse('entityNotFound', `Entity ${to.entityId === f.entityId ? f.entityId : `${to.entityId} (the owner)`} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: to.entityId === f.entityId ? 'entityId' : 'memberId' });
   }
   const { uploadedAt } = recorded;
@@ -212,15 +212,15 @@ export async function uploadKybDocuments(ctx: UseCaseContext, caller: Caller, re
   });
 }
 
-async function manifestOf(ctx: UseCaseContext, entityId: string): Promise<Manifest> {
-  const owners = await declaredOwners(ctx.db, entityId);
-  return buildManifest(entityId, owners, await liveKybFiles(ctx.db, entityId, owners.map((o) => o.entityId)));
+async function manifestOf(uc: UseCaseContext, entityId: string): Promise<Manifest> {
+  const owners = await declaredOwners(uc.db, entityId);
+  return buildManifest(entityId, owners, await liveKybFiles(uc.db, entityId, owners.map((o) => o.entityId)));
 }
 
 /** GET /entity/{entityId}/documents: the manifest (2.9) of any existing entity of the caller's. */
-export async function readManifest(ctx: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<ManifestAnswer>> {
-  if (!(await entityType(ctx.db, caller.id, entityId))) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
-  const manifest = await manifestOf(ctx, entityId);
+export async function readManifest(uc: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<ManifestAnswer>> {
+  if (!(await entityType(uc.db, caller.id, entityId))) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
+  const manifest = await manifestOf(uc, entityId);
   return done(page ? manifestPage(manifest, page) : manifest);
 }
 
@@ -228,17 +228,17 @@ export const kybSubmittedSchema = z.object({ entityId: z.string(), submissionId:
 type KybSubmitted = z.input<typeof kybSubmittedSchema>;
 
 /** POST /ukyb/submit: complete (by the manifest's check) → a submission, decided by its workflow; else 400 with `missing`. */
-export async function submitKyb(ctx: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybSubmitted>> {
-  const entity = await businessEntity(ctx, caller, entityId);
+export async function submitKyb(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybSubmitted>> {
+  const entity = await businessEntity(uc, caller, entityId);
   if (!entity.ok) return entity;
-  const unmet = webhookPrerequisite('business', await subscribedEventTypes(ctx.db, caller.id));
+  const unmet = webhookPrerequisite('business', await subscribedEventTypes(uc.db, caller.id));
   if (unmet) return unmet;
-  if (!(await loadProfile(ctx.db, caller.id, entityId))) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
-  const missing = missingFromManifest(await manifestOf(ctx, entityId));
+  if (!(await loadProfile(uc.db, caller.id, entityId))) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
+  const missing = missingFromManifest(await manifestOf(uc, entityId));
   if (missing.length > 0) {
     return refuse('kybIncomplete', `The submission is incomplete: ${missing.join(', ')}. Upload each missing document with POST /ukyb/documents, then submit again.`, { parameter: 'entityId', extra: { missing } });
   }
-  const s = await openKybSubmission(ctx.db, { businessId: caller.id, entityId, deadlineSeconds: ctx.config.universalKyb.deadlineSeconds });
-  await ctx.start.kybSubmitted({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id });
+  const s = await openKybSubmission(uc.db, { businessId: caller.id, entityId, deadlineSeconds: uc.config.universalKyb.deadlineSeconds });
+  await uc.start.kybSubmitted({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id });
   return done({ entityId, submissionId: s.submissionId, status: 'IN_REVIEW', deadlineAt: s.deadlineAt });
 }

@@ -51,16 +51,16 @@ export const sdkTokenSchema = z.object({ provider: z.string(), sdkToken: z.strin
 
 /** POST /entity/{entityId}/kyc: an SDK token bound to the person, for the provider's hosted SDK. */
 export async function issueSdkToken(
-  ctx: UseCaseContext,
+  uc: UseCaseContext,
   caller: Caller,
   entityId: string,
   memberId: string | undefined,
 ): Promise<Outcome<z.input<typeof sdkTokenSchema>>> {
-  const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
+  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
-  const minted = await ctx.start.sdkToken({ businessId: caller.id, entityId: person.value });
+  const minted = await uc.start.sdkToken({ businessId: caller.id, entityId: person.value });
   if (!minted.ok) {
-    ctx.log.warn({ err: minted.error, entityId: person.value }, 'SDK token not minted');
+    uc.log.warn({ err: minted.error, entityId: person.value }, 'SDK token not minted');
     if (minted.failure.nonRetryable) return refuse('providerRefused', 'The identity provider refused to mint an SDK token; contact support.');
     return refuse('providerUnavailable', 'The identity provider did not answer; retry in a moment.');
   }
@@ -69,10 +69,10 @@ export async function issueSdkToken(
   // round ending with the person's next decision
   // round; the token is minted by now, so a failure here is logged, not answered (the stage is news, not a record)
   try {
-    const round = (await lastDecisionEventOf(ctx.db, person.value, CARD_ISSUANCE_EVENT.eventType)) ?? 'first';
-    await recordVerificationStage(ctx.db, { businessId: caller.id, entityId: person.value, ref: { path: 'hosted-sdk' }, stage: 'WAITING_FOR_PERSON', key: `hosted-sdk:${person.value}:after:${round}`, now: new Date() });
+    const round = (await lastDecisionEventOf(uc.db, person.value, CARD_ISSUANCE_EVENT.eventType)) ?? 'first';
+    await recordVerificationStage(uc.db, { businessId: caller.id, entityId: person.value, ref: { path: 'hosted-sdk' }, stage: 'WAITING_FOR_PERSON', key: `hosted-sdk:${person.value}:after:${round}`, now: new Date() });
   } catch (err) {
-    ctx.log.warn({ err, entityId: person.value }, 'the WAITING_FOR_PERSON stage was not recorded; the SDK token is answered');
+    uc.log.warn({ err, entityId: person.value }, 'the WAITING_FOR_PERSON stage was not recorded; the SDK token is answered');
   }
   return done(token);
 }
@@ -86,8 +86,8 @@ export type CallbackReceipt = z.input<typeof callbackReceiptSchema>;
  * body, handed to the person's workflow by applicant id. Callbacks about applicants that are not
  * SDK applicants of ours (token-sharing copies, other types) are acknowledged and ignored.
  */
-export async function receiveProviderCallback(ctx: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
-  if (!ctx.verifyProviderCallback(raw, headers)) {
+export async function receiveProviderCallback(uc: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
+  if (!uc.verifyProviderCallback(raw, headers)) {
     return refuse('providerSignatureInvalid', 'The callback is not signed with our provider webhook secret (x-payload-digest).', { parameter: 'x-payload-digest' });
   }
   let body: { type?: unknown; applicantId?: unknown; externalUserId?: unknown };
@@ -98,8 +98,8 @@ export async function receiveProviderCallback(ctx: UseCaseContext, raw: Buffer, 
   }
   const entityId = typeof body.externalUserId === 'string' ? entityOfSdkUserId(body.externalUserId) : null;
   if (body.type !== 'applicantReviewed' || typeof body.applicantId !== 'string' || !entityId) return done({ received: true, forwarded: false });
-  const businessId = await businessOfEntity(ctx.db, entityId);
+  const businessId = await businessOfEntity(uc.db, entityId);
   if (!businessId) return done({ received: true, forwarded: false }); // the person was deleted
-  await ctx.start.applicantReviewed({ businessId, entityId }, body.applicantId);
+  await uc.start.applicantReviewed({ businessId, entityId }, body.applicantId);
   return done({ received: true, forwarded: true });
 }

@@ -18,11 +18,11 @@ export const sandboxReviewAnswerSchema = z.object({
 });
 export type SandboxReviewAnswer = z.input<typeof sandboxReviewAnswerSchema>;
 
-export async function completeSandboxKyc(ctx: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined, request: SandboxReviewRequest): Promise<Outcome<SandboxReviewAnswer>> {
-  const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
+export async function completeSandboxKyc(uc: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined, request: SandboxReviewRequest): Promise<Outcome<SandboxReviewAnswer>> {
+  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
-  const requestId = await insertSandboxReview(ctx.db, { businessId: caller.id, entityId: person.value, request });
-  const played = await ctx.start.sandboxReview(requestId, { businessId: caller.id, entityId: person.value }, request.person !== undefined);
+  const requestId = await insertSandboxReview(uc.db, { businessId: caller.id, entityId: person.value, request });
+  const played = await uc.start.sandboxReview(requestId, { businessId: caller.id, entityId: person.value }, request.person !== undefined);
   if (played.ok) {
     return done({
       entityId: person.value,
@@ -34,7 +34,7 @@ export async function completeSandboxKyc(ctx: UseCaseContext, caller: Caller, en
   }
   const { failure } = played;
   if (failure.type === SANDBOX_APPLICANT_EXISTS_FAILURE) return refuse('sandboxApplicantExists', failure.message, { parameter: 'person' });
-  ctx.log.warn({ err: played.error, entityId: person.value }, 'sandbox review not played');
+  uc.log.warn({ err: played.error, entityId: person.value }, 'sandbox review not played');
   if (failure.nonRetryable) return refuse('providerRefused', 'The identity provider sandbox refused the request; contact support.');
   return refuse('providerUnavailable', 'The identity provider sandbox did not answer; retry in a moment.');
 }

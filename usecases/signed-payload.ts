@@ -17,10 +17,10 @@ import type { Caller, UseCaseContext } from './context.ts';
 import { personNamed } from './person-verification.ts';
 
 /** GET /entity/{entityId}/signed-payload: the person's latest approved data, signed now. */
-export async function readSignedPayload(ctx: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SignedPayload>> {
-  const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: false });
+export async function readSignedPayload(uc: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SignedPayload>> {
+  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: false });
   if (!person.ok) return person;
-  const current = await currentVerification(ctx.db, person.value);
+  const current = await currentVerification(uc.db, person.value);
   if (!current || current.decision !== 'APPROVED') {
     // the same words whatever the reason: the decision is told by the webhook alone (interface 1.4)
     return refuse('entityNotVerified', `Entity ${person.value} has no approved verification to sign. A payload is signed once a verification (hosted SDK, universal KYC or token sharing) is approved, as its webhook tells you.`);
@@ -29,17 +29,17 @@ export async function readSignedPayload(ctx: UseCaseContext, caller: Caller, ent
   if (missing || !current.person) {
     return refuse('entityNotVerified', `Entity ${person.value} was approved without ${missing} on record (approved before person data was kept): verify the person again to sign a payload.`);
   }
-  return done(signPayload(current.person, ctx.keys.signedPayloads, new Date(), ctx.config.signedPayloads.ttlSeconds));
+  return done(signPayload(current.person, uc.keys.signedPayloads, new Date(), uc.config.signedPayloads.ttlSeconds));
 }
 
 export const payloadVerdictSchema = z.object({ valid: z.boolean() });
 
 /** POST /entity/verify-signed-payload: valid when signed by our ring, unchanged and unexpired. */
 export function verifySignedPayload(
-  ctx: UseCaseContext,
+  uc: UseCaseContext,
   payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string },
 ): Outcome<z.input<typeof payloadVerdictSchema>> {
-  return done({ valid: isValidPayload(payload, ctx.keys.signedPayloads, new Date()) });
+  return done({ valid: isValidPayload(payload, uc.keys.signedPayloads, new Date()) });
 }
 
 export const signedPayloadKeysSchema = z.object({

@@ -11,18 +11,18 @@ import type { CheckedFile } from './uploads.ts';
 export const UPLOAD_GRACE_SECONDS = 3600;
 
 /** Puts checked uploads into the file store under keys of the entity they belong to. */
-export async function putUploads(ctx: UseCaseContext, businessId: string, entityId: string, files: readonly CheckedFile[]): Promise<StoredFile[]> {
+export async function putUploads(uc: UseCaseContext, businessId: string, entityId: string, files: readonly CheckedFile[]): Promise<StoredFile[]> {
   const stored = files.map((f) => ({ id: f.id, fileName: f.fileName, contentType: f.contentType, size: f.size, sha256: f.sha256, storageKey: fileKey(businessId, entityId, f.id) }));
-  await expectBytes(ctx.db, stored.map((s) => s.storageKey), UPLOAD_GRACE_SECONDS);
-  for (const [i, f] of files.entries()) await ctx.files.put(stored[i]!.storageKey, { path: f.path, size: f.size }, f.contentType);
+  await expectBytes(uc.db, stored.map((s) => s.storageKey), UPLOAD_GRACE_SECONDS);
+  for (const [i, f] of files.entries()) await uc.files.put(stored[i]!.storageKey, { path: f.path, size: f.size }, f.contentType);
   return stored;
 }
 
 /** Removes these keys' bytes now; what the store does not remove stays due, and housekeeping tries again. */
-export async function removeBytes(ctx: Pick<UseCaseContext, 'db' | 'files' | 'log'>, keys: readonly string[], options: { alreadyDue?: boolean } = {}): Promise<void> {
+export async function removeBytes(uc: Pick<UseCaseContext, 'db' | 'files' | 'log'>, keys: readonly string[], options: { alreadyDue?: boolean } = {}): Promise<void> {
   if (keys.length === 0) return;
-  if (!options.alreadyDue) await discardBytes(ctx.db, keys);
-  const { removed, failed } = await removeAll(ctx.files, keys);
-  for (const { err } of failed) ctx.log.warn({ err }, 'file bytes not removed yet; housekeeping removes them');
-  await forgetBytes(ctx.db, removed);
+  if (!options.alreadyDue) await discardBytes(uc.db, keys);
+  const { removed, failed } = await removeAll(uc.files, keys);
+  for (const { err } of failed) uc.log.warn({ err }, 'file bytes not removed yet; housekeeping removes them');
+  await forgetBytes(uc.db, removed);
 }

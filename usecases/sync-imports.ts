@@ -55,26 +55,26 @@ async function runToAnswer({ db, start }: UseCaseContext, requestId: string, bus
 }
 
 /** The same key again: the stored answer, or the running request's once it ends. */
-function replay(ctx: UseCaseContext, businessId: string, earlier: SyncImport, hash: string): Outcome<SyncImportAnswer> | Promise<Outcome<SyncImportAnswer>> {
+function replay(uc: UseCaseContext, businessId: string, earlier: SyncImport, hash: string): Outcome<SyncImportAnswer> | Promise<Outcome<SyncImportAnswer>> {
   if (earlier.requestSha256 !== hash) {
     return refuse('syncIdempotencyKeyReused', `This Idempotency-Key was first used for another request (${earlier.requestId}); use a new key for a new request.`, {
       parameter: 'Idempotency-Key',
       extra: { requestId: earlier.requestId },
     });
   }
-  return earlier.status === 'pending' ? runToAnswer(ctx, earlier.requestId, businessId) : answerOf(earlier);
+  return earlier.status === 'pending' ? runToAnswer(uc, earlier.requestId, businessId) : answerOf(earlier);
 }
 
 /** `idempotencyKey` is the header as sent ('' when absent: the request is then not deduplicated). */
-export async function syncImport(ctx: UseCaseContext, caller: Caller, body: SyncImportBody, idempotencyKey: string): Promise<Outcome<SyncImportAnswer>> {
-  const { db } = ctx;
+export async function syncImport(uc: UseCaseContext, caller: Caller, body: SyncImportBody, idempotencyKey: string): Promise<Outcome<SyncImportAnswer>> {
+  const { db } = uc;
   const key = idempotencyKey === '' ? null : idempotencyKey;
   const keyProblem = key === null ? null : idempotencyKeyProblem(key);
   if (keyProblem) return refuse('invalidRequest', `Idempotency-Key: ${keyProblem}`, { parameter: 'Idempotency-Key' });
   const hash = requestHash(body);
   if (key !== null) {
     const earlier = await findSyncImportByKey(db, caller.id, key);
-    if (earlier) return replay(ctx, caller.id, earlier, hash);
+    if (earlier) return replay(uc, caller.id, earlier, hash);
   }
   if (caller.binSponsored && !body.cardProcessorPublicToken) {
     return refuse('invalidRequest', 'cardProcessorPublicToken: is required for BIN-sponsored programs', { parameter: 'cardProcessorPublicToken' });
@@ -94,8 +94,8 @@ export async function syncImport(ctx: UseCaseContext, caller: Caller, body: Sync
     });
   } catch (err) {
     // the same key arrived twice at once: the second joins the first
-    if (key !== null && isUniqueViolation(err, 'sync_imports_idempotency_key')) return replay(ctx, caller.id, (await findSyncImportByKey(db, caller.id, key))!, hash);
+    if (key !== null && isUniqueViolation(err, 'sync_imports_idempotency_key')) return replay(uc, caller.id, (await findSyncImportByKey(db, caller.id, key))!, hash);
     throw err;
   }
-  return runToAnswer(ctx, requestId, caller.id);
+  return runToAnswer(uc, requestId, caller.id);
 }

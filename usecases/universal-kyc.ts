@@ -27,21 +27,21 @@ export const requirementSubmittedSchema = z.object({
 type RequirementSubmitted = z.input<typeof requirementSubmittedSchema>;
 
 /** POST /entity/{entityId}/requirement with `ukyc-canonical-kyc-data`. */
-export async function submitCanonicalKyc(ctx: UseCaseContext, caller: Caller, entityId: string, value: string): Promise<Outcome<RequirementSubmitted>> {
-  const person = await personNamed(ctx, caller, entityId, undefined, { requireWebhook: true, takesMemberId: false });
+export async function submitCanonicalKyc(uc: UseCaseContext, caller: Caller, entityId: string, value: string): Promise<Outcome<RequirementSubmitted>> {
+  const person = await personNamed(uc, caller, entityId, undefined, { requireWebhook: true, takesMemberId: false });
   if (!person.ok) return person;
   const check = checkCanonicalKyc(value, new Date());
   if (!check.ok) return refuse('invalidRequest', check.message, { parameter: check.parameter });
   const token = check.payload.cardProcessorPublicToken;
-  const taken = token ? cardProcessorTokenTaken(person.value, await cardProcessorTokenHolder(ctx.db, caller.id, token)) : null;
+  const taken = token ? cardProcessorTokenTaken(person.value, await cardProcessorTokenHolder(uc.db, caller.id, token)) : null;
   if (taken) {
     // the catalogue entry of the category, as a sync import answers it (409 0704000400)
     const message = `cardProcessorPublicToken is already assigned to entity ${taken.holder}; send this person's own token, or leave it out.`;
     return refuse('syncCardProcessorTokenTaken', message, { parameter: 'cardProcessorPublicToken' });
   }
-  const submission = await submitCanonicalData(ctx.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: ctx.config.universalKyc.deadlineSeconds });
+  const submission = await submitCanonicalData(uc.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: uc.config.universalKyc.deadlineSeconds });
   if (submission === 'entity-gone') return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
-  await ctx.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id }, 'data');
+  await uc.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id }, 'data');
   return done({
     entityId: person.value,
     requirementSlug: 'ukyc-canonical-kyc-data',
@@ -64,7 +64,7 @@ type FilesUploaded = z.input<typeof filesUploadedSchema>;
 
 /** POST /entity/{entityId}/requirement-slug/{slug}/upload: the files are checked, stored, recorded, and the open submission woken. */
 export async function uploadUkycFiles(
-  ctx: UseCaseContext,
+  uc: UseCaseContext,
   caller: Caller,
   entityId: string,
   slug: string,
@@ -74,18 +74,18 @@ export async function uploadUkycFiles(
   if (!(UKYC_FILE_SLUGS as readonly string[]).includes(slug)) {
     return refuse('requirementNotFound', `No file requirement ${slug}: upload ${UKYC_FILE_SLUGS.join(' or ')}.`, { parameter: 'requirementSlug' });
   }
-  const person = await personNamed(ctx, caller, entityId, memberId, { requireWebhook: true });
+  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
   const checked = await checkUploads(await read(), 'files');
   if (!checked.ok) return checked;
-  const stored = await putUploads(ctx, caller.id, person.value, checked.value);
-  const recorded = await recordUploadedFiles(ctx.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
+  const stored = await putUploads(uc, caller.id, person.value, checked.value);
+  const recorded = await recordUploadedFiles(uc.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
   if (recorded === 'entity-gone') {
     // deleted while the bytes were stored: they go too, and the upload is answered as for any missing entity
-    await removeBytes(ctx, stored.map((s) => s.storageKey));
+    await removeBytes(uc, stored.map((s) => s.storageKey));
     return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
   }
-  if (recorded.submission) await ctx.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
+  if (recorded.submission) await uc.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
   return done({
     entityId: person.value,
     requirementSlug: slug,
