@@ -11,19 +11,34 @@ const LAYERS = {
     path: '^contract/',
     holds:
       'one file per workflow (mirroring workflows/): its id, input, result, signal/update/query definitions and failure types; ' +
-      'the shared record reference, the provider queue, run tags, the patch table. Node-free and zod-free: its one package is @temporalio/workflow, for the definitions',
+      'the shared record reference, the provider queue, run tags, the patch table. Node-free and ' +
+      'zod-free: its one package is @temporalio/workflow, for the definitions',
     may: [],
     typesFrom: ['domain'],
   },
-  domain: { path: '^domain/', holds: 'pure rules without I/O: error catalogue, entity and requirement rules, CSV rules, reliance decisions, feature catalog, webhook rules', may: [] },
+  domain: {
+    path: '^domain/',
+    holds: 'pure rules without I/O: error catalogue, entity and requirement rules, CSV rules, reliance decisions, feature catalog, webhook rules',
+    may: [],
+  },
   provider: { path: '^provider/', holds: 'the identity-provider interface, its errors, the Sumsub client', may: [] },
-  files: { path: '^files/', holds: 'the file store: one interface for uploaded bytes, its local-directory and S3 implementations, and signed download links', may: [] },
+  files: {
+    path: '^files/',
+    holds: 'the file store: one interface for uploaded bytes, its local-directory and S3 implementations, and signed download links',
+    may: [],
+  },
   store: { path: '^store/', holds: 'PostgreSQL access and migrations: persists, neither shapes responses nor decides', may: ['domain', 'contract'] },
-  activities: { path: '^activities/', holds: 'activities, one factory per task queue, one file per concern', may: ['contract', 'domain', 'store', 'provider', 'files'] },
+  activities: {
+    path: '^activities/',
+    holds: 'activities, one factory per task queue, one file per concern',
+    may: ['contract', 'domain', 'store', 'provider', 'files'],
+  },
   workflows: { path: '^workflows/', holds: 'deterministic workflow code, one file per workflow', may: ['contract'], typesFrom: ['activities'] },
   runtime: {
     path: '^runtime/',
-    holds: 'the platform every process needs: configuration, logger, process lifecycle, database, metrics registry, secrets and signing keys, file store and provider factories',
+    holds:
+      'the platform every process needs: configuration, logger, process lifecycle, database, ' +
+      'metrics registry, secrets and signing keys, file store and provider factories',
     may: ['domain', 'store', 'provider', 'files'],
   },
   temporal: {
@@ -52,7 +67,11 @@ const LAYERS = {
   'provider-sim': { path: '^provider-sim/', holds: 'the identity-provider simulator (development and tests)', may: ['provider', 'runtime'] },
   client: { path: '^client/', holds: 'the typed API client, generated from the OpenAPI document (npm run api:client)', may: [] },
   receiver: { path: '^receiver/', holds: 'for webhook receivers: signature verification and an example receiver', may: ['client'] },
-  cli: { path: '^cli/', holds: 'command-line tools: the admin CLI, replay, kyc-share-token', may: ['contract', 'domain', 'store', 'runtime', 'temporal', 'provider'] },
+  cli: {
+    path: '^cli/',
+    holds: 'command-line tools: the admin CLI, replay, kyc-share-token',
+    may: ['contract', 'domain', 'store', 'runtime', 'temporal', 'provider'],
+  },
   dev: {
     path: '^dev/',
     holds: 'development tooling: the all-in-one launcher (npm start), the Temporal CLI finder and dev-server runner; only scripts and tests import it',
@@ -72,7 +91,9 @@ for (const [name, layer] of Object.entries(LAYERS)) {
   const allowed = [name, ...layer.may, ...(layer.typesFrom ?? [])].map((n) => LAYERS[n].path.slice(1));
   forbidden.push({
     name: `${name}-imports`,
-    comment: `${name} may import ${layer.may.length ? layer.may.join(', ') : 'nothing else of ours'}${layer.typesFrom ? ` (and types of ${layer.typesFrom.join(', ')})` : ''}`,
+    comment:
+      `${name} may import ${layer.may.length ? layer.may.join(', ') : 'nothing else of ours'}` +
+      `${layer.typesFrom ? ` (and types of ${layer.typesFrom.join(', ')})` : ''}`,
     severity: 'error',
     from: { path: layer.path },
     to: { path: `^${ours}`, pathNot: `^(${allowed.join('|')})` },

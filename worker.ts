@@ -60,7 +60,13 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const settings = {
     defaultLevel: config.provider.defaultLevel,
     providerSpacingMs: providerSpacingMs(config.temporal.providerRateLimitPerSecond),
-    webhooks: { allowInsecureUrls: w.allowInsecureUrls, maxInFlight: w.maxInFlight, maxInFlightPerSubscription: w.maxInFlightPerSubscription, maxInFlightPerBusiness: w.maxInFlightPerBusiness, pollMs: w.pollMs },
+    webhooks: {
+      allowInsecureUrls: w.allowInsecureUrls,
+      maxInFlight: w.maxInFlight,
+      maxInFlightPerSubscription: w.maxInFlightPerSubscription,
+      maxInFlightPerBusiness: w.maxInFlightPerBusiness,
+      pollMs: w.pollMs,
+    },
   };
   const deps: ActivityDeps = { ...rest, settings, start, runs: createRuns(temporal), files: createFileStore(config) };
   const t = config.temporal;
@@ -125,7 +131,12 @@ if (import.meta.main) {
     if (config.metrics.workerPort > 0) {
       const { startMetricsServer } = await import('./runtime/metrics-export.ts');
       const { bearerAllowed } = await import('./domain/bearer.ts');
-      const server = await startMetricsServer({ host: config.metrics.workerHost, port: config.metrics.workerPort, log, allowed: (a) => bearerAllowed(config.environment, config.metrics.token, a) });
+      const server = await startMetricsServer({
+        host: config.metrics.workerHost,
+        port: config.metrics.workerPort,
+        log,
+        allowed: (a) => bearerAllowed(config.environment, config.metrics.token, a),
+      });
       onShutdown(() => new Promise<void>((r) => server.close(() => r())));
       log.info({ url: `http://${config.metrics.workerHost}:${config.metrics.workerPort}/metrics` }, 'worker metrics');
     }

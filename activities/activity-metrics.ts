@@ -10,7 +10,11 @@ const records = new Counter({
   help: 'Shared records finished (batch rows and sync imports), by kind, outcome and failure category',
   labelNames: ['kind', 'outcome', 'category'] as const,
 });
-const attempts = new Counter({ name: 'vouch_webhook_attempts_total', help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed)', labelNames: ['outcome'] as const });
+const attempts = new Counter({
+  name: 'vouch_webhook_attempts_total',
+  help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed)',
+  labelNames: ['outcome'] as const,
+});
 const lag = new Histogram({
   name: 'vouch_webhook_delivery_lag_seconds',
   help: "Time from a delivery's creation (its event) to its successful attempt",

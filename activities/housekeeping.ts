@@ -39,7 +39,11 @@ export function createHousekeepingActivities(deps: { db: Db; files: FileStore; l
       const { removed, failed } = await removeAll(deps.files, keys);
       for (const { err } of failed) deps.log.warn({ err }, 'file bytes not removed; trying again in five minutes');
       await forgetBytes(deps.db, removed);
-      await retryBytes(deps.db, failed.map((f) => f.key), 300);
+      await retryBytes(
+        deps.db,
+        failed.map((f) => f.key),
+        300,
+      );
       return removed.length;
     },
   };

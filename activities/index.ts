@@ -105,7 +105,10 @@ async function waitForSlot(db: Db, spacingMs: number): Promise<void> {
     const info = Context.current().info;
     const left = info.startToCloseTimeoutMs - (Date.now() - info.currentAttemptScheduledTimestampMs) - PROVIDER_REQUEST_TIMEOUT_MS;
     if (wait > left) {
-      throw ApplicationFailure.retryable(`the provider's next free slot is ${Math.round(wait)} ms away, more than this attempt can wait (${Math.max(0, Math.round(left))} ms)`, PROVIDER_SLOT_FAILURE);
+      throw ApplicationFailure.retryable(
+        `the provider's next free slot is ${Math.round(wait)} ms away, more than this attempt can wait (${Math.max(0, Math.round(left))} ms)`,
+        PROVIDER_SLOT_FAILURE,
+      );
     }
     const due = performance.now() + wait;
     await sleepMs(wait);
@@ -120,7 +123,13 @@ export function createWebhookQueueActivities(deps: ActivityDeps) {
     db: deps.db,
     log: deps.log,
     send: createWebhookSender({ keys: deps.webhookKeys, allowInsecureUrls: w.allowInsecureUrls }),
-    dispatcher: { maxInFlight: w.maxInFlight, perSubscription: w.maxInFlightPerSubscription, perBusiness: w.maxInFlightPerBusiness, leaseMs: 30_000, pollMs: w.pollMs },
+    dispatcher: {
+      maxInFlight: w.maxInFlight,
+      perSubscription: w.maxInFlightPerSubscription,
+      perBusiness: w.maxInFlightPerBusiness,
+      leaseMs: 30_000,
+      pollMs: w.pollMs,
+    },
     startRetry: (deliveryId, run) => startDeliveryRetry(deps, deliveryId, run),
   });
 }

@@ -23,7 +23,8 @@ import {
 } from '../store/kyb.ts';
 
 export type KybReadiness = { status: KybSubmissionState['status'] | 'gone'; ready: boolean; owners: number; ownersDecided: number };
-export type KybSettled = { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string } | { outcome: 'already-settled' } | { outcome: 'gone' };
+export type KybSettled =
+  { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string } | { outcome: 'already-settled' } | { outcome: 'gone' };
 
 /** Tells the KYB submission's workflow that one of its owners was decided (starting it if it is gone). */
 export type OwnerDecidedWaker = (submission: KybSubmissionRun, ownerEntityId: string) => Promise<void>;
@@ -52,7 +53,14 @@ export function createKybActivities(deps: { db: Db }) {
       if (s.status === 'waiting') {
         // the stage the client sees (verification_status_change), once each per submission
         const stage = ready ? 'IN_REVIEW' : 'WAITING_FOR_PERSON';
-        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyb', verificationId: input.submissionId }, stage, key: kybVerificationKey(input.submissionId), now: new Date() });
+        await recordVerificationStage(db, {
+          businessId: s.businessId,
+          entityId: s.entityId,
+          ref: { path: 'universal-kyb', verificationId: input.submissionId },
+          stage,
+          key: kybVerificationKey(input.submissionId),
+          now: new Date(),
+        });
       }
       return { status: s.status, ready, owners: owners.length, ownersDecided: decided };
     },
@@ -68,7 +76,13 @@ export function createKybActivities(deps: { db: Db }) {
         const missing = await missingDocuments(q, s, declared);
         const onTime = decideKyb(owners, missing);
         const decision = onTime ?? decideKybAtDeadline(owners, missing, (Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
-        const eventId = await applyKybDecision(q, { businessId: s.businessId, entityId: s.entityId, submissionId: input.submissionId, decision, now: new Date() });
+        const eventId = await applyKybDecision(q, {
+          businessId: s.businessId,
+          entityId: s.entityId,
+          submissionId: input.submissionId,
+          decision,
+          now: new Date(),
+        });
         const outcome = onTime ? 'decided' : 'expired';
         await settleKybSubmission(q, input.submissionId, { entityId: s.entityId, status: outcome, decision: decision.status, eventId });
         return { outcome, status: decision.status, eventId };

@@ -11,11 +11,18 @@ import { recordReviewDecision } from '../store/person-verifications.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
 import { providerCall, toActivityFailure } from './provider.ts';
 
-export function createPersonVerificationActivities(deps: { db: Db; provider: IdentityProvider; defaultLevel: string; personDecided?: (entityId: string) => Promise<void> }) {
+export function createPersonVerificationActivities(deps: {
+  db: Db;
+  provider: IdentityProvider;
+  defaultLevel: string;
+  personDecided?: (entityId: string) => Promise<void>;
+}) {
   const { db, provider } = deps;
   return {
     async createSdkToken(input: { entityId: string }): Promise<SdkToken> {
-      const minted = await providerCall(() => provider.createSdkToken({ userId: sdkUserId(input.entityId), levelName: deps.defaultLevel, ttlInSecs: SDK_TOKEN_TTL_SECONDS }));
+      const minted = await providerCall(() =>
+        provider.createSdkToken({ userId: sdkUserId(input.entityId), levelName: deps.defaultLevel, ttlInSecs: SDK_TOKEN_TTL_SECONDS }),
+      );
       return { provider: provider.name, sdkToken: minted.token };
     },
 
@@ -31,7 +38,8 @@ export function createPersonVerificationActivities(deps: { db: Db; provider: Ide
       if (entityOfSdkUserId(applicant.externalUserId ?? '') !== input.entityId) return { outcome: 'ignored', reason: 'the applicant belongs to someone else' };
       const decision = decideProviderReview(applicant, new Date());
       if (!decision) return { outcome: 'not-reviewed' };
-      if (!(await keepPersonData(db, input.entityId, provider.name, applicant.id, verifiedPersonOf(applicant)))) return { outcome: 'ignored', reason: 'the entity was deleted' };
+      if (!(await keepPersonData(db, input.entityId, provider.name, applicant.id, verifiedPersonOf(applicant))))
+        return { outcome: 'ignored', reason: 'the entity was deleted' };
       const recorded = await recordReviewDecision(db, {
         entityId: input.entityId,
         provider: provider.name,

@@ -16,7 +16,16 @@ import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
-import { beforeImport, completeRecord, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord } from '../store/share-records.ts';
+import {
+  beforeImport,
+  completeRecord,
+  failRecord,
+  loadShareRecord,
+  setRecordEntity,
+  setRecordImported,
+  shareRefKey,
+  type ShareRecord,
+} from '../store/share-records.ts';
 import type { ShareRef } from '../contract/share-record.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/share-record.ts';
 import { providerCall, toActivityFailure } from './provider.ts';
@@ -102,7 +111,11 @@ export function createShareActivities(deps: ShareDeps) {
       }
       let applicant: ProviderApplicant;
       try {
-        applicant = await provider.importApplicant({ shareToken: rec.shareToken, levelName: rec.applicantLevel ?? deps.defaultLevel, externalUserId: shareRefKey(ref) });
+        applicant = await provider.importApplicant({
+          shareToken: rec.shareToken,
+          levelName: rec.applicantLevel ?? deps.defaultLevel,
+          externalUserId: shareRefKey(ref),
+        });
       } catch (err) {
         if (err instanceof ProviderError) {
           if (err.kind === 'token_used') return { outcome: 'token_used' };

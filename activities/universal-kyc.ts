@@ -17,9 +17,7 @@ import { keepPersonData } from '../store/verified-persons.ts';
 
 export type UkycReadiness = { status: 'waiting' | 'decided' | 'expired' | 'gone'; complete: boolean };
 export type UkycSettled =
-  | { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string }
-  | { outcome: 'already-settled' }
-  | { outcome: 'gone' };
+  { outcome: 'decided' | 'expired'; status: 'APPROVED' | 'REJECTED'; eventId: string } | { outcome: 'already-settled' } | { outcome: 'gone' };
 
 export function createUniversalKycActivities(deps: { db: Db; personDecided?: (entityId: string) => Promise<void> }) {
   const { db } = deps;
@@ -31,7 +29,14 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
       if (s.status === 'waiting') {
         // the stage the client sees (verification_status_change), once each per submission
         const stage = complete ? 'IN_REVIEW' : 'WAITING_FOR_DOCUMENTS';
-        await recordVerificationStage(db, { businessId: s.businessId, entityId: s.entityId, ref: { path: 'universal-kyc', verificationId: input.submissionId }, stage, key: ukycVerificationKey(input.submissionId), now: new Date() });
+        await recordVerificationStage(db, {
+          businessId: s.businessId,
+          entityId: s.entityId,
+          ref: { path: 'universal-kyc', verificationId: input.submissionId },
+          stage,
+          key: ukycVerificationKey(input.submissionId),
+          now: new Date(),
+        });
       }
       return { status: s.status, complete };
     },

@@ -111,7 +111,10 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       if (results.length === 0) return;
       const batch = results.splice(0);
       try {
-        await recordAttempts(db, batch.map((r) => r.record));
+        await recordAttempts(
+          db,
+          batch.map((r) => r.record),
+        );
       } catch (err) {
         results.unshift(...batch);
         throw err;

@@ -37,7 +37,11 @@ export type SendResult = {
 };
 
 /** dns.lookup that refuses to hand back a non-public address: the check is on what is dialled. */
-export function publicOnlyLookup(hostname: string, options: object, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) {
+export function publicOnlyLookup(
+  hostname: string,
+  options: object,
+  callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+) {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err, []);
     const bad = addresses.find((a) => isNonPublicAddress(a.address));

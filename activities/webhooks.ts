@@ -30,9 +30,9 @@ export function createWebhookActivities(deps: WebhookDeps) {
       Array.from({ length: Math.min(8, deliveries.length) }, async () => {
         while (next < deliveries.length) {
           const d = deliveries[next++]!;
-          await deps.startRetry(d.deliveryId, d.run).catch((err) =>
-            log.warn({ err, deliveryId: d.deliveryId }, 'could not start the retry workflow; the reconciler starts it once it is overdue'),
-          );
+          await deps
+            .startRetry(d.deliveryId, d.run)
+            .catch((err) => log.warn({ err, deliveryId: d.deliveryId }, 'could not start the retry workflow; the reconciler starts it once it is overdue'));
         }
       }),
     );

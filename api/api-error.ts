@@ -9,11 +9,7 @@ export class ApiError extends Error {
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(
-    name: ErrorName,
-    message: string,
-    options: { parameter?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
-  ) {
+  constructor(name: ErrorName, message: string, options: { parameter?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
     super(message);
     this.name = 'ApiError';
     this.spec = errorCatalogue[name];

@@ -46,7 +46,6 @@ import { syncImportRoutes } from './routes/sync-imports.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keys: KeyRings };
 
-
 function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
   return [
     route({
@@ -181,7 +180,10 @@ export function buildApp(deps: AppDeps): Koa {
     if (ctx.body != null) return;
     if (ctx.status === 404) throw new ApiError('routeNotFound', `No endpoint ${ctx.method} ${ctx.path}; check the path against the API reference (/docs).`);
     // allowedMethods() below answered 405 or 501 with an Allow header; give it our error body.
-    if (ctx.status === 405 || ctx.status === 501) throw new ApiError('methodNotAllowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}.`, { headers: { Allow: ctx.response.get('Allow') } });
+    if (ctx.status === 405 || ctx.status === 501)
+      throw new ApiError('methodNotAllowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}.`, {
+        headers: { Allow: ctx.response.get('Allow') },
+      });
   });
   // OPTIONS, and a method the path does not allow, answered from our routes (see allowedMethods)
   app.use(async (ctx, next) => {

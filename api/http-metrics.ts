@@ -2,7 +2,11 @@
 // (the route's path pattern, never the raw path with its ids), method and status, and their latency.
 import { Counter, Histogram } from 'prom-client';
 
-const requests = new Counter({ name: 'vouch_http_requests_total', help: 'HTTP requests, by route, method and status', labelNames: ['route', 'method', 'status'] as const });
+const requests = new Counter({
+  name: 'vouch_http_requests_total',
+  help: 'HTTP requests, by route, method and status',
+  labelNames: ['route', 'method', 'status'] as const,
+});
 const latency = new Histogram({
   name: 'vouch_http_request_duration_seconds',
   help: 'HTTP request latency, by route, method and status',

@@ -29,11 +29,16 @@ const problem = (p: UploadProblem['problem'], message: string): UploadProblem =>
 
 /** Most bytes a request body may have: every file at its limit, and 1 MB for the rest of the form. */
 const bodyLimit = (limits: Pick<PartLimits, 'maxBytes' | 'maxFiles'>) => limits.maxBytes * limits.maxFiles + 1024 * 1024;
-const tooLarge = (maxBytes: number) => problem('too-large', `A file is larger than ${maxBytes / 1024 / 1024} MB, the most one file may be; send a smaller file (split a batch CSV into several files).`);
+const tooLarge = (maxBytes: number) =>
+  problem(
+    'too-large',
+    `A file is larger than ${maxBytes / 1024 / 1024} MB, the most one file may be; send a smaller file (split a batch CSV into several files).`,
+  );
 
 /** What can be told from the headers alone (checked before the request waits for a slot). */
 export function precheckParts(ctx: Context, limits: Pick<PartLimits, 'maxBytes' | 'maxFiles'>): UploadProblem | null {
-  if (!/^multipart\/form-data\b/i.test(ctx.get('content-type'))) return problem('not-multipart', 'The body is not multipart/form-data; send the file as multipart/form-data.');
+  if (!/^multipart\/form-data\b/i.test(ctx.get('content-type')))
+    return problem('not-multipart', 'The body is not multipart/form-data; send the file as multipart/form-data.');
   if (Number(ctx.get('content-length') || 0) > bodyLimit(limits)) return tooLarge(limits.maxBytes);
   return null;
 }
@@ -51,9 +56,17 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
   return new Promise((resolve, reject) => {
     let bb: BusboyInstance;
     try {
-      bb = new Busboy({ headers: { ...ctx.req.headers, 'content-type': contentType }, limits: { fileSize: maxBytes, files: maxFiles + 1, fields: 20, fieldSize: 1024, parts: maxFiles + 25 } });
+      bb = new Busboy({
+        headers: { ...ctx.req.headers, 'content-type': contentType },
+        limits: { fileSize: maxBytes, files: maxFiles + 1, fields: 20, fieldSize: 1024, parts: maxFiles + 25 },
+      });
     } catch (err) {
-      resolve(problem('malformed', `The multipart body cannot be read: ${(err as Error).message}; check the Content-Type boundary and the form's encoding, then send it again`));
+      resolve(
+        problem(
+          'malformed',
+          `The multipart body cannot be read: ${(err as Error).message}; check the Content-Type boundary and the form's encoding, then send it again`,
+        ),
+      );
       return;
     }
     const results: Promise<{ value: T }>[] = [];
@@ -93,7 +106,10 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
     };
     const armIdle = () => {
       clearTimeout(idle);
-      idle = setTimeout(() => fail(problem('stalled', `No bytes of the upload arrived for ${limits.idleMs / 1000} s, so it was cut off; send it again.`)), limits.idleMs);
+      idle = setTimeout(
+        () => fail(problem('stalled', `No bytes of the upload arrived for ${limits.idleMs / 1000} s, so it was cut off; send it again.`)),
+        limits.idleMs,
+      );
     };
     let received = 0;
     const onData = (chunk: Buffer) => {
@@ -106,7 +122,10 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
     // Too many files in a body of declared (and so bounded) length: read it to the end and answer
     // then, so the client gets the 400 instead of a connection closed under its last write.
     const tooMany = () => {
-      const p = problem('too-many', `The form has more than ${maxFiles} file${maxFiles === 1 ? '' : 's'}; send at most ${maxFiles} per upload and the rest in another.`);
+      const p = problem(
+        'too-many',
+        `The form has more than ${maxFiles} file${maxFiles === 1 ? '' : 's'}; send at most ${maxFiles} per upload and the rest in another.`,
+      );
       if (bounded) deferred ??= p;
       else fail(p);
     };
@@ -147,7 +166,8 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
           // whatever else failed is ours
           setImmediate(() => {
             if (settled) return;
-            if (clientFault || (ctx.req.destroyed && !ctx.req.complete)) return fail(problem('malformed', `The upload could not be read: ${(clientFault ?? err).message}; send it again`));
+            if (clientFault || (ctx.req.destroyed && !ctx.req.complete))
+              return fail(problem('malformed', `The upload could not be read: ${(clientFault ?? err).message}; send it again`));
             stopReading(false);
             end(() => reject(err));
           });
@@ -161,7 +181,11 @@ export function readParts<T>(ctx: Context, field: string, limits: PartLimits, si
     bb.on('filesLimit', () => {
       if (limits.extra === 'refuse') tooMany();
     });
-    bb.on('error', (err: Error) => fail(problem('malformed', `The multipart body cannot be read: ${err.message}; check the Content-Type boundary and the form's encoding, then send it again`)));
+    bb.on('error', (err: Error) =>
+      fail(
+        problem('malformed', `The multipart body cannot be read: ${err.message}; check the Content-Type boundary and the form's encoding, then send it again`),
+      ),
+    );
     bb.on('finish', () => {
       if (settled) return;
       if (deferred) return fail(deferred);

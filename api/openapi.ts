@@ -34,7 +34,10 @@ const AUTH_ERRORS: ErrorName[] = ['authMissingKey', 'authInvalidKey', 'rateLimit
 
 function parameters(r: Route) {
   const out: JsonSchema[] = [];
-  for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {
+  for (const [where, schema] of [
+    ['path', r.params],
+    ['query', r.query],
+  ] as const) {
     if (!schema) continue;
     const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
     for (const [name, prop] of Object.entries(json.properties ?? {})) {
@@ -42,7 +45,8 @@ function parameters(r: Route) {
     }
   }
   if (r.versioned) out.push({ name: 'Accept-Version', in: 'header', required: true, schema: { type: 'string', enum: ['v1.0'] } });
-  for (const h of r.docHeaders ?? []) out.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: h.schema ?? { type: 'string' } });
+  for (const h of r.docHeaders ?? [])
+    out.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: h.schema ?? { type: 'string' } });
   return out;
 }
 
@@ -93,7 +97,9 @@ export function buildOpenApi(routes: Route[], info: { serverUrl?: string } = {})
         'KYC and KYB onboarding for card-issuing programs.',
         `Authenticate with your API key in the \`${API_KEY_HEADER}\` header.`,
         '## Errors',
-        'Every error body is `{ code, message, parameter }`: a stable 10-digit code, a message for people, and the header, field or parameter at fault (empty when none). Some errors add fields (`requestId`, `batchId`, `errorKey`, `reason`, `details`).',
+        'Every error body is `{ code, message, parameter }`: a stable 10-digit code, a message for ' +
+          'people, and the header, field or parameter at fault (empty when none). Some errors add ' +
+          'fields (`requestId`, `batchId`, `errorKey`, `reason`, `details`).',
         errorTableMarkdown(),
       ].join('\n\n'),
     },

@@ -8,7 +8,9 @@ import type { Route } from './route.ts';
 
 /** The route's one 2xx response (routes that answer more than one success say so in `present`). */
 function successStatus(r: Route): number {
-  const statuses = Object.keys(r.responses).map(Number).filter((s) => s >= 200 && s < 300);
+  const statuses = Object.keys(r.responses)
+    .map(Number)
+    .filter((s) => s >= 200 && s < 300);
   if (statuses.length !== 1) throw new Error(`${r.operationId}: declare present() to choose among success statuses ${statuses.join(', ')}`);
   return statuses[0]!;
 }

@@ -14,10 +14,28 @@ export const TAGS = [
   { name: 'Entities', description: 'Your cardholders (INDIVIDUAL) and business customers (BUSINESS), with their requirement values.' },
   { name: 'Features', description: 'What an entity can be enabled for, and what each feature requires.' },
   { name: 'Token sharing', description: 'Onboard applicants already verified at the identity provider: a CSV of share tokens (batch) or one now (sync).' },
-  { name: 'Verification', description: "Verify a person — the identity provider's hosted SDK or universal KYC (your verified data and documents) — and read or check a signed payload of the verified data. Decisions arrive by webhook." },
-  { name: 'Business verification', description: 'Verify a business (universal KYB): its profile and declared owners, its documents and its owners\' documents, the document manifest, downloads, and the submission whose decision arrives by webhook (kyb_status_change).' },
+  {
+    name: 'Verification',
+    description:
+      "Verify a person — the identity provider's hosted SDK or universal KYC (your verified data " +
+      'and documents) — and read or check a signed payload of the verified data. Decisions arrive' +
+      ' by webhook.',
+  },
+  {
+    name: 'Business verification',
+    description:
+      'Verify a business (universal KYB): its profile and declared owners, its documents and its ' +
+      "owners' documents, the document manifest, downloads, and the submission whose decision " +
+      'arrives by webhook (kyb_status_change).',
+  },
   { name: 'Webhooks', description: 'Where decisions are sent, every delivery attempt, redelivery, and the keys that verify signatures.' },
-  { name: 'Operations', description: "Health, metrics, the Temporal codec endpoint for operators' tools, this document and its reference page. No API key (metrics and the codec need their own token outside the sandbox)." },
+  {
+    name: 'Operations',
+    description:
+      "Health, metrics, the Temporal codec endpoint for operators' tools, this document and its " +
+      'reference page. No API key (metrics and the codec need their own token outside the ' +
+      'sandbox).',
+  },
 ] as const;
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';

@@ -65,9 +65,10 @@ export class UploadSlots {
 
   /** Waiters whose business has room go first, in arrival order; one business's queue never holds up another's. */
   private grantWaiting(): void {
-    for (let i = 0; i < this.waiting.length && this.inUse < this.limits.perProcess; ) {
+    for (let i = 0; i < this.waiting.length && this.inUse < this.limits.perProcess;) {
       const w = this.waiting[i]!;
-      if (this.fits(w.businessId)) w.grant(); // leaves the queue
+      if (this.fits(w.businessId))
+        w.grant(); // leaves the queue
       else i++;
     }
   }
@@ -178,7 +179,13 @@ function batchCsvSink(options: { binSponsored: boolean }): FileSink<{ csv: Batch
 
 export type Uploads = {
   /** The files of form field `field`, as temporary files; the slot is taken first. */
-  files(ctx: Context, businessId: string, field: string, limits: Pick<PartLimits, 'maxBytes' | 'maxFiles' | 'extra'>, checkFields?: FieldsCheck): Promise<FilesRead>;
+  files(
+    ctx: Context,
+    businessId: string,
+    field: string,
+    limits: Pick<PartLimits, 'maxBytes' | 'maxFiles' | 'extra'>,
+    checkFields?: FieldsCheck,
+  ): Promise<FilesRead>;
   /** The batch upload's CSV, checked by its rules as it streams in. */
   batchCsv(ctx: Context, businessId: string, options: { maxBytes: number; binSponsored: boolean }): Promise<CsvRead>;
   slots: UploadSlots;

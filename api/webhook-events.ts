@@ -4,7 +4,15 @@
 import { z } from 'zod';
 import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
 import { KYB_EVENT } from '../domain/kyb.ts';
-import { FEATURE_ACCESS_EVENT, NEW_FEATURE_EVENT, REMINDER_EVENT, REMINDER_SUBJECTS, VERIFICATION_PATHS, VERIFICATION_STAGES, VERIFICATION_STATUS_EVENT } from '../domain/lifecycle-events.ts';
+import {
+  FEATURE_ACCESS_EVENT,
+  NEW_FEATURE_EVENT,
+  REMINDER_EVENT,
+  REMINDER_SUBJECTS,
+  VERIFICATION_PATHS,
+  VERIFICATION_STAGES,
+  VERIFICATION_STATUS_EVENT,
+} from '../domain/lifecycle-events.ts';
 
 const base = {
   eventId: z.uuid().meta({ description: 'Deduplicate on it: the same on every retry and redelivery' }),
@@ -31,13 +39,17 @@ const EVENTS = [
   {
     event: CARD_ISSUANCE_EVENT,
     summary: "A person's decision (interface 2.10)",
-    description: 'Sent when a decision on a person is made, by any path (token sharing, hosted SDK, universal KYC). The only place the outcome is told. Satisfies the webhook prerequisite of the person paths.',
+    description:
+      'Sent when a decision on a person is made, by any path (token sharing, hosted SDK, ' +
+      'universal KYC). The only place the outcome is told. Satisfies the webhook prerequisite of ' +
+      'the person paths.',
     data: z.object({ ...base, entityId, status: z.enum(['APPROVED', 'REJECTED']), ...rejected }),
   },
   {
     event: KYB_EVENT,
     summary: "A business's decision",
-    description: "Sent when a universal KYB submission is decided; ubos lists each declared owner's status. Satisfies the webhook prerequisite of universal KYB.",
+    description:
+      "Sent when a universal KYB submission is decided; ubos lists each declared owner's status. Satisfies the webhook prerequisite of universal KYB.",
     data: z.object({
       ...base,
       entityId,
@@ -51,27 +63,43 @@ const EVENTS = [
     event: VERIFICATION_STATUS_EVENT,
     summary: 'A verification moved a stage',
     description:
-      'Token sharing: STARTED (the import request is sent), then DECIDED, or FAILED (the record failed without a decision; a retried row may still be DECIDED later). Hosted SDK: WAITING_FOR_PERSON (an SDK token was issued; once per round until the next decision), DECIDED. Universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW (data and identity document are there), DECIDED. Universal KYB: WAITING_FOR_PERSON (declared owners not all decided), IN_REVIEW, then DECIDED or SUPERSEDED (a profile change replaced the submission). Never the outcome: that is in account_status_change or kyb_status_change; there is no data.status, so dispatch on eventType first. Does not satisfy the webhook prerequisite.',
+      'Token sharing: STARTED (the import request is sent), then DECIDED, or FAILED (the record ' +
+      'failed without a decision; a retried row may still be DECIDED later). Hosted SDK: ' +
+      'WAITING_FOR_PERSON (an SDK token was issued; once per round until the next decision), ' +
+      'DECIDED. Universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW (data and identity document are ' +
+      'there), DECIDED. Universal KYB: WAITING_FOR_PERSON (declared owners not all decided), ' +
+      'IN_REVIEW, then DECIDED or SUPERSEDED (a profile change replaced the submission). Never ' +
+      'the outcome: that is in account_status_change or kyb_status_change; there is no ' +
+      'data.status, so dispatch on eventType first. Does not satisfy the webhook prerequisite.',
     data: z.object({
       ...base,
       entityId,
       verificationStatus: z.enum(VERIFICATION_STAGES),
       verificationPath: z.enum(VERIFICATION_PATHS),
-      verificationId: z.uuid().optional().meta({ description: 'The sync requestId, the batchId (with rowNumber), or the submissionId; absent for the hosted SDK' }),
+      verificationId: z
+        .uuid()
+        .optional()
+        .meta({ description: 'The sync requestId, the batchId (with rowNumber), or the submissionId; absent for the hosted SDK' }),
       rowNumber: z.number().int().optional().meta({ description: "A batch row's number" }),
     }),
   },
   {
     event: FEATURE_ACCESS_EVENT,
     summary: "An entity's enabled features changed",
-    description: 'Sent when a decision turns a feature on (ENABLED) or off (REMOVED); a decision that leaves the features as they were sends none. Does not satisfy the webhook prerequisite.',
+    description:
+      'Sent when a decision turns a feature on (ENABLED) or off (REMOVED); a decision that leaves' +
+      ' the features as they were sends none. Does not satisfy the webhook prerequisite.',
     data: z.object({ ...base, entityId, feature, access: z.enum(['ENABLED', 'REMOVED']) }),
   },
   {
     event: REMINDER_EVENT,
     summary: 'Something is still to do before a deadline',
     description:
-      'Sent once per waiting submission when less than a day of its wait is left (less than half of it when the wait is shorter than two days): a universal KYC submission without its identity document (universal-kyc-document), a KYB submission whose declared owners are not all verified (kyb-owners; waitingFor lists their entity ids). Does not satisfy the webhook prerequisite.',
+      'Sent once per waiting submission when less than a day of its wait is left (less than half ' +
+      'of it when the wait is shorter than two days): a universal KYC submission without its ' +
+      'identity document (universal-kyc-document), a KYB submission whose declared owners are not' +
+      ' all verified (kyb-owners; waitingFor lists their entity ids). Does not satisfy the ' +
+      'webhook prerequisite.',
     data: z.object({
       ...base,
       entityId,
@@ -84,7 +112,10 @@ const EVENTS = [
   {
     event: NEW_FEATURE_EVENT,
     summary: 'The feature catalog gained a feature',
-    description: 'Sent once to each business that existed when the feature was added (within a minute of the release). About no entity: data has no entityId. Does not satisfy the webhook prerequisite.',
+    description:
+      'Sent once to each business that existed when the feature was added (within a minute of the' +
+      ' release). About no entity: data has no entityId. Does not satisfy the webhook ' +
+      'prerequisite.',
     data: z.object({ ...base, feature: feature.extend({ description: z.string() }) }),
   },
 ];

@@ -39,13 +39,23 @@ async function uploads() {
   const db = connectDb(databaseUrl, 1);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const api = start('api/server.ts', [], { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, PORT: String(port), UPLOAD_SLOT_WAIT_MS: '30000', LOG_LEVEL: 'info' });
+  const api = start('api/server.ts', [], {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    PORT: String(port),
+    UPLOAD_SLOT_WAIT_MS: '30000',
+    LOG_LEVEL: 'info',
+  });
   try {
     await api.waitFor(/API listening/);
     const attacker = (await createBusiness(db, { name: 'Attacker', binSponsored: false, environment: 'sandbox' })).apiKey;
     const other = (await createBusiness(db, { name: 'Bystander', binSponsored: false, environment: 'sandbox' })).apiKey;
     const json = { 'x-vouch-api-key': attacker, 'content-type': 'application/json' };
-    const person = ((await (await fetch(`${base}/entity`, { method: 'POST', headers: json, body: JSON.stringify({ externalId: 'target', type: 'INDIVIDUAL' }) })).json()) as { id: string }).id;
+    const person = (
+      (await (await fetch(`${base}/entity`, { method: 'POST', headers: json, body: JSON.stringify({ externalId: 'target', type: 'INDIVIDUAL' }) })).json()) as {
+        id: string;
+      }
+    ).id;
     await fetch(`${base}/notification`, {
       method: 'POST',
       headers: json,
@@ -53,9 +63,18 @@ async function uploads() {
     });
     let n = 0;
     const batch = (csv: Buffer, o: Parameters<typeof sendMultipart>[3] = {}) =>
-      sendMultipart(`${base}/entity/kyc/import/batch`, { 'x-vouch-api-key': attacker, 'X-Provider': 'sumsub', 'Idempotency-Key': `bench-${n++}` }, [{ field: 'file', fileName: 'b.csv', body: csv }], o);
+      sendMultipart(
+        `${base}/entity/kyc/import/batch`,
+        { 'x-vouch-api-key': attacker, 'X-Provider': 'sumsub', 'Idempotency-Key': `bench-${n++}` },
+        [{ field: 'file', fileName: 'b.csv', body: csv }],
+        o,
+      );
     const tenFiles = () =>
-      sendMultipart(`${base}/entity/${person}/requirement-slug/ukyc-id-document/upload`, { 'x-vouch-api-key': attacker }, Array.from({ length: 10 }, (_, i) => ({ field: 'files', fileName: `f${i}.pdf`, head: Buffer.from('%PDF-1.4\n'), size: 10 * 1024 * 1024 })));
+      sendMultipart(
+        `${base}/entity/${person}/requirement-slug/ukyc-id-document/upload`,
+        { 'x-vouch-api-key': attacker },
+        Array.from({ length: 10 }, (_, i) => ({ field: 'files', fileName: `f${i}.pdf`, head: Buffer.from('%PDF-1.4\n'), size: 10 * 1024 * 1024 })),
+      );
     const million = manyLineCsv(1_000_000);
     const fiveMillion = manyLineCsv(5_000_000, 'c');
     const stalling = manyLineCsv(200_000, 'd');
@@ -72,7 +91,20 @@ async function uploads() {
       ['10 MB CSV, 5,000,000 lines, again and again for 10 s', repeat(10, () => batch(fiveMillion))],
       ['10 files × 10 MB in one upload, again and again for 10 s', repeat(10, tenFiles)],
       ['a sender that goes quiet (cut off after 30 s)', async () => [await batch(stalling, quiet)]],
-      ['all of it at once, twice', () => Promise.all([batch(million), batch(fiveMillion), tenFiles(), batch(stalling, quiet), batch(million), batch(fiveMillion), tenFiles(), batch(stalling, quiet)])],
+      [
+        'all of it at once, twice',
+        () =>
+          Promise.all([
+            batch(million),
+            batch(fiveMillion),
+            tenFiles(),
+            batch(stalling, quiet),
+            batch(million),
+            batch(fiveMillion),
+            tenFiles(),
+            batch(stalling, quiet),
+          ]),
+      ],
     ];
     await fetch(`${base}/entity?limit=1`, { headers: { 'x-vouch-api-key': other, 'Accept-Version': 'v1.0' } }); // warm
     for (const [name, attack] of attacks) {
@@ -85,7 +117,9 @@ async function uploads() {
       const r = await w.stop();
       figures.push({
         scenario: `uploads: ${name}`,
-        answers: `${sent.length}: ${[...new Set(sent.map((s) => `${s.status} ${s.status >= 400 ? JSON.parse(s.body).code : ''}`.trim()))].join(', ')} in ${(took / 1000).toFixed(1)} s`,
+        answers: `${sent.length}: ${[...new Set(sent.map((s) => `${s.status} ` + `${s.status >= 400 ? JSON.parse(s.body).code : ''}`.trim()))].join(
+          ', ',
+        )} in ${(took / 1000).toFixed(1)} s`,
         'GET /health p50 / p95 / max (ms)': `${ms(pct(r.health, 50))} / ${ms(pct(r.health, 95))} / ${ms(Math.max(...r.health))}`,
         "another business's GET /entity p95 / max (ms)": `${ms(pct(r.other, 95))} / ${ms(Math.max(...r.other))}`,
         'API RSS (MB)': `${Math.round(r.baseRssMb)} → peak ${Math.round(r.peakRssMb)}`,
@@ -99,7 +133,10 @@ async function uploads() {
 }
 
 async function onStack<T>(env: Record<string, string>, fn: (stack: Stack) => Promise<T>): Promise<T> {
-  const stack = await startStack({ workers: true, env: { LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_SECOND: '100000', WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...env } });
+  const stack = await startStack({
+    workers: true,
+    env: { LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_SECOND: '100000', WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...env },
+  });
   stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1e9, getPer5s: 1e9 } });
   try {
     return await fn(stack);
@@ -116,7 +153,8 @@ async function webhooks() {
     try {
       const a = (await stack.newBusiness({ name: 'A' })).businessId;
       const b = await stack.newBusiness({ name: 'B' });
-      for (let i = 0; i < 10; i++) await createSubscription(stack.db, a, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: `${slow.url}/${i}` });
+      for (let i = 0; i < 10; i++)
+        await createSubscription(stack.db, a, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: `${slow.url}/${i}` });
       await createSubscription(stack.db, b.businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: fast.url });
       // A's backlog: 5,000 events due again at each of its 10 subscriptions (what a redelivery of a day's events makes)
       await stack.db.tx(async (q) => {
@@ -134,7 +172,12 @@ async function webhooks() {
       // B: a person decided every half second for 60 s, by sync import (the real path: provider, decision, event, dispatcher)
       const ids = Array.from({ length: 120 }, (_, i) => `b-${i}`);
       await bulkEntities(stack.db, b.businessId, ids);
-      const tokens = bulkTokens(stack.sim!, 'b-donor', stack.recipient!.clientId, ids.map(() => 'complete'));
+      const tokens = bulkTokens(
+        stack.sim!,
+        'b-donor',
+        stack.recipient!.clientId,
+        ids.map(() => 'complete'),
+      );
       const started = Date.now();
       for (const [i, externalId] of ids.entries()) {
         await new Promise((r) => setTimeout(r, Math.max(0, started + i * 500 - Date.now())));
@@ -143,15 +186,21 @@ async function webhooks() {
       const deadline = Date.now() + 30_000;
       while (fast.received.length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       const created = new Map(
-        (await stack.db.query<{ id: string; created_at: Date }>('SELECT id, created_at FROM events WHERE business_id = $1', [b.businessId])).map((e) => [e.id, e.created_at.getTime()]),
+        (await stack.db.query<{ id: string; created_at: Date }>('SELECT id, created_at FROM events WHERE business_id = $1', [b.businessId])).map((e) => [
+          e.id,
+          e.created_at.getTime(),
+        ]),
       );
       const lat = fast.received.map((r) => r.at - created.get(JSON.parse(r.body.toString()).data.eventId)!);
-      const aDelivered = Number((await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE business_id = $1 AND status = 'delivered'", [a]))[0]!.n);
+      const aDelivered = Number(
+        (await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE business_id = $1 AND status = 'delivered'", [a]))[0]!.n,
+      );
       figures.push({
         scenario: "webhooks: B's decisions while A's 10 receivers answer after 4.9 s and A's 5,000 events are due again at each",
         "B's decision → receipt p50 / p95 / max (ms)": `${ms(pct(lat, 50))} / ${ms(pct(lat, 95))} / ${ms(Math.max(...lat))}`,
         'B delivered': `${fast.received.length} of ${ids.length}`,
-        "A's deliveries meanwhile": `${aDelivered} of 50,000 (${(aDelivered / ((Date.now() - started) / 1000)).toFixed(1)}/s: its share, 64 in flight per dispatcher)`,
+        "A's deliveries meanwhile":
+          `${aDelivered} of 50,000 (${(aDelivered / ((Date.now() - started) / 1000)).toFixed(1)}/s: ` + `its share, 64 in flight per dispatcher)`,
       });
       say(JSON.stringify(figures.at(-1)));
     } finally {
@@ -167,8 +216,19 @@ async function provider() {
       const { apiKey, businessId } = await stack.newBusiness({ name: label });
       const ids = Array.from({ length: rows }, (_, i) => `${label}-${i}`);
       await bulkEntities(stack.db, businessId, ids);
-      const tokens = bulkTokens(stack.sim!, `${label}-donor`, stack.recipient!.clientId, ids.map(() => 'complete'));
-      return { apiKey, csv: csvOf('externalId,shareToken', ids.map((e, i) => [e, tokens[i]!])) };
+      const tokens = bulkTokens(
+        stack.sim!,
+        `${label}-donor`,
+        stack.recipient!.clientId,
+        ids.map(() => 'complete'),
+      );
+      return {
+        apiKey,
+        csv: csvOf(
+          'externalId,shareToken',
+          ids.map((e, i) => [e, tokens[i]!]),
+        ),
+      };
     };
     const a = await fixture('A', 1000);
     const b = await fixture('B', 10);

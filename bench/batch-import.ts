@@ -46,8 +46,21 @@ async function batchFixture(stack: Stack, label: string, rows = ROWS) {
   const { apiKey, businessId } = await stack.newBusiness({ name: label });
   const externalIds = Array.from({ length: rows }, (_, i) => `${label}-${i}`);
   await bulkEntities(stack.db, businessId, externalIds);
-  const tokens = bulkTokens(stack.sim!, `${label}-donor`, stack.recipient!.clientId, externalIds.map(() => 'complete'));
-  return { apiKey, businessId, tokens, csv: csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])) };
+  const tokens = bulkTokens(
+    stack.sim!,
+    `${label}-donor`,
+    stack.recipient!.clientId,
+    externalIds.map(() => 'complete'),
+  );
+  return {
+    apiKey,
+    businessId,
+    tokens,
+    csv: csvOf(
+      'externalId,shareToken',
+      externalIds.map((e, i) => [e, tokens[i]!]),
+    ),
+  };
 }
 
 /** Uploads and polls the batch row in PostgreSQL; returns ms to in_progress and to completed. */
@@ -57,9 +70,12 @@ async function runBatch(stack: Stack, apiKey: string, csv: string) {
   if (res.status !== 201) throw new Error(res.text);
   let inProgressMs = 0;
   for (;;) {
-    const [b] = await stack.db.query<{ status: string; successful_records: number }>('SELECT status, successful_records FROM import_batches WHERE id = $1', [res.body.batchId]);
+    const [b] = await stack.db.query<{ status: string; successful_records: number }>('SELECT status, successful_records FROM import_batches WHERE id = $1', [
+      res.body.batchId,
+    ]);
     if (!inProgressMs && b!.status !== 'pending') inProgressMs = performance.now() - started;
-    if (b!.status === 'completed') return { inProgressMs, completedMs: performance.now() - started, successes: Number(b!.successful_records), batchId: res.body.batchId as string };
+    if (b!.status === 'completed')
+      return { inProgressMs, completedMs: performance.now() - started, successes: Number(b!.successful_records), batchId: res.body.batchId as string };
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -70,7 +86,10 @@ try {
       const f = await batchFixture(stack, 'bench-a');
       const r = await runBatch(stack, f.apiKey, f.csv);
       const floor = ROWS / 50;
-      figures.push({ benchmark: 'a. 5,000 rows, provider limit 50/s', figure: `${(r.completedMs / 1000).toFixed(1)} s upload→completed; floor ${floor} s; ratio ${(r.completedMs / 1000 / floor).toFixed(3)} (goal ≤ 1.05)` });
+      figures.push({
+        benchmark: 'a. 5,000 rows, provider limit 50/s',
+        figure: `${(r.completedMs / 1000).toFixed(1)} s upload→completed; floor ${floor} s; ratio ${(r.completedMs / 1000 / floor).toFixed(3)} (goal ≤ 1.05)`,
+      });
       figures.push({ benchmark: 'a. upload → in_progress', figure: `${r.inProgressMs.toFixed(0)} ms (goal < 1 s); ${r.successes} onboarded` });
     });
   }
@@ -81,15 +100,25 @@ try {
       const r = await runBatch(stack, f.apiKey, f.csv);
       const pipeline = ROWS / (r.completedMs / 1000);
       // the same provider calls from a plain loop, 100 at a time, no Temporal and no database
-      const loopTokens = bulkTokens(stack.sim!, 'bench-b-loop', stack.recipient!.clientId, Array.from({ length: ROWS }, () => 'complete'));
+      const loopTokens = bulkTokens(
+        stack.sim!,
+        'bench-b-loop',
+        stack.recipient!.clientId,
+        Array.from({ length: ROWS }, () => 'complete'),
+      );
       const client = createSumsubClient({ baseUrl: stack.sim!.url, appToken: stack.recipient!.appToken, secretKey: stack.recipient!.secretKey });
       const started = performance.now();
       let next = 0;
-      await Promise.all(Array.from({ length: 100 }, async () => {
-        while (next < ROWS) await client.importApplicant({ shareToken: loopTokens[next++]!, levelName: 'basic-kyc-level' });
-      }));
+      await Promise.all(
+        Array.from({ length: 100 }, async () => {
+          while (next < ROWS) await client.importApplicant({ shareToken: loopTokens[next++]!, levelName: 'basic-kyc-level' });
+        }),
+      );
       const loop = ROWS / ((performance.now() - started) / 1000);
-      figures.push({ benchmark: 'b. 5,000 rows, no provider limit', figure: `pipeline ${pipeline.toFixed(0)} records/s; plain loop ${loop.toFixed(0)} calls/s; ratio ${(pipeline / loop).toFixed(3)}` });
+      figures.push({
+        benchmark: 'b. 5,000 rows, no provider limit',
+        figure: `pipeline ${pipeline.toFixed(0)} records/s; plain loop ${loop.toFixed(0)} calls/s; ratio ${(pipeline / loop).toFixed(3)}`,
+      });
     });
   }
 
@@ -99,7 +128,12 @@ try {
       const N = 40;
       const ids = Array.from({ length: 2 * N }, (_, i) => `sync-${i}`);
       await bulkEntities(stack.db, businessId, ids);
-      const tokens = bulkTokens(stack.sim!, 'bench-c-donor', stack.recipient!.clientId, ids.map(() => 'complete'));
+      const tokens = bulkTokens(
+        stack.sim!,
+        'bench-c-donor',
+        stack.recipient!.clientId,
+        ids.map(() => 'complete'),
+      );
       const measure = async (from: number) => {
         const ms: number[] = [];
         for (let i = from; i < from + N; i++) {
@@ -116,9 +150,20 @@ try {
       const batch = runBatch(stack, f.apiKey, f.csv);
       await new Promise((r) => setTimeout(r, 2000));
       const during = await measure(N);
-      const [b] = await stack.db.query<{ status: string; successful_records: number }>('SELECT status, successful_records FROM import_batches b WHERE business_id = (SELECT id FROM businesses WHERE name = $1)', ['bench-c-batch']);
-      figures.push({ benchmark: 'c. sync import latency, alone', figure: `p50 ${pct(alone, 50).toFixed(0)} ms, p95 ${pct(alone, 95).toFixed(0)} ms (${N} requests)` });
-      figures.push({ benchmark: 'c. sync import latency, during a 5,000-row batch', figure: `p50 ${pct(during, 50).toFixed(0)} ms, p95 ${pct(during, 95).toFixed(0)} ms (batch ${b!.status}, ${b!.successful_records} rows done when measuring ended)` });
+      const [b] = await stack.db.query<{ status: string; successful_records: number }>(
+        'SELECT status, successful_records FROM import_batches b WHERE business_id = (SELECT id FROM businesses WHERE name = $1)',
+        ['bench-c-batch'],
+      );
+      figures.push({
+        benchmark: 'c. sync import latency, alone',
+        figure: `p50 ${pct(alone, 50).toFixed(0)} ms, p95 ${pct(alone, 95).toFixed(0)} ms (${N} requests)`,
+      });
+      figures.push({
+        benchmark: 'c. sync import latency, during a 5,000-row batch',
+        figure:
+          `p50 ${pct(during, 50).toFixed(0)} ms, p95 ${pct(during, 95).toFixed(0)} ms (batch ` +
+          `${b!.status}, ${b!.successful_records} rows done when measuring ended)`,
+      });
       await batch;
     });
   }
@@ -128,7 +173,10 @@ try {
     try {
       const { apiKey } = await stack.newBusiness({ name: 'bench-d' });
       const pad = 'x'.repeat(2030);
-      const csv = csvOf('externalId,shareToken', Array.from({ length: ROWS }, (_, i) => [`big-${i}`, `tok-${i}-${pad}`]));
+      const csv = csvOf(
+        'externalId,shareToken',
+        Array.from({ length: ROWS }, (_, i) => [`big-${i}`, `tok-${i}-${pad}`]),
+      );
       const rssBefore = process.memoryUsage().rss;
       const started = performance.now();
       const res = await upload(stack, apiKey, csv);
@@ -137,7 +185,10 @@ try {
       const peak = process.resourceUsage().maxRSS * 1024;
       figures.push({
         benchmark: 'd. validate and store a 10 MB, 5,000-row upload',
-        figure: `${(Buffer.byteLength(csv) / 1024 / 1024).toFixed(2)} MB in ${ms.toFixed(0)} ms to 201; process peak RSS ${(peak / 1024 / 1024).toFixed(0)} MB (${((peak - rssBefore) / 1024 / 1024).toFixed(0)} MB above the RSS before the upload)`,
+        figure:
+          `${(Buffer.byteLength(csv) / 1024 / 1024).toFixed(2)} MB in ${ms.toFixed(0)} ms to 201; ` +
+          `process peak RSS ${(peak / 1024 / 1024).toFixed(0)} MB (` +
+          `${((peak - rssBefore) / 1024 / 1024).toFixed(0)} MB above the RSS before the upload)`,
       });
     } finally {
       await stack.close();
@@ -148,5 +199,7 @@ try {
   await database.drop();
 }
 
-say(`\ntoken-sharing imports on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Temporal dev server, PostgreSQL ${pgVersion}, simulator over HTTP`);
+say(
+  `\ntoken-sharing imports on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Temporal dev server, PostgreSQL ${pgVersion}, simulator over HTTP`,
+);
 console.table(figures);

@@ -25,10 +25,15 @@ async function run(stack: Stack) {
   const { apiKey, businessId } = await stack.newBusiness({ name: 'bench-sdk' });
   const r = await loopbackReceiver();
   for (let i = 0; i < SUBSCRIPTIONS; i++) {
-    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: r.url(`sub-${i}`) });
+    await createSubscription(stack.db, businessId, {
+      notificationChannel: 'WEBHOOK',
+      notificationTypes: ['account_status_change'],
+      webhookUrl: r.url(`sub-${i}`),
+    });
   }
   const reviewer = providerAccount(stack);
-  const person = async (name: string) => (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: name, type: 'INDIVIDUAL' } })).body.id as string;
+  const person = async (name: string) =>
+    (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: name, type: 'INDIVIDUAL' } })).body.id as string;
 
   // idle: one at a time
   const tokenMs: number[] = [];

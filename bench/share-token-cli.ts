@@ -9,7 +9,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startProviderSim } from '../provider-sim/server.ts';
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000' }, rates: { type: 'string', default: '8,10' }, concurrency: { type: 'string', default: '8' } } });
+const { values } = parseArgs({
+  options: { rows: { type: 'string', default: '1000' }, rates: { type: 'string', default: '8,10' }, concurrency: { type: 'string', default: '8' } },
+});
 const rows = Number(values.rows);
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -32,11 +34,15 @@ try {
     const limitedBefore = sim.state.stats.rateLimited;
     const started = performance.now();
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, ['cli/kyc-share-token.ts', '--input', input, '--for-client-id', 'vouch', '--rate', String(rate), '--concurrency', values.concurrency, '--quiet'], {
-        cwd: root,
-        env: { ...process.env, SUMSUB_BASE_URL: sim.url, SUMSUB_APP_TOKEN: donor.appToken, SUMSUB_SECRET_KEY: donor.secretKey },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['cli/kyc-share-token.ts', '--input', input, '--for-client-id', 'vouch', '--rate', String(rate), '--concurrency', values.concurrency, '--quiet'],
+        {
+          cwd: root,
+          env: { ...process.env, SUMSUB_BASE_URL: sim.url, SUMSUB_APP_TOKEN: donor.appToken, SUMSUB_SECRET_KEY: donor.secretKey },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      );
       child.once('exit', resolve);
     });
     const wall = (performance.now() - started) / 1000;

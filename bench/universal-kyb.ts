@@ -15,7 +15,9 @@ import type { Stack } from '../test/helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { loopbackReceiver, onBenchStack, pct, pool, waitUntil } from './helpers.ts';
 
-const { values } = parseArgs({ options: { businesses: { type: 'string', default: '100' }, idle: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: { businesses: { type: 'string', default: '100' }, idle: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '20' } },
+});
 const BUSINESSES = Number(values.businesses);
 const IDLE = Number(values.idle);
 const CONCURRENCY = Number(values.concurrency);
@@ -28,7 +30,11 @@ async function run(stack: Stack) {
   const { apiKey, businessId } = await stack.newBusiness({ name: 'bench-ukyb' });
   const r = await loopbackReceiver((e) => e.eventType === 'kyb_status_change');
   for (let i = 0; i < SUBSCRIPTIONS; i++) {
-    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: r.url(`sub-${i}`) });
+    await createSubscription(stack.db, businessId, {
+      notificationChannel: 'WEBHOOK',
+      notificationTypes: ['account_status_change', 'kyb_status_change'],
+      webhookUrl: r.url(`sub-${i}`),
+    });
   }
   const ok = (res: { status: number; text: string }, status: number) => {
     if (res.status !== status) throw new Error(res.text);
@@ -45,9 +51,28 @@ async function run(stack: Stack) {
   /** A business with its owners and documents, submitted; returns its id and its owners' ids. */
   const prepared = async (name: string) => {
     const id = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: name, type: 'BUSINESS' } })).body.id as string;
-    const ubos = Array.from({ length: OWNERS }, (_, i) => ({ externalId: `${name}-owner-${i}`, firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 40 }));
+    const ubos = Array.from({ length: OWNERS }, (_, i) => ({
+      externalId: `${name}-owner-${i}`,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      dob: '1980-12-10',
+      nationality: 'GBR',
+      ownershipPercentage: 40,
+    }));
     const profile = await timed(profileMs, () =>
-      stack.request('POST', '/ukyb', { key: apiKey, json: { entityId: id, business: { legalName: `${name} Ltd`, registrationNumber: '1', country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } }, ubos } }),
+      stack.request('POST', '/ukyb', {
+        key: apiKey,
+        json: {
+          entityId: id,
+          business: {
+            legalName: `${name} Ltd`,
+            registrationNumber: '1',
+            country: 'GBR',
+            address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' },
+          },
+          ubos,
+        },
+      }),
     );
     ok(profile, 201);
     const owners = (profile.body.ubos as { entityId: string }[]).map((o) => o.entityId);
@@ -55,15 +80,28 @@ async function run(stack: Stack) {
       const form = documentsForm(fields);
       ok(await timed(documentMs, () => stack.request('POST', '/ukyb/documents', { key: apiKey, form })), 201);
     };
-    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders']) await document({ entityId: id, requirementSlug });
+    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders'])
+      await document({ entityId: id, requirementSlug });
     for (const memberId of owners) await document({ entityId: id, memberId, documentType: 'PASSPORT' });
     ok(await timed(submitMs, () => stack.request('POST', '/ukyb/submit', { key: apiKey, json: { entityId: id } })), 202);
     return { id, owners };
   };
   /** The owner verified by universal KYC: the data, then the identity document (the last step). */
   const verify = async (owner: string) => {
-    ok(await stack.request('POST', `/entity/${owner}/requirement`, { key: apiKey, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } }), 201);
-    ok(await stack.request('POST', `/entity/${owner}/requirement-slug/ukyc-id-document/upload`, { key: apiKey, form: filesForm([{ bytes: FILES.pdf, name: 'p.pdf' }]) }), 201);
+    ok(
+      await stack.request('POST', `/entity/${owner}/requirement`, {
+        key: apiKey,
+        json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
+      }),
+      201,
+    );
+    ok(
+      await stack.request('POST', `/entity/${owner}/requirement-slug/ukyc-id-document/upload`, {
+        key: apiKey,
+        form: filesForm([{ bytes: FILES.pdf, name: 'p.pdf' }]),
+      }),
+      201,
+    );
   };
 
   // idle
@@ -87,9 +125,13 @@ async function run(stack: Stack) {
 
   // burst
   const bs: { id: string; owners: string[] }[] = [];
-  await pool(Array.from({ length: BUSINESSES }, (_, i) => i), CONCURRENCY, async (i) => {
-    bs.push(await prepared(`burst-${i}`));
-  });
+  await pool(
+    Array.from({ length: BUSINESSES }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      bs.push(await prepared(`burst-${i}`));
+    },
+  );
   const lastOwnerAnswered = new Map<string, number>();
   const t0 = Date.now();
   await pool(bs, CONCURRENCY, async (b) => {
@@ -101,7 +143,8 @@ async function run(stack: Stack) {
   const last = Math.max(...bs.map((b) => r.first.get(b.id)!));
   await waitUntil(() => r.deliveries() >= (IDLE + BUSINESSES) * SUBSCRIPTIONS, 120_000, 'every kyb delivery');
   figures.push({
-    scenario: `burst: ${BUSINESSES} businesses submitted, then ${BUSINESSES * OWNERS} owners verified, ${CONCURRENCY} in flight, ${SUBSCRIPTIONS} subscriptions`,
+    scenario:
+      `burst: ${BUSINESSES} businesses submitted, then ${BUSINESSES * OWNERS} owners verified, ` + `${CONCURRENCY} in flight, ${SUBSCRIPTIONS} subscriptions`,
     'KYB decisions/s': (BUSINESSES / ((last - t0) / 1000)).toFixed(1),
     'last owner upload → kyb webhook p50 (ms)': pct(latencies, 50),
     'p95 (ms)': pct(latencies, 95),

@@ -13,7 +13,9 @@ import type { Stack } from '../test/helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { loopbackReceiver, onBenchStack, pct, pool, waitUntil } from './helpers.ts';
 
-const { values } = parseArgs({ options: { persons: { type: 'string', default: '300' }, idle: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: { persons: { type: 'string', default: '300' }, idle: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '20' } },
+});
 const PERSONS = Number(values.persons);
 const IDLE = Number(values.idle);
 const CONCURRENCY = Number(values.concurrency);
@@ -25,15 +27,26 @@ async function run(stack: Stack) {
   const { apiKey, businessId } = await stack.newBusiness({ name: 'bench-ukyc' });
   const r = await loopbackReceiver();
   for (let i = 0; i < SUBSCRIPTIONS; i++) {
-    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: r.url(`sub-${i}`) });
+    await createSubscription(stack.db, businessId, {
+      notificationChannel: 'WEBHOOK',
+      notificationTypes: ['account_status_change'],
+      webhookUrl: r.url(`sub-${i}`),
+    });
   }
-  const person = async (name: string) => (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: name, type: 'INDIVIDUAL' } })).body.id as string;
+  const person = async (name: string) =>
+    (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: name, type: 'INDIVIDUAL' } })).body.id as string;
   const submit = async (id: string) => {
-    const res = await stack.request('POST', `/entity/${id}/requirement`, { key: apiKey, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } });
+    const res = await stack.request('POST', `/entity/${id}/requirement`, {
+      key: apiKey,
+      json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
+    });
     if (res.status !== 201) throw new Error(res.text);
   };
   const uploadDocument = async (id: string, bytes = FILES.pdf) => {
-    const res = await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, { key: apiKey, form: filesForm([{ bytes, name: 'passport.pdf' }]) });
+    const res = await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, {
+      key: apiKey,
+      form: filesForm([{ bytes, name: 'passport.pdf' }]),
+    });
     if (res.status !== 201) throw new Error(res.text);
   };
 

@@ -72,10 +72,11 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: num
 
 const eventTimes = async (stack: Stack, businessId: string) =>
   new Map(
-    (await stack.db.query<{ id: string; ms: string }>('SELECT id, (extract(epoch FROM created_at) * 1000)::bigint AS ms FROM events WHERE business_id = $1', [businessId])).map((r) => [
-      r.id,
-      Number(r.ms),
-    ]),
+    (
+      await stack.db.query<{ id: string; ms: string }>('SELECT id, (extract(epoch FROM created_at) * 1000)::bigint AS ms FROM events WHERE business_id = $1', [
+        businessId,
+      ])
+    ).map((r) => [r.id, Number(r.ms)]),
   );
 
 /** peak / slow: a batch of ROWS at the provider cap, 10 subscriptions; `slowOne`: one receiver times out. */
@@ -90,16 +91,29 @@ async function peak(stack: Stack, slowOne: boolean) {
   }
   const externalIds = Array.from({ length: ROWS }, (_, i) => `${label}-${i}`);
   await bulkEntities(stack.db, businessId, externalIds);
-  const tokens = bulkTokens(stack.sim!, `${label}-donor`, stack.recipient!.clientId, externalIds.map(() => 'complete'));
+  const tokens = bulkTokens(
+    stack.sim!,
+    `${label}-donor`,
+    stack.recipient!.clientId,
+    externalIds.map(() => 'complete'),
+  );
   const started = Date.now();
-  const res = await upload(stack, apiKey, csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])));
+  const res = await upload(
+    stack,
+    apiKey,
+    csvOf(
+      'externalId,shareToken',
+      externalIds.map((e, i) => [e, tokens[i]!]),
+    ),
+  );
   if (res.status !== 201) throw new Error(res.text);
   let completedAt = 0;
   let startedAt = 0;
   await waitUntil(
     async () => {
       const [b] = await stack.db.query<{ status: string; s: string; c: string }>(
-        'SELECT status, (extract(epoch FROM started_at) * 1000)::bigint AS s, (extract(epoch FROM completed_at) * 1000)::bigint AS c FROM import_batches WHERE id = $1',
+        'SELECT status, (extract(epoch FROM started_at) * 1000)::bigint AS s, (extract(epoch FROM ' +
+          'completed_at) * 1000)::bigint AS c FROM import_batches WHERE id = $1',
         [res.body.batchId],
       );
       if (b!.status !== 'completed') return false;
@@ -118,7 +132,9 @@ async function peak(stack: Stack, slowOne: boolean) {
   const batchSeconds = (completedAt - startedAt) / 1000;
   const unique = new Set(fast.got.map((g) => `${g.path} ${g.eventId}`)).size;
   figures.push({
-    scenario: slowOne ? `slow: ${ROWS} rows at 10/s, ${healthy} healthy subscriptions + 1 timing out` : `peak: ${ROWS} rows at 10/s × ${SUBSCRIPTIONS} subscriptions`,
+    scenario: slowOne
+      ? `slow: ${ROWS} rows at 10/s, ${healthy} healthy subscriptions + 1 timing out`
+      : `peak: ${ROWS} rows at 10/s × ${SUBSCRIPTIONS} subscriptions`,
     'batch records/s': (ROWS / batchSeconds).toFixed(2),
     'of cap': `${((ROWS / batchSeconds / 10) * 100).toFixed(1)} %`,
     'upload → completed (s)': ((completedAt - started) / 1000).toFixed(1),
@@ -139,7 +155,11 @@ async function burst(stack: Stack, subscriptions: number) {
   const { businessId } = await stack.newBusiness({ name: `bench-burst-${subscriptions}` });
   const r = await receiver();
   for (let i = 0; i < subscriptions; i++) {
-    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: r.url(`sub-${i}`) });
+    await createSubscription(stack.db, businessId, {
+      notificationChannel: 'WEBHOOK',
+      notificationTypes: ['account_status_change'],
+      webhookUrl: r.url(`sub-${i}`),
+    });
   }
   await stack.db.tx(async (q) => {
     for (let i = 0; i < events; i++) {
@@ -148,7 +168,11 @@ async function burst(stack: Stack, subscriptions: number) {
         entityId: null,
         eventName: 'card_issuance_api_access_updated',
         eventType: 'account_status_change',
-        payload: (id) => ({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: id, message: 'bench', timestamp: new Date().toISOString(), status: 'APPROVED', n: i } }),
+        payload: (id) => ({
+          eventName: 'card_issuance_api_access_updated',
+          eventType: 'account_status_change',
+          data: { eventId: id, message: 'bench', timestamp: new Date().toISOString(), status: 'APPROVED', n: i },
+        }),
         sourceKey: `burst-${subscriptions}-${i}-${businessId}`,
       });
     }
@@ -186,10 +210,18 @@ try {
   cleanups.push(() => temporal.stop());
   process.env.TEST_DATABASE_URL = databaseUrl;
   process.env.TEMPORAL_ADDRESS = temporal.address;
-  const stack = await startStack({ workers: true, poolSize: pglite ? 1 : 10, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: pglite ? '1' : '10' } });
+  const stack = await startStack({
+    workers: true,
+    poolSize: pglite ? 1 : 10,
+    env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: pglite ? '1' : '10' },
+  });
   cleanups.push(() => stack.close());
   stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1e9, getPer5s: 1e9 } });
-  say(`webhooks benchmark on ${pglite ? 'embedded PGlite (one connection)' : 'PostgreSQL'}, ${os.cpus().length} cores, provider cap ${stack.config.temporal.providerRateLimitPerSecond}/s`);
+  say(
+    `webhooks benchmark on ${pglite ? 'embedded PGlite (one connection)' : 'PostgreSQL'}, ` +
+      `${os.cpus().length} cores, provider cap ` +
+      `${stack.config.temporal.providerRateLimitPerSecond}/s`,
+  );
   if (only.has('peak')) await peak(stack, false);
   if (only.has('slow')) await peak(stack, true);
   if (only.has('burst')) {

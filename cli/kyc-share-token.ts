@@ -88,7 +88,11 @@ async function main(argv: string[]): Promise<number> {
   const { rows, bad } = await readInput(o.input);
   const resumed = o.fresh ? { done: new Set<string>(), oldestAgeMs: null } : await resumeOutput(o.output);
   if (resumed.done.size && resumed.oldestAgeMs !== null && resumed.oldestAgeMs > o.ttl * 1000) {
-    say(`warning: ${o.output} was last written ${Math.round(resumed.oldestAgeMs / 60000)} min ago; tokens in it older than ${o.ttl} s have expired. Rerun with --fresh to regenerate them all.`);
+    say(
+      `warning: ${o.output} was last written ${Math.round(resumed.oldestAgeMs / 60000)} min ago; ` +
+        `tokens in it older than ${o.ttl} s have expired. Rerun with --fresh to regenerate them ` +
+        `all.`,
+    );
   }
   const todo = rows.filter((r) => !resumed.done.has(r.externalId));
   const out = await AppendCsv.open(o.output, OUTPUT_HEADER, { truncateFirst: o.fresh });

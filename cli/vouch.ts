@@ -73,7 +73,13 @@ async function main(argv: string[]): Promise<unknown> {
   const rotated = ROTATE[command];
   if (rotated) {
     const { file, added, pending } = await rotateKeyRing(config, rotated.kind, new Date(), undefined, { force: values.force! });
-    if (pending) return { file, added: [], note: 'the ring already holds its next generation (not started yet); nothing added (--force adds another)', next: pending.map(rotated.publish) };
+    if (pending)
+      return {
+        file,
+        added: [],
+        note: 'the ring already holds its next generation (not started yet); nothing added (--force adds another)',
+        next: pending.map(rotated.publish),
+      };
     return { file, added: added.map(rotated.publish) };
   }
   if (command === 'payload-keys generate') {
@@ -107,7 +113,11 @@ async function main(argv: string[]): Promise<unknown> {
   try {
     const db = database.db;
     if (command === 'business create') {
-      const { business, apiKey, keyId } = await createBusiness(db, { name: values.name!.trim(), binSponsored: values['bin-sponsored']!, environment: config.environment });
+      const { business, apiKey, keyId } = await createBusiness(db, {
+        name: values.name!.trim(),
+        binSponsored: values['bin-sponsored']!,
+        environment: config.environment,
+      });
       return { businessId: business.id, name: business.name, binSponsored: business.binSponsored, keyId, apiKey };
     }
     const business = await findBusiness(db, values.business!);

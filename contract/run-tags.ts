@@ -28,8 +28,20 @@ export type RunTags = { businessId: string; entityId?: string | undefined; batch
  *   webhook dispatcher    running
  */
 export const VOUCH_STATUSES = [
-  'pending', 'in_progress', 'completed', 'failed', 'canceled',
-  'waiting', 'deciding', 'settling', 'approved', 'rejected', 'expired', 'superseded',
-  'retrying', 'delivered', 'running',
+  'pending',
+  'in_progress',
+  'completed',
+  'failed',
+  'canceled',
+  'waiting',
+  'deciding',
+  'settling',
+  'approved',
+  'rejected',
+  'expired',
+  'superseded',
+  'retrying',
+  'delivered',
+  'running',
 ] as const;
 export type VouchStatus = (typeof VOUCH_STATUSES)[number];

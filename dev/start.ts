@@ -59,7 +59,11 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   }
   let simulator: { url: string; donor: DevSimCredentials['donor']; samplesCsv: string; callbacksTo(url: string): void } | undefined;
   if (!config.provider.baseUrl) {
-    const { sim, credentials, samplesCsv } = await startDevProviderSim({ dataDir: config.dataDir, port: config.provider.simPort, recipientClientId: config.provider.clientId });
+    const { sim, credentials, samplesCsv } = await startDevProviderSim({
+      dataDir: config.dataDir,
+      port: config.provider.simPort,
+      recipientClientId: config.provider.clientId,
+    });
     onShutdown(() => sim.close());
     Object.assign(config.provider, {
       baseUrl: sim.url,
@@ -83,7 +87,13 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   onShutdown(() => connection.close());
   await ensureHousekeepingSchedule(client, config);
   const keys = await loadKeyRings(config);
-  const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks } });
+  const workers = await createWorkers(config, connection, {
+    db: database.db,
+    log,
+    provider: createProvider(config),
+    temporal: client,
+    webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks },
+  });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);
   const api = await listen({ config, db: database.db, temporal: client, log, keys });
@@ -95,7 +105,9 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     '',
     'Vouch is running (Ctrl-C stops everything).',
     `  API            ${api.url}    docs: ${api.url}/docs`,
-    `  Temporal UI    ${uiUrl ? `${uiUrl}    (it decodes payloads through ${api.url}/codec/decode, POST only)` : `(external Temporal at ${config.temporal.address})`}`,
+    `  Temporal UI    ${
+      uiUrl ? `${uiUrl}    (it decodes payloads through ${api.url}` + `/codec/decode, POST only)` : `(external Temporal at ${config.temporal.address})`
+    }`,
     `  Metrics        ${api.url}/metrics    (Prometheus; Grafana dashboard: grafana/vouch-dashboard.json)`,
     `  Database       ${database.embedded ? `embedded PGlite in ${path.join(config.dataDir, 'pglite')} (${database.url})` : 'DATABASE_URL'}`,
     `  Provider       ${simulator ? `simulator (Sumsub API) at ${simulator.url}` : config.provider.baseUrl}`,

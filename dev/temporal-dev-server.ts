@@ -55,9 +55,7 @@ export async function startTemporalDevServer(options: {
   child.stdout?.on('data', (chunk: Buffer) => output.add(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.add(chunk.toString()));
   const address = `127.0.0.1:${options.port}`;
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`temporal dev server exited (${code}): ${output.text()}`))),
-  );
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited (${code}): ${output.text()}`))));
   exited.catch(() => {});
   await Promise.race([waitForFrontend(address, () => child.exitCode !== null || child.signalCode !== null), exited]);
   return {

@@ -72,10 +72,18 @@ const LISTED_IGNORED = 20;
  * is refused (no header, a required column missing).
  */
 function readHeader(header: string[]): { col: Record<string, number>; ignored: string[] } | UploadRejected {
-  if (header.every((h) => h === '')) return new UploadRejected('invalid', 'The file has no header row. Its first line must name the columns: externalId,shareToken (and applicantLevel, cardProcessorPublicToken if used).');
+  if (header.every((h) => h === ''))
+    return new UploadRejected(
+      'invalid',
+      'The file has no header row. Its first line must name the columns: externalId,shareToken (and applicantLevel, cardProcessorPublicToken if used).',
+    );
   const missing = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
   if (missing.length) {
-    return new UploadRejected('invalid', `The header lacks the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}; the first line must name the columns (${[...KNOWN_COLUMNS].join(', ')}).`);
+    return new UploadRejected(
+      'invalid',
+      `The header lacks the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}` +
+        `; the first line must name the columns (${[...KNOWN_COLUMNS].join(', ')}).`,
+    );
   }
   const col: Record<string, number> = {};
   const ignored: string[] = [];
@@ -113,7 +121,10 @@ class RowReader {
       return;
     }
     if (this.rows.length === MAX_ROWS) {
-      this.refused = new UploadRejected('tooLarge', `The file has more than ${MAX_ROWS} records; at most ${MAX_ROWS} are allowed. Split it into files of at most ${MAX_ROWS} records.`);
+      this.refused = new UploadRejected(
+        'tooLarge',
+        `The file has more than ${MAX_ROWS} records; at most ${MAX_ROWS} are allowed. Split it into files of at most ${MAX_ROWS} records.`,
+      );
       return;
     }
     const row = info.lines;
@@ -134,7 +145,10 @@ class RowReader {
     if (!externalId) issue('externalId', 'is required');
     if (!shareToken) issue('shareToken', 'is required');
     if (!cpt && this.options.binSponsored) issue('cardProcessorPublicToken', 'is required for BIN-sponsored programs');
-    for (const [field, v] of [['externalId', externalId], ['shareToken', shareToken]] as const) {
+    for (const [field, v] of [
+      ['externalId', externalId],
+      ['shareToken', shareToken],
+    ] as const) {
       if (!NO_CONTROL_CHARACTERS.test(v)) issue(field, CONTROL_CHARACTER_RULE);
     }
     if (cpt) {
@@ -143,10 +157,19 @@ class RowReader {
       else this.seen.cardProcessorPublicToken.set(cpt, row);
     }
     // the record's own (it fails alone, 3.2)
-    if (externalId.length > MAX_EXTERNAL_ID) fails('ENTITY_NOT_FOUND', `The externalId is longer than ${MAX_EXTERNAL_ID} characters, so no entity has it. Correct it to an existing entity's externalId and upload the record in a new file.`);
-    if (shareToken.length > MAX_SHARE_TOKEN) fails('TOKEN_EXPIRED_OR_INVALID', `The shareToken is longer than ${MAX_SHARE_TOKEN} characters: not a share token. Generate a new one and share again.`);
+    if (externalId.length > MAX_EXTERNAL_ID)
+      fails(
+        'ENTITY_NOT_FOUND',
+        `The externalId is longer than ${MAX_EXTERNAL_ID} characters, so no entity has it. Correct ` +
+          `it to an existing entity's externalId and upload the record in a new file.`,
+      );
+    if (shareToken.length > MAX_SHARE_TOKEN)
+      fails('TOKEN_EXPIRED_OR_INVALID', `The shareToken is longer than ${MAX_SHARE_TOKEN} characters: not a share token. Generate a new one and share again.`);
     if (applicantLevel && !LEVEL_NAME.test(applicantLevel)) {
-      fails('APPLICANT_LEVEL_NOT_CONFIGURED', 'The applicantLevel cannot be a level name (1 to 100 letters, digits, spaces, dots, dashes or underscores); leave it empty for the default level.');
+      fails(
+        'APPLICANT_LEVEL_NOT_CONFIGURED',
+        'The applicantLevel cannot be a level name (1 to 100 letters, digits, spaces, dots, dashes or underscores); leave it empty for the default level.',
+      );
     }
     if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) fails('CARD_PROCESSOR_TOKEN_INVALID', `The cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}.`);
     for (const field of ['externalId', 'shareToken'] as const) {
@@ -154,23 +177,50 @@ class RowReader {
       if (!v) continue;
       const first = this.seen[field].get(v);
       if (first === undefined) this.seen[field].set(v, row);
-      else if (field === 'externalId') fails('DUPLICATE_EXTERNAL_ID', `Row ${first} of this file has the same externalId; one record per entity in a file. Upload this one in a later file if it is meant.`);
-      else fails('TOKEN_ALREADY_USED', `Row ${first} of this file has the same shareToken, and a share token is used once. Generate a new share token for this person.`);
+      else if (field === 'externalId')
+        fails(
+          'DUPLICATE_EXTERNAL_ID',
+          `Row ${first} of this file has the same externalId; one record per entity in a file. Upload this one in a later file if it is meant.`,
+        );
+      else
+        fails(
+          'TOKEN_ALREADY_USED',
+          `Row ${first} of this file has the same shareToken, and a share token is used once. Generate a new share token for this person.`,
+        );
     }
-    this.rows.push({ rowNumber: row, externalId, shareToken, applicantLevel: applicantLevel || null, cardProcessorPublicToken: cpt || null, ...(failure ? { failure } : {}) });
+    this.rows.push({
+      rowNumber: row,
+      externalId,
+      shareToken,
+      applicantLevel: applicantLevel || null,
+      cardProcessorPublicToken: cpt || null,
+      ...(failure ? { failure } : {}),
+    });
   }
 
   validationFailed(): UploadRejected {
     const { issues } = this;
     const listed = issues.slice(0, LISTED_IN_MESSAGE).map((i) => `row ${i.row}${i.field ? ` ${i.field}` : ''} ${i.message}`);
     const more = this.issueCount > LISTED_IN_MESSAGE ? `; and ${this.issueCount - LISTED_IN_MESSAGE} more` : '';
-    return new UploadRejected('invalid', `CSV validation failed: ${listed.join('; ')}${more}. Correct these rows (details lists them) and upload the file again.`, issues);
+    return new UploadRejected(
+      'invalid',
+      `CSV validation failed: ${listed.join('; ')}${more}. Correct these rows (details lists them) and upload the file again.`,
+      issues,
+    );
   }
 
   finish(): BatchCsvRead {
     if (this.refused) return { ok: false, rejected: this.refused };
-    if (!this.col) return { ok: false, rejected: new UploadRejected('invalid', 'The file has no header row. Its first line must name the columns: externalId,shareToken (and applicantLevel, cardProcessorPublicToken if used).') };
-    if (this.rows.length === 0 && this.issueCount === 0) return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records; add at least one record below the header.') };
+    if (!this.col)
+      return {
+        ok: false,
+        rejected: new UploadRejected(
+          'invalid',
+          'The file has no header row. Its first line must name the columns: externalId,shareToken (and applicantLevel, cardProcessorPublicToken if used).',
+        ),
+      };
+    if (this.rows.length === 0 && this.issueCount === 0)
+      return { ok: false, rejected: new UploadRejected('invalid', 'The file has a header but no records; add at least one record below the header.') };
     if (this.issueCount) return { ok: false, rejected: this.validationFailed() };
     return { ok: true, rows: this.rows, ignoredColumns: this.ignoredColumns };
   }
@@ -193,7 +243,13 @@ export async function readBatchCsv(chunks: AsyncIterable<Uint8Array> | Iterable<
     parser.destroy();
     return { ok: false, rejected };
   };
-  const invalidCsv = (err: Error) => refuse(new UploadRejected('invalid', `The file is not valid CSV: ${err.message.slice(0, 300)}; check the quoting and that each record is under 64 KB, then upload again`));
+  const invalidCsv = (err: Error) =>
+    refuse(
+      new UploadRejected(
+        'invalid',
+        `The file is not valid CSV: ${err.message.slice(0, 300)}; check the quoting and that each record is under 64 KB, then upload again`,
+      ),
+    );
   const notUtf8 = () => refuse(new UploadRejected('invalid', 'The file is not valid UTF-8 text; save it as UTF-8 (for example "CSV UTF-8") and upload again.'));
   let since = performance.now();
   /**
@@ -253,6 +309,7 @@ export async function readBatchCsv(chunks: AsyncIterable<Uint8Array> | Iterable<
 
 /** The rules over a whole file in memory (tests, tools). */
 export function parseBatchCsv(bytes: Uint8Array, options: { binSponsored: boolean }): Promise<BatchCsvRead> {
-  if (bytes.length > MAX_FILE_BYTES) return Promise.resolve({ ok: false, rejected: new UploadRejected('tooLarge', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB.`) });
+  if (bytes.length > MAX_FILE_BYTES)
+    return Promise.resolve({ ok: false, rejected: new UploadRejected('tooLarge', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB.`) });
   return readBatchCsv([bytes], options);
 }

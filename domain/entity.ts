@@ -104,24 +104,48 @@ export const createEntityBody = z
       const at = (field: string) => ['requirements', i, field];
       const requirement = findRequirement(item.requirementSlug);
       if (!requirement) {
-        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `unknown requirement slug "${item.requirementSlug}"; GET /feature/{featureId}/requirement lists the slugs` });
+        ctx.addIssue({
+          code: 'custom',
+          path: at('requirementSlug'),
+          message: `unknown requirement slug "${item.requirementSlug}"; GET /feature/{featureId}/requirement lists the slugs`,
+        });
         return;
       }
       if (seen.has(item.requirementSlug)) {
-        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" is given twice; give each requirement once` });
+        ctx.addIssue({
+          code: 'custom',
+          path: at('requirementSlug'),
+          message: `requirement "${item.requirementSlug}" is given twice; give each requirement once`,
+        });
         return;
       }
       seen.add(item.requirementSlug);
       if (requirement.associatedEntity !== body.type) {
-        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" applies to ${requirement.associatedEntity} entities, not ${body.type}; leave it out, or check type` });
+        ctx.addIssue({
+          code: 'custom',
+          path: at('requirementSlug'),
+          message: `requirement "${item.requirementSlug}" applies to ${requirement.associatedEntity} entities, not ${body.type}; leave it out, or check type`,
+        });
         return;
       }
       if (requirement.submittedVia === 'ukyb') {
-        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" cannot be given when the entity is created: submit it with POST /ukyb (the profile) or POST /ukyb/documents (files) afterwards` });
+        ctx.addIssue({
+          code: 'custom',
+          path: at('requirementSlug'),
+          message:
+            `requirement "${item.requirementSlug}" cannot be given when the entity is created: submit ` +
+            `it with POST /ukyb (the profile) or POST /ukyb/documents (files) afterwards`,
+        });
         return;
       }
       if (requirement.submittedVia === 'requirement-endpoint') {
-        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: `requirement "${item.requirementSlug}" cannot be given when the entity is created: submit it with POST /entity/{entityId}/requirement afterwards` });
+        ctx.addIssue({
+          code: 'custom',
+          path: at('requirementSlug'),
+          message:
+            `requirement "${item.requirementSlug}" cannot be given when the entity is created: submit ` +
+            `it with POST /entity/{entityId}/requirement afterwards`,
+        });
         return;
       }
       const result = requirementValueSchema(requirement).safeParse(item.value);

@@ -1,7 +1,14 @@
 // Webhook event payloads (interface 2.10 and 6).
 import type { Decision } from './reliance.ts';
 
-export const EVENT_TYPES = ['account_status_change', 'kyb_status_change', 'verification_status_change', 'feature_access_change', 'new_feature', 'reminder'] as const;
+export const EVENT_TYPES = [
+  'account_status_change',
+  'kyb_status_change',
+  'verification_status_change',
+  'feature_access_change',
+  'new_feature',
+  'reminder',
+] as const;
 
 export const CARD_ISSUANCE_EVENT = { eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change' } as const;
 
@@ -32,7 +39,13 @@ export function decisionData(base: Record<string, unknown>, decision: Decision):
 export function cardIssuanceEvent(input: { eventId: string; entityId: string; timestamp: string; decision: Decision; path?: VerificationPath }) {
   const { decision } = input;
   const data = decisionData(
-    { eventId: input.eventId, message: MESSAGES[input.path ?? 'token-sharing'][decision.status], entityId: input.entityId, timestamp: input.timestamp, status: decision.status },
+    {
+      eventId: input.eventId,
+      message: MESSAGES[input.path ?? 'token-sharing'][decision.status],
+      entityId: input.entityId,
+      timestamp: input.timestamp,
+      status: decision.status,
+    },
     decision,
   );
   return { ...CARD_ISSUANCE_EVENT, data };

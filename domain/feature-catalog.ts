@@ -37,9 +37,30 @@ import { CARD_PROCESSOR_TOKEN } from './share-fields.ts';
 const req = (r: Requirement) => r;
 
 export const requirements: readonly Requirement[] = [
-  req({ id: 'ec73e770-0dfd-408c-8edd-b601e3ce8c7c', slug: 'ukyc-canonical-kyc-data', name: 'Canonical KYC data', valueType: 'JSON', associatedEntity: 'INDIVIDUAL', submittedVia: 'requirement-endpoint' }),
-  req({ id: 'b4136212-398e-48bc-91bf-78ff1938190d', slug: 'ukyc-id-document', name: 'Identity document', valueType: 'FILE', associatedEntity: 'INDIVIDUAL', submittedVia: 'file-upload' }),
-  req({ id: '19f041d2-4cd5-45ed-9c59-d23b88dc7496', slug: 'ukyc-proof-of-address-document', name: 'Proof of address document', valueType: 'FILE', associatedEntity: 'INDIVIDUAL', submittedVia: 'file-upload' }),
+  req({
+    id: 'ec73e770-0dfd-408c-8edd-b601e3ce8c7c',
+    slug: 'ukyc-canonical-kyc-data',
+    name: 'Canonical KYC data',
+    valueType: 'JSON',
+    associatedEntity: 'INDIVIDUAL',
+    submittedVia: 'requirement-endpoint',
+  }),
+  req({
+    id: 'b4136212-398e-48bc-91bf-78ff1938190d',
+    slug: 'ukyc-id-document',
+    name: 'Identity document',
+    valueType: 'FILE',
+    associatedEntity: 'INDIVIDUAL',
+    submittedVia: 'file-upload',
+  }),
+  req({
+    id: '19f041d2-4cd5-45ed-9c59-d23b88dc7496',
+    slug: 'ukyc-proof-of-address-document',
+    name: 'Proof of address document',
+    valueType: 'FILE',
+    associatedEntity: 'INDIVIDUAL',
+    submittedVia: 'file-upload',
+  }),
   req({
     id: 'bd220feb-7291-49d7-8b2a-b4b186ddd8da',
     slug: 'card-processor-public-token',
@@ -49,8 +70,22 @@ export const requirements: readonly Requirement[] = [
     submittedVia: 'entity-create',
     pattern: { regex: CARD_PROCESSOR_TOKEN, description: 'exactly 9 digits' },
   }),
-  req({ id: 'e0871610-2bc3-4d25-956f-eb45220a8ea9', slug: 'kyb-legal-name', name: 'Legal name', valueType: 'STRING', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
-  req({ id: '41d14a8e-25d3-47c9-b674-355a39974d89', slug: 'kyb-registration-number', name: 'Company registration number', valueType: 'STRING', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
+  req({
+    id: 'e0871610-2bc3-4d25-956f-eb45220a8ea9',
+    slug: 'kyb-legal-name',
+    name: 'Legal name',
+    valueType: 'STRING',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'entity-create',
+  }),
+  req({
+    id: '41d14a8e-25d3-47c9-b674-355a39974d89',
+    slug: 'kyb-registration-number',
+    name: 'Company registration number',
+    valueType: 'STRING',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'entity-create',
+  }),
   req({
     id: 'a3dba1bf-b687-4fae-92e9-9513e498eec1',
     slug: 'kyb-country-of-incorporation',
@@ -60,12 +95,54 @@ export const requirements: readonly Requirement[] = [
     submittedVia: 'entity-create',
     pattern: { regex: /^[A-Z]{3}$/, description: 'an ISO 3166-1 alpha-3 code' },
   }),
-  req({ id: '3a5f0f8e-52a4-4c2e-9d1b-6f0c2e7d9a11', slug: 'ukyb-business-profile', name: 'Business profile and declared owners (POST /ukyb)', valueType: 'JSON', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
-  req({ id: '8abc4822-b072-40a8-bd5e-41f343fcde10', slug: 'ukyb-certificate-of-incorporation', name: 'Certificate of incorporation', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
-  req({ id: '7c1e2b44-0d8f-4a39-b5e6-2f94d3c1a8b7', slug: 'ukyb-proof-of-address', name: 'Proof of business address', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
-  req({ id: 'c9d04b6a-71e3-4f25-8a0c-5b2e96f1d403', slug: 'ukyb-register-of-shareholders', name: 'Register of shareholders', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
-  req({ id: '1f6a8d30-9c47-4e1b-b2d5-e8a07c3f6b92', slug: 'ukyb-articles-of-association', name: 'Articles of association', valueType: 'FILE', associatedEntity: 'BUSINESS', submittedVia: 'ukyb' }),
-  req({ id: '5e2b7c19-a843-4d60-9f1e-0b6d4a28c7e5', slug: 'ukyb-owner-document', name: "A declared owner's identity document (PASSPORT, ID_CARD, DRIVERS_LICENCE or RESIDENCE_PERMIT)", valueType: 'FILE', associatedEntity: 'INDIVIDUAL', submittedVia: 'ukyb' }),
+  req({
+    id: '3a5f0f8e-52a4-4c2e-9d1b-6f0c2e7d9a11',
+    slug: 'ukyb-business-profile',
+    name: 'Business profile and declared owners (POST /ukyb)',
+    valueType: 'JSON',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'ukyb',
+  }),
+  req({
+    id: '8abc4822-b072-40a8-bd5e-41f343fcde10',
+    slug: 'ukyb-certificate-of-incorporation',
+    name: 'Certificate of incorporation',
+    valueType: 'FILE',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'ukyb',
+  }),
+  req({
+    id: '7c1e2b44-0d8f-4a39-b5e6-2f94d3c1a8b7',
+    slug: 'ukyb-proof-of-address',
+    name: 'Proof of business address',
+    valueType: 'FILE',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'ukyb',
+  }),
+  req({
+    id: 'c9d04b6a-71e3-4f25-8a0c-5b2e96f1d403',
+    slug: 'ukyb-register-of-shareholders',
+    name: 'Register of shareholders',
+    valueType: 'FILE',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'ukyb',
+  }),
+  req({
+    id: '1f6a8d30-9c47-4e1b-b2d5-e8a07c3f6b92',
+    slug: 'ukyb-articles-of-association',
+    name: 'Articles of association',
+    valueType: 'FILE',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'ukyb',
+  }),
+  req({
+    id: '5e2b7c19-a843-4d60-9f1e-0b6d4a28c7e5',
+    slug: 'ukyb-owner-document',
+    name: "A declared owner's identity document (PASSPORT, ID_CARD, DRIVERS_LICENCE or RESIDENCE_PERMIT)",
+    valueType: 'FILE',
+    associatedEntity: 'INDIVIDUAL',
+    submittedVia: 'ukyb',
+  }),
   req({
     id: '58924e45-8cb2-4cca-97b0-1833be3c59ca',
     slug: 'kyb-ubo-declaration',
@@ -75,8 +152,22 @@ export const requirements: readonly Requirement[] = [
     submittedVia: 'entity-create',
     schema: memberDeclaration,
   }),
-  req({ id: 'cbde7a97-2b95-4446-b6a8-f696e604d10b', slug: 'kyb-annual-turnover', name: 'Annual turnover (EUR)', valueType: 'NUMERIC', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
-  req({ id: '0c1656e3-a657-4756-8c14-18b68800031a', slug: 'kyb-regulated-entity', name: 'Regulated financial entity', valueType: 'BOOLEAN', associatedEntity: 'BUSINESS', submittedVia: 'entity-create' }),
+  req({
+    id: 'cbde7a97-2b95-4446-b6a8-f696e604d10b',
+    slug: 'kyb-annual-turnover',
+    name: 'Annual turnover (EUR)',
+    valueType: 'NUMERIC',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'entity-create',
+  }),
+  req({
+    id: '0c1656e3-a657-4756-8c14-18b68800031a',
+    slug: 'kyb-regulated-entity',
+    name: 'Regulated financial entity',
+    valueType: 'BOOLEAN',
+    associatedEntity: 'BUSINESS',
+    submittedVia: 'entity-create',
+  }),
 ];
 
 export const features: readonly Feature[] = [
@@ -96,7 +187,10 @@ export const features: readonly Feature[] = [
     id: '66c82cfd-1b04-4a2d-a7d5-73e15c2ce858',
     name: 'Business card program',
     slug: 'business-card-program',
-    description: 'A business may be issued corporate cards. Enabled when the universal KYB decision is APPROVED: the profile (POST /ukyb), the documents (POST /ukyb/documents), and every declared owner verified as a person.',
+    description:
+      'A business may be issued corporate cards. Enabled when the universal KYB decision is ' +
+      'APPROVED: the profile (POST /ukyb), the documents (POST /ukyb/documents), and every ' +
+      'declared owner verified as a person.',
     requirements: [
       { requirementSlug: 'ukyb-business-profile', requirementLevel: 'REQUIRED' },
       { requirementSlug: 'ukyb-certificate-of-incorporation', requirementLevel: 'REQUIRED' },

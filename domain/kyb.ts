@@ -74,9 +74,15 @@ export const kybBusiness = z
     address,
     incorporationDate: day.refine((d) => d <= today(), 'must not be in the future').optional(),
     taxNumber: text(1, 100).optional(),
-    website: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2048, 'at most 2048 characters').optional(),
+    website: z
+      .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+      .max(2048, 'at most 2048 characters')
+      .optional(),
     email: z.email({ message: 'must be an email address' }).max(254, 'at most 254 characters').optional(),
-    phone: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 phone number (+ and 7 to 15 digits)').optional(),
+    phone: z
+      .string()
+      .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 phone number (+ and 7 to 15 digits)')
+      .optional(),
   })
   .strict();
 export type KybBusiness = z.infer<typeof kybBusiness>;
@@ -84,7 +90,7 @@ export type KybBusiness = z.infer<typeof kybBusiness>;
 /** One declared owner (an adult). */
 export const kybOwner = z
   .object({
-    externalId: text(1, 255).meta({ description: "Your reference for the person: reuses your INDIVIDUAL entity with this externalId, or creates one" }),
+    externalId: text(1, 255).meta({ description: 'Your reference for the person: reuses your INDIVIDUAL entity with this externalId, or creates one' }),
     firstName: text(1, 100),
     lastName: text(1, 100),
     dob: day.superRefine((dob, ctx) => {
@@ -110,11 +116,16 @@ export const kybOwners = z
   .superRefine((owners, ctx) => {
     const seen = new Set<string>();
     for (const [i, o] of owners.entries()) {
-      if (seen.has(o.externalId)) ctx.addIssue({ code: 'custom', path: [i, 'externalId'], message: 'the same externalId is listed twice; list each owner once' });
+      if (seen.has(o.externalId))
+        ctx.addIssue({ code: 'custom', path: [i, 'externalId'], message: 'the same externalId is listed twice; list each owner once' });
       seen.add(o.externalId);
     }
     const total = owners.reduce((s, o) => s + o.ownershipPercentage, 0);
-    if (total > 100 + 1e-9) ctx.addIssue({ code: 'custom', message: `ownershipPercentage adds up to ${total}, more than 100; correct the owners' shares so they add up to 100 or less` });
+    if (total > 100 + 1e-9)
+      ctx.addIssue({
+        code: 'custom',
+        message: `ownershipPercentage adds up to ${total}, more than 100; correct the owners' shares so they add up to 100 or less`,
+      });
   });
 
 const entityId = z.uuid({ message: 'entityId must be a UUID' }).meta({ description: 'A BUSINESS entity of yours' });
@@ -179,8 +190,14 @@ function settleKyb(owners: readonly OwnerDecision[], documentsMissing: readonly 
   if (rejectedOwners > 0) labels.unshift('UBO_REJECTED');
   if (undecided.length > 0) {
     labels.push('UBO_VERIFICATION_INCOMPLETE');
-    const within = deadlineSeconds === undefined ? '' : ` within ${Number.isInteger(deadlineSeconds / 86_400) ? `${deadlineSeconds / 86_400} days` : `${deadlineSeconds} seconds`}`;
-    comments.push(`${undecided.length} owner${undecided.length === 1 ? ' was' : 's were'} not verified${within} (${undecided.map((o) => o.externalId ?? o.entityId).join(', ')})`);
+    const within =
+      deadlineSeconds === undefined
+        ? ''
+        : ` within ${Number.isInteger(deadlineSeconds / 86_400) ? `${deadlineSeconds / 86_400} days` : `${deadlineSeconds} seconds`}`;
+    comments.push(
+      `${undecided.length} owner${undecided.length === 1 ? ' was' : 's were'} not verified` +
+        `${within} (${undecided.map((o) => o.externalId ?? o.entityId).join(', ')})`,
+    );
   }
   if (documentsMissing.length > 0) {
     labels.push('DOCUMENTS_INCOMPLETE');
@@ -207,7 +224,15 @@ const KYB_MESSAGES: Record<Decision['status'], string> = {
 export function kybEvent(input: { eventId: string; entityId: string; submissionId: string; timestamp: string; decision: KybDecision }) {
   const d = input.decision;
   const data = decisionData(
-    { eventId: input.eventId, message: KYB_MESSAGES[d.status], entityId: input.entityId, submissionId: input.submissionId, timestamp: input.timestamp, status: d.status, ubos: d.owners },
+    {
+      eventId: input.eventId,
+      message: KYB_MESSAGES[d.status],
+      entityId: input.entityId,
+      submissionId: input.submissionId,
+      timestamp: input.timestamp,
+      status: d.status,
+      ubos: d.owners,
+    },
     d,
   );
   return { ...KYB_EVENT, data };

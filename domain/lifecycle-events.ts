@@ -13,7 +13,9 @@ export const REMINDER_EVENT = { eventName: 'action_required_reminder', eventType
 export const NEW_FEATURE_EVENT = { eventName: 'feature_catalog_updated', eventType: 'new_feature' } as const;
 
 /** Every path a verification can take: a person's three, and a business's. */
-export const VERIFICATION_PATHS = ['token-sharing', 'hosted-sdk', 'universal-kyc', 'universal-kyb'] as const satisfies readonly (VerificationPath | 'universal-kyb')[];
+export const VERIFICATION_PATHS = ['token-sharing', 'hosted-sdk', 'universal-kyc', 'universal-kyb'] as const satisfies readonly (
+  VerificationPath | 'universal-kyb'
+)[];
 export type AnyVerificationPath = (typeof VERIFICATION_PATHS)[number];
 
 /**
@@ -42,13 +44,18 @@ const STAGE_MESSAGES: Record<VerificationStage, string> = {
   WAITING_FOR_DOCUMENTS: "The verification is waiting for the person's identity document: upload it (ukyc-id-document).",
   IN_REVIEW: 'Everything needed has arrived; the verification is being decided.',
   DECIDED: 'The verification was decided; the outcome is in its account_status_change (a person) or kyb_status_change (a business) event.',
-  FAILED: "The verification ended without a decision: the shared record failed (its category and what to do are in the batch's summary.errors or the sync import's answer).",
+  FAILED:
+    'The verification ended without a decision: the shared record failed (its category and what' +
+    " to do are in the batch's summary.errors or the sync import's answer).",
   SUPERSEDED: 'The submission was replaced by a change to the KYB profile; submit again (POST /ukyb/submit) for a decision.',
 };
 
 function stageMessage(ref: VerificationRef, stage: VerificationStage): string {
   if (stage !== 'WAITING_FOR_PERSON') return STAGE_MESSAGES[stage];
-  return STAGE_MESSAGES[stage] + (ref.path === 'hosted-sdk' ? 'the person completes the hosted SDK flow.' : 'every declared owner is to be decided (verified by any person path).');
+  return (
+    STAGE_MESSAGES[stage] +
+    (ref.path === 'hosted-sdk' ? 'the person completes the hosted SDK flow.' : 'every declared owner is to be decided (verified by any person path).')
+  );
 }
 
 /** The source keys naming a submission's verification: its decision's event, and its stages'. */
@@ -96,11 +103,21 @@ export const REMINDER_SUBJECTS = ['universal-kyc-document', 'kyb-owners'] as con
 export type ReminderSubject = (typeof REMINDER_SUBJECTS)[number];
 
 const REMINDER_MESSAGES: Record<ReminderSubject, (deadlineAt: string) => string> = {
-  'universal-kyc-document': (at) => `The universal KYC submission still has no identity document: upload it (ukyc-id-document) before ${at}, or the submission is decided as incomplete.`,
-  'kyb-owners': (at) => `Declared owners of the business (waitingFor) have no decision yet: verify each (any person path) before ${at}, or the submission is decided as it stands.`,
+  'universal-kyc-document': (at) =>
+    `The universal KYC submission still has no identity document: upload it (ukyc-id-document) before ${at}, or the submission is decided as incomplete.`,
+  'kyb-owners': (at) =>
+    `Declared owners of the business (waitingFor) have no decision yet: verify each (any person path) before ${at}, or the submission is decided as it stands.`,
 };
 
-export function reminderEvent(input: { eventId: string; entityId: string; timestamp: string; subject: ReminderSubject; submissionId: string; deadlineAt: string; waitingFor: string[] }) {
+export function reminderEvent(input: {
+  eventId: string;
+  entityId: string;
+  timestamp: string;
+  subject: ReminderSubject;
+  submissionId: string;
+  deadlineAt: string;
+  waitingFor: string[];
+}) {
   return {
     ...REMINDER_EVENT,
     data: {

@@ -32,5 +32,10 @@ export type MemberDeclaration = z.infer<typeof memberDeclaration>;
 
 /** The optional `memberId` query of the person endpoints (SDK token, signed payload, uploads). */
 export const memberIdQuery = z
-  .object({ memberId: z.uuid({ message: 'memberId must be a UUID' }).optional().meta({ description: 'A declared member (kyb-ubo-declaration) of the BUSINESS entity in the path: the person' }) })
+  .object({
+    memberId: z
+      .uuid({ message: 'memberId must be a UUID' })
+      .optional()
+      .meta({ description: 'A declared member (kyb-ubo-declaration) of the BUSINESS entity in the path: the person' }),
+  })
   .strict();

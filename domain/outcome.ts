@@ -18,7 +18,11 @@ export type Outcome<T> = { readonly ok: true; readonly value: T } | Refusal;
 
 export const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
 
-export const refuse = (error: ErrorName, message: string, options: { parameter?: string; extra?: Record<string, unknown>; retryAfterSeconds?: number } = {}): Refusal => ({
+export const refuse = (
+  error: ErrorName,
+  message: string,
+  options: { parameter?: string; extra?: Record<string, unknown>; retryAfterSeconds?: number } = {},
+): Refusal => ({
   ok: false,
   error,
   message,

@@ -50,7 +50,9 @@ export function offsetOf({ page, limit }: Page): number {
  */
 export const optionalPaginationQuery = z
   .object({
-    page: pageParam.optional().meta({ type: 'integer', minimum: 1, maximum: 999_999_999, description: 'Without page and limit: the whole list (as in v1.0.1)' }),
+    page: pageParam
+      .optional()
+      .meta({ type: 'integer', minimum: 1, maximum: 999_999_999, description: 'Without page and limit: the whole list (as in v1.0.1)' }),
     limit: limitParam.optional().meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: `Default ${DEFAULT_LIMIT} when page is given` }),
   })
   .strict();

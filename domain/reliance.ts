@@ -7,7 +7,10 @@
  * The checks another provider ran, where the data says (universal KYC: the client's provider result
  * and liveness). A shared applicant was approved by its donor, so token sharing has none.
  */
-export type VerificationChecks = { provider: 'APPROVED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED'; liveness: 'APPROVED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED' };
+export type VerificationChecks = {
+  provider: 'APPROVED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED';
+  liveness: 'APPROVED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED';
+};
 
 /** What the decision reads of a shared applicant (the provider's applicant has at least this). */
 export type SharedIdentity = {
@@ -17,9 +20,7 @@ export type SharedIdentity = {
   checks?: VerificationChecks;
 };
 
-export type Decision =
-  | { status: 'APPROVED' }
-  | { status: 'REJECTED'; rejectLabels: string[]; reviewRejectType: 'RETRY' | 'FINAL'; moderationComment: string };
+export type Decision = { status: 'APPROVED' } | { status: 'REJECTED'; rejectLabels: string[]; reviewRejectType: 'RETRY' | 'FINAL'; moderationComment: string };
 
 export const MINIMUM_AGE = 18;
 
@@ -27,8 +28,18 @@ export const MINIMUM_AGE = 18;
 const RULES: { label: string; fixable: boolean; comment: string; fails(a: SharedIdentity, today: string): boolean }[] = [
   // We rely on the other provider's verification: its refusal stands, and without one there is nothing to rely on.
   // A WARNING, or liveness not run, is the provider's and the client's call (no level is enforced).
-  { label: 'PROVIDER_REJECTED', fixable: false, comment: "the client's identity provider rejected the person", fails: (a) => a.checks?.provider === 'REJECTED' },
-  { label: 'PROVIDER_CHECK_NOT_EXECUTED', fixable: true, comment: "the client's identity provider did not run its check", fails: (a) => a.checks?.provider === 'NOT_EXECUTED' },
+  {
+    label: 'PROVIDER_REJECTED',
+    fixable: false,
+    comment: "the client's identity provider rejected the person",
+    fails: (a) => a.checks?.provider === 'REJECTED',
+  },
+  {
+    label: 'PROVIDER_CHECK_NOT_EXECUTED',
+    fixable: true,
+    comment: "the client's identity provider did not run its check",
+    fails: (a) => a.checks?.provider === 'NOT_EXECUTED',
+  },
   { label: 'LIVENESS_REJECTED', fixable: false, comment: 'the liveness check failed', fails: (a) => a.checks?.liveness === 'REJECTED' },
   { label: 'MISSING_NAME', fixable: true, comment: 'first or last name is missing', fails: (a) => !a.person.firstName || !a.person.lastName },
   { label: 'MISSING_DATE_OF_BIRTH', fixable: true, comment: 'date of birth is missing', fails: (a) => !a.person.dob || Number.isNaN(Date.parse(a.person.dob)) },

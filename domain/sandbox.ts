@@ -18,7 +18,14 @@ export const sandboxPersonSchema = z
     dob: day.optional(),
     nationality: country.optional(),
     address: z
-      .object({ country, postCode: text(20), street: text(200), town: text(100).optional(), buildingNumber: text(20).optional(), flatNumber: text(20).optional() })
+      .object({
+        country,
+        postCode: text(20),
+        street: text(200),
+        town: text(100).optional(),
+        buildingNumber: text(20).optional(),
+        flatNumber: text(20).optional(),
+      })
       .strict()
       .nullable()
       .optional()
@@ -61,8 +68,12 @@ export function sandboxApplicant(person: SandboxPerson | undefined, entityId: st
       lastName: p.lastName ?? 'Sandbox',
       dob: p.dob ?? addYears(today, -30),
       nationality: p.nationality ?? 'GBR',
-      address: p.address === null ? null : (p.address ?? { country: 'GBR', postCode: 'EC1A 1BB', street: 'Aldersgate Street', town: 'London', buildingNumber: '1' }),
+      address:
+        p.address === null ? null : (p.address ?? { country: 'GBR', postCode: 'EC1A 1BB', street: 'Aldersgate Street', town: 'London', buildingNumber: '1' }),
     },
-    idDocument: p.idDocument === null ? null : (p.idDocument ?? { type: 'PASSPORT', country: 'GBR', number, issuedDate: addYears(today, -2), validUntil: addYears(today, 8) }),
+    idDocument:
+      p.idDocument === null
+        ? null
+        : (p.idDocument ?? { type: 'PASSPORT', country: 'GBR', number, issuedDate: addYears(today, -2), validUntil: addYears(today, 8) }),
   };
 }

@@ -96,7 +96,11 @@ export function signPayload(person: VerifiedPerson, ring: readonly SigningKey[],
 }
 
 /** True when the payload is signed by a key of the ring, unchanged, and not expired at `now`. */
-export function isValidPayload(payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string }, ring: readonly SigningKey[], now: Date): boolean {
+export function isValidPayload(
+  payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string },
+  ring: readonly SigningKey[],
+  now: Date,
+): boolean {
   const expiresAt = Date.parse(payload.expiresAt);
   if (!(expiresAt > now.getTime())) return false;
   const signature = Buffer.from(payload.signature, 'base64');

@@ -61,7 +61,11 @@ export const batchUploadResponse = z.object({
   ignoredColumns: z
     .array(z.string())
     .optional()
-    .meta({ description: 'Present when the header had columns the interface does not name (or a repeat of one): each as `name (column n)`, ignored. A typo in a column name shows here.' }),
+    .meta({
+      description:
+        'Present when the header had columns the interface does not name (or a repeat of one): each' +
+        ' as `name (column n)`, ignored. A typo in a column name shows here.',
+    }),
 });
 export type BatchAccepted = z.input<typeof batchUploadResponse>;
 

@@ -100,7 +100,8 @@ export function canonicalKycSchema(today: string | null) {
         .object({ result, checkedAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional() })
         .strict()
         .superRefine((l, ctx) => {
-          if (l.result !== 'NOT_EXECUTED' && l.checkedAt === undefined) ctx.addIssue({ code: 'custom', path: ['checkedAt'], message: 'is required unless result is NOT_EXECUTED' });
+          if (l.result !== 'NOT_EXECUTED' && l.checkedAt === undefined)
+            ctx.addIssue({ code: 'custom', path: ['checkedAt'], message: 'is required unless result is NOT_EXECUTED' });
         }),
     })
     .strict();
@@ -140,7 +141,8 @@ function readCanonicalKyc(value: string, today: string | null): CanonicalKycChec
   } catch {
     return { ok: false, parameter: 'value', message: 'value is not a JSON object; send the canonical KYC payload as a JSON string' };
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, parameter: 'value', message: 'value must be a JSON object (as a string)' };
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { ok: false, parameter: 'value', message: 'value must be a JSON object (as a string)' };
   const checked = canonicalKycSchema(today).safeParse(parsed);
   if (checked.success) return { ok: true, payload: checked.data };
   const issue = checked.error.issues[0]!;
@@ -163,7 +165,18 @@ export function identityOfCanonical(p: CanonicalKyc): PersonData & { checks: Ver
   const a = p.address;
   return {
     person: { firstName: p.identity.firstName, lastName, dob: p.identity.dob },
-    addresses: [{ country: a.country, postCode: a.postCode, street: a.street, town: a.town ?? null, state: a.state ?? null, subStreet: a.subStreet ?? null, buildingNumber: a.buildingNumber ?? null, flatNumber: a.flatNumber ?? null }],
+    addresses: [
+      {
+        country: a.country,
+        postCode: a.postCode,
+        street: a.street,
+        town: a.town ?? null,
+        state: a.state ?? null,
+        subStreet: a.subStreet ?? null,
+        buildingNumber: a.buildingNumber ?? null,
+        flatNumber: a.flatNumber ?? null,
+      },
+    ],
     documents: p.document.map((d) => ({ type: d.type, number: d.number, validUntil: d.expiryDate ?? null })),
     checks: { provider: p.provider.status, liveness: p.liveness.result },
   };
@@ -183,7 +196,8 @@ export function incompleteSubmission(deadlineSeconds: number): Extract<Decision,
     status: 'REJECTED',
     rejectLabels: ['MISSING_IDENTITY_DOCUMENT_FILE'],
     reviewRejectType: 'RETRY',
-    moderationComment: `No identity document file (${ID_DOCUMENT_SLUG}) was uploaded within ${within} of the KYC data; submit the data again and upload the document.`,
+    moderationComment:
+      `No identity document file (${ID_DOCUMENT_SLUG}) was uploaded within ${within} of the KYC ` + `data; submit the data again and upload the document.`,
   };
 }
 
@@ -191,7 +205,16 @@ export function incompleteSubmission(deadlineSeconds: number): Extract<Decision,
 export function cardProcessorTokenInUse(decision: Decision): Decision {
   const comment = 'the card processor public token belongs to another entity';
   if (decision.status === 'APPROVED') {
-    return { status: 'REJECTED', rejectLabels: ['CARD_PROCESSOR_TOKEN_IN_USE'], reviewRejectType: 'RETRY', moderationComment: `The verification data cannot be used: ${comment}.` };
+    return {
+      status: 'REJECTED',
+      rejectLabels: ['CARD_PROCESSOR_TOKEN_IN_USE'],
+      reviewRejectType: 'RETRY',
+      moderationComment: `The verification data cannot be used: ${comment}.`,
+    };
   }
-  return { ...decision, rejectLabels: [...decision.rejectLabels, 'CARD_PROCESSOR_TOKEN_IN_USE'], moderationComment: `${decision.moderationComment} Also, ${comment}.` };
+  return {
+    ...decision,
+    rejectLabels: [...decision.rejectLabels, 'CARD_PROCESSOR_TOKEN_IN_USE'],
+    moderationComment: `${decision.moderationComment} Also, ${comment}.`,
+  };
 }

@@ -25,6 +25,10 @@ export async function acceptedContentType(bytes: Buffer): Promise<string | null>
 /** A file name as kept: the base name only, without control characters, at most 255 characters. */
 export function cleanFileName(name: string | null): string | null {
   if (!name) return null;
-  const base = name.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  const base = name
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim();
   return base ? base.slice(0, 255) : null;
 }

@@ -51,6 +51,8 @@ export function verifiedPersonOf(data: PersonData): VerifiedPerson {
     lastName: data.person.lastName,
     dob: data.person.dob ? data.person.dob.slice(0, 10) : null,
     residentialAddress,
-    idDocument: doc ? { type: doc.type === 'DRIVERS' ? 'DRIVERS_LICENCE' : doc.type, number: doc.number!, validUntil: doc.validUntil ? doc.validUntil.slice(0, 10) : null } : null,
+    idDocument: doc
+      ? { type: doc.type === 'DRIVERS' ? 'DRIVERS_LICENCE' : doc.type, number: doc.number!, validUntil: doc.validUntil ? doc.validUntil.slice(0, 10) : null }
+      : null,
   };
 }

@@ -61,7 +61,8 @@ export const subscriptionBody = z
       .meta({
         format: 'uri',
         pattern: `^https?://${URI_CHARACTER}+$`,
-        description: 'https:// to a host that resolves to public addresses only (http:// and private addresses only where the service allows them for development)',
+        description:
+          'https:// to a host that resolves to public addresses only (http:// and private addresses only where the service allows them for development)',
       }),
   })
   .strict();

@@ -40,7 +40,11 @@ export const isFileKey = (key: string) => /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/[0-9a-
  * tens of milliseconds); says which went and which the store refused (with why), so the caller can
  * record both.
  */
-export async function removeAll(store: FileStore, keys: readonly string[], atOnce = 8): Promise<{ removed: string[]; failed: { key: string; err: unknown }[] }> {
+export async function removeAll(
+  store: FileStore,
+  keys: readonly string[],
+  atOnce = 8,
+): Promise<{ removed: string[]; failed: { key: string; err: unknown }[] }> {
   const removed: string[] = [];
   const failed: { key: string; err: unknown }[] = [];
   let next = 0;

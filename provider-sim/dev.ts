@@ -32,7 +32,12 @@ export async function devSimCredentials(dataDir: string, recipientClientId: stri
   return creds;
 }
 
-export async function startDevProviderSim(options: { dataDir: string; port: number; recipientClientId: string; webhookUrl?: string }): Promise<{ sim: ProviderSim; credentials: DevSimCredentials; samplesCsv: string }> {
+export async function startDevProviderSim(options: {
+  dataDir: string;
+  port: number;
+  recipientClientId: string;
+  webhookUrl?: string;
+}): Promise<{ sim: ProviderSim; credentials: DevSimCredentials; samplesCsv: string }> {
   const credentials = await devSimCredentials(options.dataDir, options.recipientClientId);
   const sim = await startProviderSim({ port: options.port });
   sim.state.addClient({ ...credentials.recipient, webhookUrl: options.webhookUrl ?? null });

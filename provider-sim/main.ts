@@ -4,11 +4,17 @@ import { loadConfig } from '../runtime/config.ts';
 import { startDevProviderSim } from './dev.ts';
 
 const config = loadConfig();
-const { sim, credentials, samplesCsv } = await startDevProviderSim({ dataDir: config.dataDir, port: config.provider.simPort, recipientClientId: config.provider.clientId });
+const { sim, credentials, samplesCsv } = await startDevProviderSim({
+  dataDir: config.dataDir,
+  port: config.provider.simPort,
+  recipientClientId: config.provider.clientId,
+});
 process.stdout.write(
   [
     `Identity-provider simulator (Sumsub API) at ${sim.url}  (Ctrl-C stops it)`,
-    `  recipient (this service): PROVIDER_APP_TOKEN=${credentials.recipient.appToken} PROVIDER_SECRET_KEY=${credentials.recipient.secretKey} PROVIDER_CLIENT_ID=${credentials.recipient.clientId}`,
+    `  recipient (this service): PROVIDER_APP_TOKEN=${credentials.recipient.appToken} ` +
+      `PROVIDER_SECRET_KEY=${credentials.recipient.secretKey} PROVIDER_CLIENT_ID=` +
+      `${credentials.recipient.clientId}`,
     `  donor (kyc-share-token):  SUMSUB_BASE_URL=${sim.url} SUMSUB_APP_TOKEN=${credentials.donor.appToken} SUMSUB_SECRET_KEY=${credentials.donor.secretKey}`,
     `  sample donor applicants:  ${samplesCsv}`,
     '',

@@ -24,7 +24,15 @@ export function scenarioApplicant(scenario: Scenario, now: number, n = 0) {
     country: 'GBR',
     nationality: 'GBR',
     addresses: [{ country: 'GBR', postCode: 'EC1A 1BB', town: 'London', street: 'Aldersgate Street', buildingNumber: String(1 + (n % 200)) }],
-    idDocs: [{ idDocType: 'PASSPORT', country: 'GBR', number: `P${String(100000000 + n).slice(-9)}`, issuedDate: isoDate(now - 800 * day), validUntil: isoDate(now + 2000 * day) }],
+    idDocs: [
+      {
+        idDocType: 'PASSPORT',
+        country: 'GBR',
+        number: `P${String(100000000 + n).slice(-9)}`,
+        issuedDate: isoDate(now - 800 * day),
+        validUntil: isoDate(now + 2000 * day),
+      },
+    ],
   };
   let review = { reviewStatus: 'completed', reviewResult: { reviewAnswer: 'GREEN' } as Record<string, unknown> };
   switch (scenario) {
@@ -37,7 +45,15 @@ export function scenarioApplicant(scenario: Scenario, now: number, n = 0) {
       info.dob = yearsAgo(now, 16);
       break;
     case 'expired-document':
-      info.idDocs = [{ idDocType: 'PASSPORT', country: 'GBR', number: `P${String(200000000 + n).slice(-9)}`, issuedDate: isoDate(now - 3700 * day), validUntil: isoDate(now - 30 * day) }];
+      info.idDocs = [
+        {
+          idDocType: 'PASSPORT',
+          country: 'GBR',
+          number: `P${String(200000000 + n).slice(-9)}`,
+          issuedDate: isoDate(now - 3700 * day),
+          validUntil: isoDate(now - 30 * day),
+        },
+      ];
       break;
     case 'missing-document':
       delete info.idDocs;

@@ -86,7 +86,14 @@ export function createProviderSim(state = new SimState()) {
     if (state.findByExternalUserId(client!.clientId, json.externalUserId)) {
       return err(409, `Applicant with external user id '${json.externalUserId}' already exists`);
     }
-    const a = state.addApplicant({ clientId: client!.clientId, externalUserId: json.externalUserId, levelName, info: json.info ?? {}, fixedInfo: json.fixedInfo ?? {}, review: null });
+    const a = state.addApplicant({
+      clientId: client!.clientId,
+      externalUserId: json.externalUserId,
+      levelName,
+      info: json.info ?? {},
+      fixedInfo: json.fixedInfo ?? {},
+      review: null,
+    });
     return { status: 200, body: applicantJson(a) };
   });
 
@@ -114,7 +121,13 @@ export function createProviderSim(state = new SimState()) {
       if (json.moderationComment) result.moderationComment = json.moderationComment;
     }
     // each review of an applicant is a new round with its own id, as at Sumsub
-    a.review = { reviewStatus: 'completed', reviewResult: result, reviewId: randomUUID().slice(0, 8), attemptCnt: (a.review?.attemptCnt ?? 0) + 1, reviewDate: new Date(state.now()).toISOString() };
+    a.review = {
+      reviewStatus: 'completed',
+      reviewResult: result,
+      reviewId: randomUUID().slice(0, 8),
+      attemptCnt: (a.review?.attemptCnt ?? 0) + 1,
+      reviewDate: new Date(state.now()).toISOString(),
+    };
     void sendWebhook(client!, a, 'applicantReviewed');
     return { status: 200, body: { ok: 1 } };
   });
@@ -131,7 +144,8 @@ export function createProviderSim(state = new SimState()) {
     } catch {
       metadata = undefined;
     }
-    if (!metadata || typeof metadata.idDocType !== 'string' || typeof metadata.country !== 'string') return err(400, 'metadata with idDocType and country is required');
+    if (!metadata || typeof metadata.idDocType !== 'string' || typeof metadata.country !== 'string')
+      return err(400, 'metadata with idDocType and country is required');
     const docs: Record<string, unknown>[] = Array.isArray(a.info.idDocs) ? (a.info.idDocs as Record<string, unknown>[]) : [];
     const same = docs.find((d) => d.idDocType === metadata.idDocType && d.country === metadata.country);
     if (same) Object.assign(same, metadata);
@@ -151,49 +165,56 @@ export function createProviderSim(state = new SimState()) {
     return { status: 200, body: { token: t.token, forClientId: t.forClientId } };
   });
 
-  const importHandler = (withLevel: boolean): Handler => ({ client, query }) => {
-    const raw = query.get('shareToken') ?? '';
-    const stats = state.importStats(raw);
-    stats.attempts++;
-    if (state.stats.importTimes.length < 100_000) state.stats.importTimes.push(state.now());
-    const t = state.shareTokens.get(raw);
-    const at = new Date(state.now()).toUTCString();
-    if (!t) return err(401, `Token is invalid: Token ${raw.slice(0, 40)} is malformed or unknown [source: null]`);
-    if (t.forClientId !== client!.clientId) return err(401, `Token is invalid: Token ${t.jti} was not issued for this client`);
-    if (t.usedAt !== null) return err(401, `Token is invalid: Token ${t.jti} was already used at ${new Date(t.usedAt).toUTCString()}`);
-    if (state.now() > t.createdAt + t.ttlInSecs * 1000) {
-      return err(401, `Token is invalid: Token ${t.jti} is invalid now: created at ${new Date(t.createdAt).toUTCString()} with ttl ${t.ttlInSecs} but accessed at ${at} [source: null]`);
-    }
-    const levelName = (withLevel && query.get('levelName')) || client!.defaultLevel;
-    const wantedExternalUserId = query.get('externalUserId');
-    if (wantedExternalUserId && state.findByExternalUserId(client!.clientId, wantedExternalUserId)) {
-      return err(409, `Applicant with external user id '${wantedExternalUserId}' already exists`);
-    }
-    if (!client!.levels.includes(levelName)) {
-      return err(400, `Level '${levelName}' not found`, { errorCode: 10501, errorName: 'reusable-kyc-level-not-found' });
-    }
-    const donor = state.applicants.get(t.applicantId)!;
-    if (donor.review?.reviewStatus !== 'completed') {
-      return err(400, `Not Reusable KYC for level: ${levelName}`, { errorCode: 10513, errorName: 'reusable-kyc-not-compatible-doc-type' });
-    }
-    if (donor.review.reviewResult?.reviewAnswer !== 'GREEN') {
-      return err(400, 'Applicant is not approved in the donor account', { errorCode: 10514, errorName: 'reusable-kyc-applicant-not-approved' });
-    }
-    t.usedAt = state.now();
-    const copy = state.addApplicant({
-      clientId: client!.clientId,
-      externalUserId: wantedExternalUserId || `copy-${randomUUID()}`,
-      levelName,
-      info: structuredClone(donor.info),
-      fixedInfo: structuredClone(donor.fixedInfo),
-      review: structuredClone(donor.review),
-      importedWith: t.token,
-    });
-    stats.succeeded++;
-    stats.applicantId = copy.id;
-    void sendWebhook(client!, copy, 'applicantReviewed', { reuseScope: 'reusableIdentity' });
-    return { status: 200, body: applicantJson(copy) };
-  };
+  const importHandler =
+    (withLevel: boolean): Handler =>
+    ({ client, query }) => {
+      const raw = query.get('shareToken') ?? '';
+      const stats = state.importStats(raw);
+      stats.attempts++;
+      if (state.stats.importTimes.length < 100_000) state.stats.importTimes.push(state.now());
+      const t = state.shareTokens.get(raw);
+      const at = new Date(state.now()).toUTCString();
+      if (!t) return err(401, `Token is invalid: Token ${raw.slice(0, 40)} is malformed or unknown [source: null]`);
+      if (t.forClientId !== client!.clientId) return err(401, `Token is invalid: Token ${t.jti} was not issued for this client`);
+      if (t.usedAt !== null) return err(401, `Token is invalid: Token ${t.jti} was already used at ${new Date(t.usedAt).toUTCString()}`);
+      if (state.now() > t.createdAt + t.ttlInSecs * 1000) {
+        return err(
+          401,
+          `Token is invalid: Token ${t.jti} is invalid now: created at ` +
+            `${new Date(t.createdAt).toUTCString()} with ttl ${t.ttlInSecs} but accessed at ${at} ` +
+            `[source: null]`,
+        );
+      }
+      const levelName = (withLevel && query.get('levelName')) || client!.defaultLevel;
+      const wantedExternalUserId = query.get('externalUserId');
+      if (wantedExternalUserId && state.findByExternalUserId(client!.clientId, wantedExternalUserId)) {
+        return err(409, `Applicant with external user id '${wantedExternalUserId}' already exists`);
+      }
+      if (!client!.levels.includes(levelName)) {
+        return err(400, `Level '${levelName}' not found`, { errorCode: 10501, errorName: 'reusable-kyc-level-not-found' });
+      }
+      const donor = state.applicants.get(t.applicantId)!;
+      if (donor.review?.reviewStatus !== 'completed') {
+        return err(400, `Not Reusable KYC for level: ${levelName}`, { errorCode: 10513, errorName: 'reusable-kyc-not-compatible-doc-type' });
+      }
+      if (donor.review.reviewResult?.reviewAnswer !== 'GREEN') {
+        return err(400, 'Applicant is not approved in the donor account', { errorCode: 10514, errorName: 'reusable-kyc-applicant-not-approved' });
+      }
+      t.usedAt = state.now();
+      const copy = state.addApplicant({
+        clientId: client!.clientId,
+        externalUserId: wantedExternalUserId || `copy-${randomUUID()}`,
+        levelName,
+        info: structuredClone(donor.info),
+        fixedInfo: structuredClone(donor.fixedInfo),
+        review: structuredClone(donor.review),
+        importedWith: t.token,
+      });
+      stats.succeeded++;
+      stats.applicantId = copy.id;
+      void sendWebhook(client!, copy, 'applicantReviewed', { reuseScope: 'reusableIdentity' });
+      return { status: 200, body: applicantJson(copy) };
+    };
   on(api, 'POST', /^\/resources\/api\/reusableIdentity\/reuse$/, importHandler(true));
   on(api, 'POST', /^\/resources\/applicants\/-\/import$/, importHandler(false));
 
@@ -228,7 +249,12 @@ export function createProviderSim(state = new SimState()) {
     if (!state.clients.has(json?.clientId)) return err(404, `no client ${json?.clientId}`);
     const count = Number(json.count ?? 1);
     const made = Array.from({ length: count }, (_, i) =>
-      state.addScenarioApplicant(json.clientId, scenario, count === 1 && json.externalUserId ? json.externalUserId : `${json.externalUserIdPrefix ?? 'applicant'}-${randomUUID()}`, i),
+      state.addScenarioApplicant(
+        json.clientId,
+        scenario,
+        count === 1 && json.externalUserId ? json.externalUserId : `${json.externalUserIdPrefix ?? 'applicant'}-${randomUUID()}`,
+        i,
+      ),
     );
     return { status: 201, body: made.map((a) => ({ id: a.id, externalUserId: a.externalUserId, scenario })) };
   });
@@ -253,10 +279,12 @@ export function createProviderSim(state = new SimState()) {
     const token = req.headers['x-app-token'];
     const ts = req.headers['x-app-access-ts'];
     const sig = req.headers['x-app-access-sig'];
-    if (typeof token !== 'string' || typeof ts !== 'string' || typeof sig !== 'string') return err(401, 'App token, timestamp and signature headers are required');
+    if (typeof token !== 'string' || typeof ts !== 'string' || typeof sig !== 'string')
+      return err(401, 'App token, timestamp and signature headers are required');
     const client = state.byAppToken.get(token);
     if (!client) return err(401, 'App token is not valid');
-    if (!/^\d+$/.test(ts) || Math.abs(Date.now() / 1000 - Number(ts)) > SIGNATURE_TOLERANCE_S) return err(401, 'Request timestamp is too far from the current time');
+    if (!/^\d+$/.test(ts) || Math.abs(Date.now() / 1000 - Number(ts)) > SIGNATURE_TOLERANCE_S)
+      return err(401, 'Request timestamp is too far from the current time');
     if (!hexEqual(signRequest(client.secretKey, ts, req.method!, path, raw), sig)) return err(401, 'Request signature mismatch');
     return client;
   }
@@ -319,7 +347,10 @@ export function createProviderSim(state = new SimState()) {
       }
     }
     if (!found) return send(res, err(404, `No such endpoint: ${req.method} ${url.pathname}`));
-    return send(res, await found[2]({ method: req.method!, path: url.pathname, query: url.searchParams, raw, json, client, match: url.pathname.match(found[1])! }));
+    return send(
+      res,
+      await found[2]({ method: req.method!, path: url.pathname, query: url.searchParams, raw, json, client, match: url.pathname.match(found[1])! }),
+    );
   }
 
   function send(res: ServerResponse, r: Res) {

@@ -28,7 +28,16 @@ export type SimApplicant = {
   importedWith: string | null;
 };
 
-export type ShareToken = { token: string; jti: string; applicantId: string; donorClientId: string; forClientId: string; createdAt: number; ttlInSecs: number; usedAt: number | null };
+export type ShareToken = {
+  token: string;
+  jti: string;
+  applicantId: string;
+  donorClientId: string;
+  forClientId: string;
+  createdAt: number;
+  ttlInSecs: number;
+  usedAt: number | null;
+};
 
 export type Faults = {
   /** Added to every matching response. */
@@ -98,7 +107,10 @@ export class SimState {
     return client;
   }
 
-  updateClient(clientId: string, patch: Partial<Pick<SimClient, 'levels' | 'defaultLevel' | 'webhookUrl' | 'webhookSecret'>> & { limits?: Partial<Limits> }): SimClient {
+  updateClient(
+    clientId: string,
+    patch: Partial<Pick<SimClient, 'levels' | 'defaultLevel' | 'webhookUrl' | 'webhookSecret'>> & { limits?: Partial<Limits> },
+  ): SimClient {
     const client = this.clients.get(clientId);
     if (!client) throw new Error(`no client ${clientId}`);
     Object.assign(client, { ...patch, limits: { ...client.limits, ...patch.limits } });

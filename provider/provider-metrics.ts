@@ -3,7 +3,11 @@
 // classified failure: `token_invalid`, `rate_limited`, `unavailable`, …).
 import { Counter, Histogram } from 'prom-client';
 
-const calls = new Counter({ name: 'vouch_provider_calls_total', help: 'Requests to the identity provider, by operation and outcome', labelNames: ['operation', 'outcome'] as const });
+const calls = new Counter({
+  name: 'vouch_provider_calls_total',
+  help: 'Requests to the identity provider, by operation and outcome',
+  labelNames: ['operation', 'outcome'] as const,
+});
 const latency = new Histogram({
   name: 'vouch_provider_call_duration_seconds',
   help: 'Latency of requests to the identity provider, by operation and outcome',

@@ -15,7 +15,16 @@ export type ProviderApplicant = {
     nationality: string | null;
     country: string | null;
   };
-  addresses: { country: string | null; postCode: string | null; town: string | null; street: string | null; state: string | null; buildingNumber: string | null; flatNumber: string | null; subStreet: string | null }[];
+  addresses: {
+    country: string | null;
+    postCode: string | null;
+    town: string | null;
+    street: string | null;
+    state: string | null;
+    buildingNumber: string | null;
+    flatNumber: string | null;
+    subStreet: string | null;
+  }[];
   documents: { type: string; country: string | null; number: string | null; issuedDate: string | null; validUntil: string | null }[];
   review: {
     /** The review round (Sumsub's review.reviewId): a new review of the same applicant has another. */
@@ -53,7 +62,15 @@ export type SandboxReview = { reviewAnswer: 'GREEN' | 'RED'; rejectLabels?: stri
 export const PROVIDER_REQUEST_TIMEOUT_MS = 10_000;
 
 /** The methods that send a request (all but verifyWebhook and name): what the fleet-wide pace spaces. */
-export const PROVIDER_REQUEST_METHODS = ['importApplicant', 'getApplicant', 'findApplicantByExternalUserId', 'createSdkToken', 'createApplicant', 'addIdDocument', 'completeSandboxReview'] as const;
+export const PROVIDER_REQUEST_METHODS = [
+  'importApplicant',
+  'getApplicant',
+  'findApplicantByExternalUserId',
+  'createSdkToken',
+  'createApplicant',
+  'addIdDocument',
+  'completeSandboxReview',
+] as const;
 
 export interface IdentityProvider {
   /** The provider's identifier, as in `X-Provider` and `provider.name`. */
@@ -66,7 +83,10 @@ export interface IdentityProvider {
   findApplicantByExternalUserId(externalUserId: string): Promise<ProviderApplicant | null>;
   /** Mints an access token for the provider's hosted SDK. One request. */
   createSdkToken(input: { userId: string; levelName: string; ttlInSecs?: number }): Promise<{ token: string; userId: string }>;
-  /** Creates an applicant with the person's data, as the provider's SDK does for the end user. One request; an existing externalUserId fails with status 409. */
+  /**
+   * Creates an applicant with the person's data, as the provider's SDK does for the end user. One
+   * request; an existing externalUserId fails with status 409.
+   */
   createApplicant(input: { externalUserId: string; levelName: string; person: ApplicantPerson }): Promise<ProviderApplicant>;
   /** Adds an identity document's data to an applicant (merged by type and country). One request. */
   addIdDocument(applicantId: string, document: ApplicantDocument): Promise<void>;

@@ -16,7 +16,12 @@ export type VouchEvent = { eventName: string; eventType: string; data: { eventId
 
 const MAX_BODY = 1024 * 1024;
 
-export function createWebhookReceiver(options: { publicKeys: string[]; standardKeys?: string[]; onEvent(event: VouchEvent): void | Promise<void>; seenLimit?: number }): Server {
+export function createWebhookReceiver(options: {
+  publicKeys: string[];
+  standardKeys?: string[];
+  onEvent(event: VouchEvent): void | Promise<void>;
+  seenLimit?: number;
+}): Server {
   const seen = new Set<string>();
   const remember = (id: string) => {
     seen.add(id);
@@ -58,7 +63,9 @@ if (import.meta.main) {
     publicKeys: keys.map((k) => k.publicKeyPem),
     standardKeys: standardWebhooks.keys.map((k) => k.publicKey),
     onEvent: (e) => {
-      const why = Array.isArray(e.data.rejectLabels) ? ` ${e.data.rejectLabels.join(',')} (${String(e.data.reviewRejectType)}): ${String(e.data.moderationComment ?? '')}` : '';
+      const why = Array.isArray(e.data.rejectLabels)
+        ? ` ${e.data.rejectLabels.join(',')} (${String(e.data.reviewRejectType)}): ${String(e.data.moderationComment ?? '')}`
+        : '';
       console.log(`${e.eventName} ${e.data.status} entity ${e.data.entityId} (event ${e.data.eventId})${why}`);
     },
   }).listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${port}/ with ${keys.length} public keys`));

@@ -4,9 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_KYB_DEADLINE_SECONDS } from '../domain/kyb.ts';
 import { DEFAULT_UKYC_DEADLINE_SECONDS } from '../domain/universal-kyc.ts';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
@@ -56,16 +54,10 @@ export const SETTINGS = {
   TEMPORAL_NAMESPACE: setting(z.string().default('default'), 'Temporal namespace'),
   TEMPORAL_API_KEY: setting(z.string().optional(), 'Temporal Cloud credentials; TLS is on when an API key is set'),
   TEMPORAL_TLS: sameRow(bool.default(false)),
-  TEMPORAL_TLS_CLIENT_CERT_PATH: setting(
-    z.string().optional(),
-    'mTLS: PEM files of our client certificate and its key (both or neither; TLS is on when set)',
-  ),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: setting(z.string().optional(), 'mTLS: PEM files of our client certificate and its key (both or neither; TLS is on when set)'),
   TEMPORAL_TLS_CLIENT_KEY_PATH: sameRow(z.string().optional()),
   TEMPORAL_TLS_SERVER_CA_CERT_PATH: setting(z.string().optional(), "PEM file of the CA that signed the cluster's certificate (a private CA)"),
-  TEMPORAL_TLS_SERVER_NAME: setting(
-    z.string().optional(),
-    "the name the cluster's certificate carries, when it is not the host of `TEMPORAL_ADDRESS`",
-  ),
+  TEMPORAL_TLS_SERVER_NAME: setting(z.string().optional(), "the name the cluster's certificate carries, when it is not the host of `TEMPORAL_ADDRESS`"),
   TEMPORAL_DEV_PORT: setting(port.default(7233), 'ports of the dev server `npm start` runs'),
   TEMPORAL_UI_PORT: sameRow(port.default(8233)),
   TEMPORAL_CLI: setting(z.string().optional(), 'path of the `temporal` binary', { default: 'found on `PATH` or in `.tools/venv`' }),
@@ -161,11 +153,9 @@ export const SETTINGS = {
   TEMPORAL_CORE_METRICS_PORT: setting(port.default(0), 'where the Temporal SDK core exports its metrics for `/metrics` to read', {
     note: 'a free loopback port',
   }),
-  KYB_SUBMISSION_DEADLINE_SECONDS: setting(
-    positiveInt.default(DEFAULT_KYB_DEADLINE_SECONDS),
-    "how long a KYB submission waits for its owners' KYC decisions",
-    { note: '30 days' },
-  ),
+  KYB_SUBMISSION_DEADLINE_SECONDS: setting(positiveInt.default(DEFAULT_KYB_DEADLINE_SECONDS), "how long a KYB submission waits for its owners' KYC decisions", {
+    note: '30 days',
+  }),
   UPLOAD_MAX_FILE_BYTES: setting(positiveInt.default(10 * 1024 * 1024), 'per file, and files per upload request'),
   UPLOAD_MAX_FILES: sameRow(positiveInt.max(50).default(10)),
   UPLOADS_PER_PROCESS: setting(
@@ -203,9 +193,7 @@ export type Config = ReturnType<typeof loadConfig>;
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
-  const parsed = envSchema.safeParse(
-    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
-  );
+  const parsed = envSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);

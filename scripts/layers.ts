@@ -2,9 +2,21 @@
 import { createRequire } from 'node:module';
 
 type Layer = { path: string; holds: string; may: string[]; typesFrom?: string[] };
-const { LAYERS, TOOLING } = (createRequire(import.meta.url)('../dependency-cruiser.config.cjs') as { layers: { LAYERS: Record<string, Layer>; TOOLING: { path: string; holds: string } } }).layers;
+const { LAYERS, TOOLING } = (
+  createRequire(import.meta.url)('../dependency-cruiser.config.cjs') as { layers: { LAYERS: Record<string, Layer>; TOOLING: { path: string; holds: string } } }
+).layers;
 
-const where = (path: string) => path.replace(/^\^/, '').replace(/\\\./g, '.').replace(/\$$/, '').replace(/^\((.*)\)\/$/, (_, alt: string) => alt.split('|').map((a) => `${a}/`).join(', '));
+const where = (path: string) =>
+  path
+    .replace(/^\^/, '')
+    .replace(/\\\./g, '.')
+    .replace(/\$$/, '')
+    .replace(/^\((.*)\)\/$/, (_, alt: string) =>
+      alt
+        .split('|')
+        .map((a) => `${a}/`)
+        .join(', '),
+    );
 
 /** The README's layer table: each layer, where it lives, what it holds, what it may import. */
 export function layerTableMarkdown(): string {

@@ -53,7 +53,18 @@ const only = new Set(process.argv.slice(2));
 async function save(name: string, handle: WorkflowHandle, runId?: string) {
   if (only.size > 0 && !only.has(name)) return;
   // decoded through our codec endpoint: the fixtures must replay without the sandbox's payload key
-  const args = ['workflow', 'show', '--address', temporal.address, '--workflow-id', handle.workflowId, '--output', 'json', '--codec-endpoint', `${stack.url}/codec`];
+  const args = [
+    'workflow',
+    'show',
+    '--address',
+    temporal.address,
+    '--workflow-id',
+    handle.workflowId,
+    '--output',
+    'json',
+    '--codec-endpoint',
+    `${stack.url}/codec`,
+  ];
   if (runId) args.push('--run-id', runId);
   // not execFileSync: the CLI calls this process's own API (/codec), which must keep answering
   const { stdout: json } = await execFileAsync(requireTemporalCli(), args, { maxBuffer: 64 * 1024 * 1024 });
@@ -65,12 +76,22 @@ try {
   await mkdir(dir, { recursive: true });
   const start = createStarters(stack.temporal, stack.config);
   const { apiKey, businessId } = await stack.newBusiness({ name: 'histories' });
-  await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url });
+  await createSubscription(stack.db, businessId, {
+    notificationChannel: 'WEBHOOK',
+    notificationTypes: ['account_status_change', 'kyb_status_change'],
+    webhookUrl: receiver.url,
+  });
 
   // a batch of mixed outcomes over two pages (continue-as-new), one token used by someone else
   const externalIds = ['h-1', 'h-2', 'h-3', 'h-4', 'h-5'];
   await bulkEntities(stack.db, businessId, externalIds);
-  const tokens = bulkTokens(stack.sim!, 'histories-donor', stack.recipient!.clientId, ['complete', 'missing-address', 'donor-rejected', 'complete', 'complete']);
+  const tokens = bulkTokens(stack.sim!, 'histories-donor', stack.recipient!.clientId, [
+    'complete',
+    'missing-address',
+    'donor-rejected',
+    'complete',
+    'complete',
+  ]);
   stack.sim!.state.shareTokens.get(tokens[3]!)!.usedAt = Date.now();
   const rows = externalIds.map((e, i) => [e, tokens[i]!]);
   rows.push(['no-such-entity', 'x-token']);
@@ -87,7 +108,10 @@ try {
   // sync imports: onboarded, and refused
   await bulkEntities(stack.db, businessId, ['s-1', 's-2']);
   const [ok, refused] = bulkTokens(stack.sim!, 'histories-donor', stack.recipient!.clientId, ['complete', 'donor-rejected']);
-  for (const [name, externalId, shareToken] of [['sync-import-onboarded', 's-1', ok], ['sync-import-refused', 's-2', refused]] as const) {
+  for (const [name, externalId, shareToken] of [
+    ['sync-import-onboarded', 's-1', ok],
+    ['sync-import-refused', 's-2', refused],
+  ] as const) {
     const r = await stack.request('POST', '/entity/kyc/import/sync', { key: apiKey, json: { externalId, shareToken } });
     const requestId = r.body.requestId as string;
     await save(name, stack.temporal.workflow.getHandle(`sync-import-${requestId}`));
@@ -114,11 +138,21 @@ try {
   await save('sandbox-review-played', stack.temporal.workflow.getHandle(sandboxReviewWorkflowId(request!.id)));
 
   // universal KYC: data then an identity document (decided), and data alone (decided as incomplete at its 3 s deadline)
-  for (const [name, withDocument] of [['universal-kyc-decided', true], ['universal-kyc-expired', false]] as const) {
+  for (const [name, withDocument] of [
+    ['universal-kyc-decided', true],
+    ['universal-kyc-expired', false],
+  ] as const) {
     const id = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: name, type: 'INDIVIDUAL' } })).body.id as string;
-    const submitted = await stack.request('POST', `/entity/${id}/requirement`, { key: apiKey, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } });
+    const submitted = await stack.request('POST', `/entity/${id}/requirement`, {
+      key: apiKey,
+      json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
+    });
     if (submitted.status !== 201) throw new Error(submitted.text);
-    if (withDocument) await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, { key: apiKey, form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]) });
+    if (withDocument)
+      await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, {
+        key: apiKey,
+        form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]),
+      });
     const handle = stack.temporal.workflow.getHandle(universalKycWorkflowId(submitted.body.submissionId));
     await handle.result();
     await save(name, handle);
@@ -126,7 +160,8 @@ try {
 
   // a delivery refused once, then delivered by its retry workflow (about 5 s); first, every earlier
   // decision's deliveries are done, so none of them takes the scripted refusal
-  for (let i = 0; i < 300 && (await stack.db.query("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1")).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 300 && (await stack.db.query("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1")).length > 0; i++)
+    await new Promise((r) => setTimeout(r, 100));
   receiver.answer({ status: 503 }, { status: 200 });
   const before = receiver.received.length;
   const eventId = await recordTestEvent(stack.db, businessId, 'histories');
@@ -138,12 +173,18 @@ try {
 
   // universal KYB: a business with one owner, its documents, submitted, the owner verified through the sandbox (decided)
   {
-    const company = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: 'universal-kyb-decided', type: 'BUSINESS' } })).body.id as string;
+    const company = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: 'universal-kyb-decided', type: 'BUSINESS' } })).body
+      .id as string;
     const profile = await stack.request('POST', '/ukyb', {
       key: apiKey,
       json: {
         entityId: company,
-        business: { legalName: 'Histories Ltd', registrationNumber: '1', country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } },
+        business: {
+          legalName: 'Histories Ltd',
+          registrationNumber: '1',
+          country: 'GBR',
+          address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' },
+        },
         ubos: [{ externalId: 'kyb-owner-1', firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 60 }],
       },
     });
@@ -153,11 +194,15 @@ try {
       const form = documentsForm(fields);
       return stack.request('POST', '/ukyb/documents', { key: apiKey, form });
     };
-    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders']) await document({ entityId: company, requirementSlug });
+    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders'])
+      await document({ entityId: company, requirementSlug });
     await document({ entityId: company, memberId: ownerId, documentType: 'PASSPORT' });
     const submitted = await stack.request('POST', '/ukyb/submit', { key: apiKey, json: { entityId: company } });
     if (submitted.status !== 202) throw new Error(submitted.text);
-    const verified = await stack.request('POST', `/sandbox/entity/${company}/kyc/complete?memberId=${ownerId}`, { key: apiKey, json: { reviewAnswer: 'GREEN' } });
+    const verified = await stack.request('POST', `/sandbox/entity/${company}/kyc/complete?memberId=${ownerId}`, {
+      key: apiKey,
+      json: { reviewAnswer: 'GREEN' },
+    });
     if (verified.status !== 202) throw new Error(verified.text);
     const handle = stack.temporal.workflow.getHandle(universalKybWorkflowId(submitted.body.submissionId));
     await handle.result();
@@ -168,7 +213,10 @@ try {
   await start.webhookDispatcher();
   await save('webhook-dispatcher-running', stack.temporal.workflow.getHandle(webhookDispatcherWorkflowId(stack.config.webhooks.taskQueue)));
 
-  const housekeeping = await stack.temporal.workflow.start(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `histories-housekeeping-${Date.now()}` });
+  const housekeeping = await stack.temporal.workflow.start(housekeepingWorkflow, {
+    taskQueue: stack.config.temporal.taskQueue,
+    workflowId: `histories-housekeeping-${Date.now()}`,
+  });
   await housekeeping.result();
   await save('housekeeping', housekeeping);
   say(`saved ${saved.length} histories in ${path.relative(process.cwd(), dir)}: ${saved.join(', ')}`);

@@ -67,21 +67,40 @@ export async function findBatchByContent(q: Queryable, businessId: string, sha25
 /** Stores the batch and all its rows in one transaction (rows inserted 1,000 at a time). */
 export async function createBatch(
   db: Db,
-  input: { businessId: string; provider: string; idempotencyKey: string; contentSha256: string; fileName: string | null; rows: BatchRow[]; ignoredColumns?: string[] },
+  input: {
+    businessId: string;
+    provider: string;
+    idempotencyKey: string;
+    contentSha256: string;
+    fileName: string | null;
+    rows: BatchRow[];
+    ignoredColumns?: string[];
+  },
 ): Promise<Batch> {
   return db.tx(async (q) => {
     const failed = input.rows.filter((x) => x.failure).length;
     const [r] = await q.query(
       `INSERT INTO import_batches (id, business_id, provider, idempotency_key, content_sha256, file_name, total_records, failed_records, ignored_columns)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-      [randomUUID(), input.businessId, input.provider, input.idempotencyKey, input.contentSha256, input.fileName, input.rows.length, failed, input.ignoredColumns ?? []],
+      [
+        randomUUID(),
+        input.businessId,
+        input.provider,
+        input.idempotencyKey,
+        input.contentSha256,
+        input.fileName,
+        input.rows.length,
+        failed,
+        input.ignoredColumns ?? [],
+      ],
     );
     const batch = toBatch(r!);
     // records that fail on their own (domain/batch-csv.ts) are stored failed, not retryable: the run never sees them
     for (let i = 0; i < input.rows.length; i += 1000) {
       const chunk = input.rows.slice(i, i + 1000);
       await q.query(
-        `INSERT INTO import_records (batch_id, row_number, external_id, share_token, applicant_level, card_processor_public_token, status, error_category, error_message, retryable)
+        `INSERT INTO import_records (batch_id, row_number, external_id, share_token, applicant_level, card_processor_public_token,
+                                     status, error_category, error_message, retryable)
          SELECT $1, n, e, t, l, c, CASE WHEN fc IS NULL THEN 'pending' ELSE 'failed' END, fc, fm, CASE WHEN fc IS NULL THEN NULL ELSE false END
            FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS u(n, e, t, l, c, fc, fm)`,
         [
@@ -129,20 +148,28 @@ export async function markBatchCompleted(q: Queryable, batchId: string): Promise
 }
 
 export async function markBatchFailed(q: Queryable, batchId: string, reason: string): Promise<void> {
-  await q.query("UPDATE import_batches SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'in_progress')", [batchId, reason]);
+  await q.query("UPDATE import_batches SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'in_progress')", [
+    batchId,
+    reason,
+  ]);
 }
 
 /** Cancels a batch that has not finished; false when it already had. */
 export async function markBatchCanceled(q: Queryable, businessId: string, batchId: string): Promise<boolean> {
   const rows = await q.query(
-    "UPDATE import_batches SET status = 'canceled', canceled_at = now(), updated_at = now() WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
+    "UPDATE import_batches SET status = 'canceled', canceled_at = now(), updated_at = now() " +
+      "WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
     [batchId, businessId],
   );
   return rows.length === 1;
 }
 
 /** Puts a finished batch's retryable failed rows (and rows never reached) back to pending. */
-export async function requeueRetryableRows(db: Db, businessId: string, batchId: string): Promise<{ requeued: number; run: number } | 'running' | 'not-found' | 'nothing'> {
+export async function requeueRetryableRows(
+  db: Db,
+  businessId: string,
+  batchId: string,
+): Promise<{ requeued: number; run: number } | 'running' | 'not-found' | 'nothing'> {
   return db.tx(async (q) => {
     const [b] = await q.query('SELECT status FROM import_batches WHERE id = $1 AND business_id = $2 FOR UPDATE', [batchId, businessId]);
     if (!b) return 'not-found';
@@ -153,7 +180,9 @@ export async function requeueRetryableRows(db: Db, businessId: string, batchId: 
        WHERE batch_id = $1 AND status = 'failed' AND retryable RETURNING 1`,
       [batchId],
     );
-    await q.query("UPDATE import_records SET entity_id = NULL WHERE batch_id = $1 AND status = 'pending' AND applicant_id IS NULL AND entity_id IS NOT NULL", [batchId]);
+    await q.query("UPDATE import_records SET entity_id = NULL WHERE batch_id = $1 AND status = 'pending' AND applicant_id IS NULL AND entity_id IS NOT NULL", [
+      batchId,
+    ]);
     const [pending] = await q.query<{ n: string }>("SELECT count(*) AS n FROM import_records WHERE batch_id = $1 AND status = 'pending'", [batchId]);
     if (Number(pending?.n ?? 0) === 0) return 'nothing';
     const [b2] = await q.query<{ run: number }>(

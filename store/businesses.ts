@@ -58,9 +58,9 @@ export async function findBusinessByApiKey(db: Queryable, apiKey: string): Promi
 }
 
 export async function revokeApiKey(db: Queryable, businessId: string, keyId: string): Promise<boolean> {
-  const rows = await db.query(
-    'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL RETURNING id',
-    [keyId, businessId],
-  );
+  const rows = await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL RETURNING id', [
+    keyId,
+    businessId,
+  ]);
   return rows.length === 1;
 }

@@ -37,18 +37,31 @@ export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<s
   const d = a.decision;
   const rejected = d.status === 'REJECTED' ? d : null;
   await q.query(
-    `INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref, decision, reject_labels, review_reject_type, moderation_comment)
+    `INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref, decision, reject_labels,
+                               review_reject_type, moderation_comment)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (provider, applicant_id) DO UPDATE SET decision = EXCLUDED.decision, reject_labels = EXCLUDED.reject_labels,
        review_reject_type = EXCLUDED.review_reject_type, moderation_comment = EXCLUDED.moderation_comment, level_name = EXCLUDED.level_name,
        decided_at = now()`,
     [
-      randomUUID(), a.entityId, a.provider, a.applicantId, a.levelName, a.source, a.sourceRef, d.status,
-      JSON.stringify(rejected?.rejectLabels ?? []), rejected?.reviewRejectType ?? null, rejected?.moderationComment ?? null,
+      randomUUID(),
+      a.entityId,
+      a.provider,
+      a.applicantId,
+      a.levelName,
+      a.source,
+      a.sourceRef,
+      d.status,
+      JSON.stringify(rejected?.rejectLabels ?? []),
+      rejected?.reviewRejectType ?? null,
+      rejected?.moderationComment ?? null,
     ],
   );
   const cpt = a.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
-  await q.query(`UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`, a.cardProcessorPublicToken ? [a.entityId, a.provider, a.cardProcessorPublicToken] : [a.entityId, a.provider]);
+  await q.query(
+    `UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`,
+    a.cardProcessorPublicToken ? [a.entityId, a.provider, a.cardProcessorPublicToken] : [a.entityId, a.provider],
+  );
   const changes = onboardingChanges(d, a.entityId, a.now, a.path);
   return announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
 }
@@ -66,12 +79,22 @@ async function announce(
 ): Promise<string> {
   const eventId = await recordEvent(q, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey });
   await recordVerificationStage(q, { businessId: a.businessId, entityId: a.entityId, ref: a.ref, stage: 'DECIDED', key: sourceKey, now: a.now });
-  await setFeatureAccess(q, { businessId: a.businessId, entityId: a.entityId, feature: changes.feature.ref, enabled: changes.feature.enabled, key: sourceKey, now: a.now });
+  await setFeatureAccess(q, {
+    businessId: a.businessId,
+    entityId: a.entityId,
+    feature: changes.feature.ref,
+    enabled: changes.feature.enabled,
+    key: sourceKey,
+    now: a.now,
+  });
   return eventId;
 }
 
 /** Applies a KYB decision to the business entity (verifier, business card program) and records its event once; returns the event's id. */
-export async function applyKybDecision(q: Queryable, a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date }): Promise<string> {
+export async function applyKybDecision(
+  q: Queryable,
+  a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date },
+): Promise<string> {
   await q.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
   const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
   return announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));

@@ -161,8 +161,15 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[]):
       `INSERT INTO webhook_attempts (id, delivery_id, attempt, url, key_id, started_at, latency_ms, http_status, error, succeeded)
        SELECT gen_random_uuid(), * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::bool[])`,
       [
-        col((r) => r.deliveryId), col((r) => r.attempt), col((r) => r.url), col((r) => r.keyId), col((r) => r.startedAt),
-        col((r) => r.latencyMs), col((r) => r.httpStatus), col((r) => r.error), col((r) => r.succeeded),
+        col((r) => r.deliveryId),
+        col((r) => r.attempt),
+        col((r) => r.url),
+        col((r) => r.keyId),
+        col((r) => r.startedAt),
+        col((r) => r.latencyMs),
+        col((r) => r.httpStatus),
+        col((r) => r.error),
+        col((r) => r.succeeded),
       ],
     );
     await q.query(
@@ -182,7 +189,10 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[]):
 /** Cancels pending deliveries (their subscription is gone). */
 export async function cancelDeliveries(q: Queryable, deliveryIds: readonly string[]): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await q.query("UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'pending'", [deliveryIds]);
+  await q.query(
+    "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'pending'",
+    [deliveryIds],
+  );
 }
 
 /**
@@ -203,7 +213,11 @@ export async function overdueWaitingDeliveries(q: Queryable, graceMs: number, li
 const REQUEUE = "status = 'pending', mode = 'dispatcher', next_attempt_at = now(), lease_until = NULL, run = run + 1, run_attempts = 0, updated_at = now()";
 
 /** Puts deliveries back to the dispatcher for another run (a redelivery); returns those it could (not to deleted subscriptions). */
-export async function requeueDeliveries(q: Queryable, businessId: string, filter: { eventId: string } | { subscriptionId: string; since: Date }): Promise<{ deliveryId: string; run: number }[]> {
+export async function requeueDeliveries(
+  q: Queryable,
+  businessId: string,
+  filter: { eventId: string } | { subscriptionId: string; since: Date },
+): Promise<{ deliveryId: string; run: number }[]> {
   const rows =
     'eventId' in filter
       ? await q.query<{ id: string; run: number }>(
@@ -223,8 +237,17 @@ export async function requeueDeliveries(q: Queryable, businessId: string, filter
 /** What a delivery's retry workflow is about, for operators. */
 export async function deliveryTags(q: Queryable, deliveryId: string): Promise<DeliveryTags | null> {
   const [r] = await q.query<{ business_id: string; entity_id: string | null; event_id: string; event_type: string; subscription_id: string }>(
-    'SELECT d.business_id, e.entity_id, d.event_id, e.event_type, d.subscription_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1',
+    'SELECT d.business_id, e.entity_id, d.event_id, e.event_type, d.subscription_id FROM ' +
+      'webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1',
     [deliveryId],
   );
-  return r ? { businessId: String(r.business_id), entityId: r.entity_id === null ? null : String(r.entity_id), eventId: String(r.event_id), eventType: r.event_type, subscriptionId: String(r.subscription_id) } : null;
+  return r
+    ? {
+        businessId: String(r.business_id),
+        entityId: r.entity_id === null ? null : String(r.entity_id),
+        eventId: String(r.event_id),
+        eventType: r.event_type,
+        subscriptionId: String(r.subscription_id),
+      }
+    : null;
 }

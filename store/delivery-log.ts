@@ -6,7 +6,10 @@ import { iso, type Queryable } from './db.ts';
 export async function deliveryLog(q: Queryable, businessId: string, filter: { eventId: string } | { subscriptionId: string }, page: Page) {
   const [column, value] = 'eventId' in filter ? ['event_id', filter.eventId] : ['subscription_id', filter.subscriptionId];
   const [count] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2`, [value, businessId]);
-  const deliveries = await q.query(`SELECT * FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, [value, businessId, page.limit, offsetOf(page)]);
+  const deliveries = await q.query(
+    `SELECT * FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+    [value, businessId, page.limit, offsetOf(page)],
+  );
   const attempts = deliveries.length
     ? await q.query('SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY started_at', [deliveries.map((d) => d.id)])
     : [];

@@ -33,12 +33,7 @@ export async function createEntity(db: Db, businessId: string, input: CreateEnti
   const id = randomUUID();
   try {
     await db.tx(async (q) => {
-      await q.query('INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, $4)', [
-        id,
-        businessId,
-        input.externalId,
-        input.type,
-      ]);
+      await q.query('INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, $4)', [id, businessId, input.externalId, input.type]);
       for (const r of input.requirements ?? []) {
         await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
           randomUUID(),
@@ -65,20 +60,18 @@ export async function createEntity(db: Db, businessId: string, input: CreateEnti
 
 export async function listEntities(db: Db, businessId: string, page: Page) {
   const [count] = await db.query<{ n: string }>('SELECT count(*) AS n FROM entities WHERE business_id = $1', [businessId]);
-  const rows = await db.query(
-    `SELECT * FROM entities WHERE business_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
-    [businessId, page.limit, offsetOf(page)],
-  );
+  const rows = await db.query(`SELECT * FROM entities WHERE business_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`, [
+    businessId,
+    page.limit,
+    offsetOf(page),
+  ]);
   return { items: rows.map(toListItem), totalItems: Number(count?.n ?? 0) };
 }
 
 export async function getEntity(db: Db, businessId: string, id: string): Promise<Entity | undefined> {
   const [row] = await db.query('SELECT * FROM entities WHERE id = $1 AND business_id = $2', [id, businessId]);
   if (!row) return undefined;
-  const requirements = await db.query(
-    'SELECT * FROM entity_requirements WHERE entity_id = $1 ORDER BY created_at, requirement_slug',
-    [id],
-  );
+  const requirements = await db.query('SELECT * FROM entity_requirements WHERE entity_id = $1 ORDER BY created_at, requirement_slug', [id]);
   const enabled = await db.query('SELECT * FROM entity_features WHERE entity_id = $1 ORDER BY enabled_at', [id]);
   return {
     ...toListItem(row),
@@ -110,7 +103,8 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
 export async function deleteEntity(db: Db, businessId: string, id: string): Promise<string[] | null> {
   return db.tx(async (q) => {
     await q.query(
-      `SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM entity_members WHERE member_entity_id = $1) ORDER BY id FOR UPDATE`,
+      `SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM ` +
+        `entity_members WHERE member_entity_id = $1) ORDER BY id FOR UPDATE`,
       [id, businessId],
     );
     const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
@@ -142,7 +136,10 @@ export async function cardProcessorTokenHolder(q: Queryable, businessId: string,
 /** The type of each of these entities of the business (absent ids are not in the map). */
 export async function entityTypes(q: Queryable, businessId: string, ids: readonly string[]): Promise<Map<string, 'INDIVIDUAL' | 'BUSINESS'>> {
   if (ids.length === 0) return new Map();
-  const rows = await q.query<{ id: string; type: 'INDIVIDUAL' | 'BUSINESS' }>('SELECT id, type FROM entities WHERE business_id = $1 AND id = ANY ($2::uuid[])', [businessId, ids]);
+  const rows = await q.query<{ id: string; type: 'INDIVIDUAL' | 'BUSINESS' }>(
+    'SELECT id, type FROM entities WHERE business_id = $1 AND id = ANY ($2::uuid[])',
+    [businessId, ids],
+  );
   return new Map(rows.map((r) => [String(r.id), r.type]));
 }
 

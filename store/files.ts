@@ -23,7 +23,10 @@ export async function liveFileOf(q: Queryable, businessId: string, entityId: str
 
 /** The live file a download link names by its store key: none once the file is retired (replaced) or its entity deleted. */
 export async function liveFileByStorageKey(q: Queryable, storageKey: string): Promise<LiveFile | null> {
-  const [row] = await q.query<{ file_name: string | null; content_type: string }>('SELECT file_name, content_type FROM files WHERE storage_key = $1 AND retired_at IS NULL', [storageKey]);
+  const [row] = await q.query<{ file_name: string | null; content_type: string }>(
+    'SELECT file_name, content_type FROM files WHERE storage_key = $1 AND retired_at IS NULL',
+    [storageKey],
+  );
   return row ? { storageKey, fileName: row.file_name, contentType: row.content_type } : null;
 }
 
@@ -79,7 +82,10 @@ export async function takeDueBytes(db: Db, limit: number, leaseSeconds: number):
        RETURNING c.storage_key, EXISTS (SELECT 1 FROM files f WHERE f.storage_key = c.storage_key) AS named`,
       [limit, leaseSeconds],
     );
-    await forgetBytes(q, rows.filter((r) => r.named).map((r) => r.storage_key));
+    await forgetBytes(
+      q,
+      rows.filter((r) => r.named).map((r) => r.storage_key),
+    );
     return rows.filter((r) => !r.named).map((r) => r.storage_key);
   });
 }
@@ -114,7 +120,19 @@ export async function insertFileRow(q: Queryable, f: StoredFile, place: FilePlac
   const [row] = await q.query<{ uploaded_at: string }>(
     `INSERT INTO files (id, business_id, entity_id, slug, document_type, submission_id, file_name, content_type, size, sha256, storage_key)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING uploaded_at`,
-    [f.id, place.businessId, place.entityId, place.slug, place.documentType ?? null, place.submissionId ?? null, f.fileName, f.contentType, f.size, f.sha256, f.storageKey],
+    [
+      f.id,
+      place.businessId,
+      place.entityId,
+      place.slug,
+      place.documentType ?? null,
+      place.submissionId ?? null,
+      f.fileName,
+      f.contentType,
+      f.size,
+      f.sha256,
+      f.storageKey,
+    ],
   );
   if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
   return iso(row!.uploaded_at);
@@ -122,10 +140,18 @@ export async function insertFileRow(q: Queryable, f: StoredFile, place: FilePlac
 
 /** Retires the live files of one KYB document kind of an entity (a new upload of that kind replaces them). */
 export async function retireFilesOfKind(q: Queryable, entityId: string, slug: string, documentType: string): Promise<void> {
-  await q.query('UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL', [entityId, slug, documentType]);
+  await q.query('UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL', [
+    entityId,
+    slug,
+    documentType,
+  ]);
 }
 
 /** Puts an entity's live files of these requirements, not yet in a submission, into the submission. */
 export async function attachFilesToSubmission(q: Queryable, entityId: string, submissionId: string, slugs: readonly string[]): Promise<void> {
-  await q.query('UPDATE files SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY($3)', [entityId, submissionId, slugs]);
+  await q.query('UPDATE files SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY($3)', [
+    entityId,
+    submissionId,
+    slugs,
+  ]);
 }

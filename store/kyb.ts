@@ -13,7 +13,6 @@ import { recordVerificationStage } from './lifecycle-events.ts';
 import { kybVerificationKey } from '../domain/lifecycle-events.ts';
 import { insertFileRow, retireFilesOfKind, type StoredFile } from './files.ts';
 
-
 /** An owner as the profile declares it: the person's details are kept on the membership. */
 export type DeclaredOwner = { externalId: string; role: string; ownershipPercentage: number; details: Record<string, unknown> };
 export type OwnerRef = { entityId: string; externalId: string | null };
@@ -42,19 +41,22 @@ export async function saveProfile(
     if (p.owners) {
       const ids: string[] = [];
       for (const [index, o] of p.owners.entries()) {
-        await q.query("INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, 'INDIVIDUAL') ON CONFLICT (business_id, external_id) DO NOTHING", [
-          randomUUID(),
+        await q.query(
+          "INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, 'INDIVIDUAL') ON CONFLICT (business_id, external_id) DO NOTHING",
+          [randomUUID(), p.businessId, o.externalId],
+        );
+        const [row] = await q.query<{ id: string; type: string }>('SELECT id, type FROM entities WHERE business_id = $1 AND external_id = $2', [
           p.businessId,
           o.externalId,
         ]);
-        const [row] = await q.query<{ id: string; type: string }>('SELECT id, type FROM entities WHERE business_id = $1 AND external_id = $2', [p.businessId, o.externalId]);
         if (row!.type !== 'INDIVIDUAL') return { problem: 'owner-is-business', index };
         ids.push(String(row!.id));
       }
       await q.query('DELETE FROM entity_members WHERE business_entity_id = $1', [p.entityId]);
       for (const [index, o] of p.owners.entries()) {
         await q.query(
-          'INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, position) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          'INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent,' +
+            ' external_id, declared, position) VALUES ($1, $2, $3, $4, $5, $6, $7)',
           [p.entityId, ids[index], o.role, o.ownershipPercentage, o.externalId, JSON.stringify(o.details), index],
         );
       }
@@ -64,23 +66,45 @@ export async function saveProfile(
        ON CONFLICT (entity_id) DO UPDATE SET profile = EXCLUDED.profile, status = 'DRAFT', updated_at = now()`,
       [p.entityId, p.businessId, JSON.stringify(business)],
     );
-    await q.query("UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE entity_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED'", [p.entityId, KYB_PROFILE_SLUG]);
-    await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [randomUUID(), p.entityId, KYB_PROFILE_SLUG, JSON.stringify(business)]);
+    await q.query(
+      "UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE entity_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED'",
+      [p.entityId, KYB_PROFILE_SLUG],
+    );
+    await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
+      randomUUID(),
+      p.entityId,
+      KYB_PROFILE_SLUG,
+      JSON.stringify(business),
+    ]);
     const [superseded] = await q.query<{ id: string }>(
       "UPDATE kyb_submissions SET status = 'superseded', settled_at = now() WHERE entity_id = $1 AND status = 'waiting' RETURNING id",
       [p.entityId],
     );
     if (superseded) {
       const submissionId = String(superseded.id);
-      await recordVerificationStage(q, { businessId: p.businessId, entityId: p.entityId, ref: { path: 'universal-kyb', verificationId: submissionId }, stage: 'SUPERSEDED', key: kybVerificationKey(submissionId), now: new Date() });
+      await recordVerificationStage(q, {
+        businessId: p.businessId,
+        entityId: p.entityId,
+        ref: { path: 'universal-kyb', verificationId: submissionId },
+        stage: 'SUPERSEDED',
+        key: kybVerificationKey(submissionId),
+        now: new Date(),
+      });
     }
     return { status: 'DRAFT' as const, owners: await declaredOwners(q, p.entityId), supersededSubmissionId: superseded ? String(superseded.id) : null };
   });
 }
 
 /** The profile of a business entity of the business, or null when none was saved. */
-export async function loadProfile(q: Queryable, businessId: string, entityId: string): Promise<{ business: unknown; status: KybStatus; owners: OwnerRef[] } | null> {
-  const [row] = await q.query<{ profile: unknown; status: KybStatus }>('SELECT profile, status FROM kyb_profiles WHERE entity_id = $1 AND business_id = $2', [entityId, businessId]);
+export async function loadProfile(
+  q: Queryable,
+  businessId: string,
+  entityId: string,
+): Promise<{ business: unknown; status: KybStatus; owners: OwnerRef[] } | null> {
+  const [row] = await q.query<{ profile: unknown; status: KybStatus }>('SELECT profile, status FROM kyb_profiles WHERE entity_id = $1 AND business_id = $2', [
+    entityId,
+    businessId,
+  ]);
   if (!row) return null;
   return { business: row.profile, status: row.status, owners: await declaredOwners(q, entityId) };
 }
@@ -97,7 +121,16 @@ export async function declaredOwners(q: Queryable, entityId: string): Promise<Ow
 
 /** The live KYB files of the business entity (its documents) and of the given owners (their documents). */
 export async function liveKybFiles(q: Queryable, entityId: string, ownerIds: readonly string[]): Promise<LiveFile[]> {
-  const rows = await q.query<{ id: string; entity_id: string; slug: string; document_type: string | null; file_name: string | null; content_type: string; size: number; uploaded_at: string }>(
+  const rows = await q.query<{
+    id: string;
+    entity_id: string;
+    slug: string;
+    document_type: string | null;
+    file_name: string | null;
+    content_type: string;
+    size: number;
+    uploaded_at: string;
+  }>(
     `SELECT id, entity_id, slug, document_type, file_name, content_type, size, uploaded_at FROM files
       WHERE retired_at IS NULL AND ((entity_id = $1 AND slug = ANY ($2)) OR (entity_id = ANY ($3::uuid[]) AND slug = $4))`,
     [entityId, KYB_DOCUMENT_SLUGS, ownerIds, OWNER_DOCUMENT_SLUG],
@@ -156,12 +189,16 @@ export type KybSubmissionRef = { submissionId: string; deadlineAt: string; opene
 export async function openKybSubmission(db: Db, s: { businessId: string; entityId: string; deadlineSeconds: number }): Promise<KybSubmissionRef> {
   return db.tx(async (q) => {
     await lockEntity(q, s.entityId);
-    const [open] = await q.query<{ id: string; deadline_at: string }>("SELECT id, deadline_at FROM kyb_submissions WHERE entity_id = $1 AND status = 'waiting'", [s.entityId]);
+    const [open] = await q.query<{ id: string; deadline_at: string }>(
+      "SELECT id, deadline_at FROM kyb_submissions WHERE entity_id = $1 AND status = 'waiting'",
+      [s.entityId],
+    );
     if (open) return { submissionId: String(open.id), deadlineAt: iso(open.deadline_at), opened: false };
     const owners = (await declaredOwners(q, s.entityId)).map((o) => o.entityId);
     const id = randomUUID();
     const [row] = await q.query<{ deadline_at: string }>(
-      'INSERT INTO kyb_submissions (id, business_id, entity_id, owners, deadline_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5)) RETURNING deadline_at',
+      'INSERT INTO kyb_submissions (id, business_id, entity_id, owners, deadline_at) VALUES ($1, ' +
+        '$2, $3, $4, now() + make_interval(secs => $5)) RETURNING deadline_at',
       [id, s.businessId, s.entityId, owners, s.deadlineSeconds],
     );
     await q.query("UPDATE kyb_profiles SET status = 'IN_REVIEW', updated_at = now() WHERE entity_id = $1", [s.entityId]);
@@ -187,18 +224,35 @@ export async function loadKybSubmission(q: Queryable, submissionId: string, lock
     const [of] = await q.query<{ entity_id: string }>('SELECT entity_id FROM kyb_submissions WHERE id = $1', [submissionId]);
     if (!of || !(await lockEntity(q, of.entity_id))) return null;
   }
-  const [s] = await q.query<{ business_id: string; entity_id: string; owners: string[]; status: KybSubmissionState['status']; created_at: string; deadline_at: string }>(
-    `SELECT business_id, entity_id, owners, status, created_at, deadline_at FROM kyb_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-    [submissionId],
-  );
+  const [s] = await q.query<{
+    business_id: string;
+    entity_id: string;
+    owners: string[];
+    status: KybSubmissionState['status'];
+    created_at: string;
+    deadline_at: string;
+  }>(`SELECT business_id, entity_id, owners, status, created_at, deadline_at FROM kyb_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [submissionId]);
   if (!s) return null;
-  return { businessId: s.business_id, entityId: s.entity_id, owners: s.owners.map(String), status: s.status, createdAt: iso(s.created_at), deadlineAt: iso(s.deadline_at) };
+  return {
+    businessId: s.business_id,
+    entityId: s.entity_id,
+    owners: s.owners.map(String),
+    status: s.status,
+    createdAt: iso(s.created_at),
+    deadlineAt: iso(s.deadline_at),
+  };
 }
 
 /** Each owner's latest KYC decision (whichever path made it), or null when it has none. */
 export async function latestOwnerDecisions(q: Queryable, ownerIds: readonly string[]): Promise<Map<string, Decision>> {
   if (ownerIds.length === 0) return new Map();
-  const rows = await q.query<{ entity_id: string; decision: 'APPROVED' | 'REJECTED'; reject_labels: string[]; review_reject_type: 'RETRY' | 'FINAL' | null; moderation_comment: string | null }>(
+  const rows = await q.query<{
+    entity_id: string;
+    decision: 'APPROVED' | 'REJECTED';
+    reject_labels: string[];
+    review_reject_type: 'RETRY' | 'FINAL' | null;
+    moderation_comment: string | null;
+  }>(
     `SELECT DISTINCT ON (entity_id) entity_id, decision, reject_labels, review_reject_type, moderation_comment FROM kyc_accounts
       WHERE entity_id = ANY ($1::uuid[]) ORDER BY entity_id, decided_at DESC, created_at DESC`,
     [ownerIds],
@@ -208,7 +262,12 @@ export async function latestOwnerDecisions(q: Queryable, ownerIds: readonly stri
       String(r.entity_id),
       r.decision === 'APPROVED'
         ? { status: 'APPROVED' }
-        : { status: 'REJECTED', rejectLabels: r.reject_labels, reviewRejectType: r.review_reject_type ?? 'RETRY', moderationComment: r.moderation_comment ?? 'not verified' },
+        : {
+            status: 'REJECTED',
+            rejectLabels: r.reject_labels,
+            reviewRejectType: r.review_reject_type ?? 'RETRY',
+            moderationComment: r.moderation_comment ?? 'not verified',
+          },
     ]),
   );
 }
@@ -248,17 +307,30 @@ export async function overdueWaitingSubmissions(q: Queryable, graceMs: number): 
 }
 
 /** Closes the submission with its decision: the profile's status, and the entity's PENDING KYB requirements. */
-export async function settleKybSubmission(q: Queryable, submissionId: string, s: { entityId: string; status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string }): Promise<void> {
-  await q.query('UPDATE kyb_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [submissionId, s.status, s.decision, s.eventId]);
+export async function settleKybSubmission(
+  q: Queryable,
+  submissionId: string,
+  s: { entityId: string; status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string },
+): Promise<void> {
+  await q.query('UPDATE kyb_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [
+    submissionId,
+    s.status,
+    s.decision,
+    s.eventId,
+  ]);
   await q.query('UPDATE kyb_profiles SET status = $2, updated_at = now() WHERE entity_id = $1', [s.entityId, s.decision]);
   await q.query(
-    "UPDATE entity_requirements SET status = $2, updated_at = now() WHERE entity_id = $1 AND status = 'PENDING' AND (requirement_slug = $3 OR requirement_slug = ANY ($4))",
+    'UPDATE entity_requirements SET status = $2, updated_at = now() WHERE entity_id = $1 AND ' +
+      "status = 'PENDING' AND (requirement_slug = $3 OR requirement_slug = ANY ($4))",
     [s.entityId, s.decision, KYB_PROFILE_SLUG, KYB_DOCUMENT_SLUGS],
   );
 }
 
 /** The latest submission of a business entity (for operators and the profile's readers). */
 export async function latestKybSubmission(q: Queryable, entityId: string): Promise<{ submissionId: string; status: string; deadlineAt: string } | null> {
-  const [row] = await q.query<{ id: string; status: string; deadline_at: string }>('SELECT id, status, deadline_at FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at DESC LIMIT 1', [entityId]);
+  const [row] = await q.query<{ id: string; status: string; deadline_at: string }>(
+    'SELECT id, status, deadline_at FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at DESC LIMIT 1',
+    [entityId],
+  );
   return row ? { submissionId: String(row.id), status: row.status, deadlineAt: iso(row.deadline_at) } : null;
 }

@@ -48,7 +48,10 @@ export function recordVerificationStage(q: Queryable, s: StageMoved): Promise<st
  * Turns a feature on or off for the entity; when that changed its features, records the
  * feature_access_change event (once per `key`). Returns whether it changed.
  */
-export async function setFeatureAccess(q: Queryable, a: { businessId: string; entityId: string; feature: FeatureRef; enabled: boolean; key: string; now: Date }): Promise<boolean> {
+export async function setFeatureAccess(
+  q: Queryable,
+  a: { businessId: string; entityId: string; feature: FeatureRef; enabled: boolean; key: string; now: Date },
+): Promise<boolean> {
   const changed = a.enabled
     ? await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [a.entityId, a.feature.id])
     : await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2 RETURNING 1', [a.entityId, a.feature.id]);
@@ -65,6 +68,9 @@ export async function setFeatureAccess(q: Queryable, a: { businessId: string; en
 
 /** The latest decision event about the entity (any person path), which closes a hosted-SDK round. */
 export async function lastDecisionEventOf(q: Queryable, entityId: string, eventType: string): Promise<string | null> {
-  const [row] = await q.query<{ id: string }>('SELECT id FROM events WHERE entity_id = $1 AND event_type = $2 ORDER BY created_at DESC, id LIMIT 1', [entityId, eventType]);
+  const [row] = await q.query<{ id: string }>('SELECT id FROM events WHERE entity_id = $1 AND event_type = $2 ORDER BY created_at DESC, id LIMIT 1', [
+    entityId,
+    eventType,
+  ]);
   return row ? String(row.id) : null;
 }

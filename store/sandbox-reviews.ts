@@ -6,7 +6,12 @@ import type { Queryable } from './db.ts';
 
 export async function insertSandboxReview(q: Queryable, r: { businessId: string; entityId: string; request: SandboxReviewRequest }): Promise<string> {
   const id = randomUUID();
-  await q.query('INSERT INTO sandbox_reviews (id, business_id, entity_id, request) VALUES ($1, $2, $3, $4)', [id, r.businessId, r.entityId, JSON.stringify(r.request)]);
+  await q.query('INSERT INTO sandbox_reviews (id, business_id, entity_id, request) VALUES ($1, $2, $3, $4)', [
+    id,
+    r.businessId,
+    r.entityId,
+    JSON.stringify(r.request),
+  ]);
   return id;
 }
 

@@ -1,7 +1,15 @@
 // Events that come from time passing or a release rather than from a request: reminders of waiting
 // submissions whose deadline is near, and the catalog's new features — each recorded once, for
 // businesses that subscribed to its type (store/lifecycle-events.ts recordIfSubscribed).
-import { newFeatureEvent, NEW_FEATURE_EVENT, REMINDER_EVENT, REMINDER_LEAD, reminderEvent, reminderKey, type ReminderSubject } from '../domain/lifecycle-events.ts';
+import {
+  newFeatureEvent,
+  NEW_FEATURE_EVENT,
+  REMINDER_EVENT,
+  REMINDER_LEAD,
+  reminderEvent,
+  reminderKey,
+  type ReminderSubject,
+} from '../domain/lifecycle-events.ts';
 import type { Feature } from '../domain/feature-catalog.ts';
 import { ID_DOCUMENT_SLUG } from '../domain/universal-kyc.ts';
 import type { Db, Queryable } from './db.ts';
@@ -33,7 +41,15 @@ function remind(q: Queryable, s: Waiting, subject: ReminderSubject, waitingFor: 
     entityId: s.entity_id,
     ...REMINDER_EVENT,
     payload: (eventId) =>
-      reminderEvent({ eventId, entityId: s.entity_id, timestamp: now.toISOString(), subject, submissionId: s.id, deadlineAt: new Date(s.deadline_at).toISOString(), waitingFor }),
+      reminderEvent({
+        eventId,
+        entityId: s.entity_id,
+        timestamp: now.toISOString(),
+        subject,
+        submissionId: s.id,
+        deadlineAt: new Date(s.deadline_at).toISOString(),
+        waitingFor,
+      }),
     sourceKey: reminderKey(subject, s.id),
   });
 }
@@ -67,7 +83,10 @@ export async function announceNewFeatures(db: Db, catalog: readonly Feature[], n
   let added = 0;
   for (const feature of catalog) {
     const isNew = await db.tx(async (q) => {
-      const [inserted] = await q.query('INSERT INTO catalog_features (feature_id, added_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [feature.id, now]);
+      const [inserted] = await q.query('INSERT INTO catalog_features (feature_id, added_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [
+        feature.id,
+        now,
+      ]);
       if (!inserted) return false;
       const businesses = await q.query<{ id: string }>('SELECT id FROM businesses WHERE created_at < $1 ORDER BY id', [now]);
       for (const b of businesses) {

@@ -74,7 +74,8 @@ async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[
   const w = where(ref);
   const shift = (sql: string) => sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + values.length}`);
   const rows = await q.query(
-    `UPDATE ${w.table} SET ${set}, updated_at = now() WHERE ${shift(w.clause)}${onlyPending ? " AND status = 'pending'" : ''}${also ? ` AND ${also}` : ''} RETURNING 1`,
+    `UPDATE ${w.table} SET ${set}, updated_at = now() WHERE ${shift(w.clause)}` +
+      `${onlyPending ? " AND status = 'pending'" : ''}${also ? ` AND ${also}` : ''} RETURNING 1`,
     [...values, ...w.params],
   );
   return rows.length;
@@ -89,12 +90,26 @@ export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) =
  */
 export async function beforeImport(db: Db, ref: ShareRef, businessId: string, entityId: string): Promise<number> {
   return db.tx(async (q) => {
-    const changed = await update(q, ref, 'entity_id = $1, import_attempts = import_attempts + 1', [entityId], true, 'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)');
+    const changed = await update(
+      q,
+      ref,
+      'entity_id = $1, import_attempts = import_attempts + 1',
+      [entityId],
+      true,
+      'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)',
+    );
     // the record's verification has started (verification_status_change STARTED; recorded once per
     // record by its key, however many attempts send a request)
     if (changed) {
       const key = shareRefKey(ref);
-      await recordVerificationStage(q, { businessId, entityId, ref: { path: 'token-sharing', ...shareVerification(ref) }, stage: 'STARTED', key, now: new Date() });
+      await recordVerificationStage(q, {
+        businessId,
+        entityId,
+        ref: { path: 'token-sharing', ...shareVerification(ref) },
+        stage: 'STARTED',
+        key,
+        now: new Date(),
+      });
     }
     return changed;
   });
@@ -112,19 +127,31 @@ async function bumpBatch(q: Queryable, ref: ShareRef, outcome: 'succeeded' | 'fa
 /** Marks a pending record failed and counts it — only if this call moved it (overlapping attempts count once). */
 export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<boolean> {
   return db.tx(async (q) => {
-    const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [error.category, error.message, error.retryable]);
+    const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [
+      error.category,
+      error.message,
+      error.retryable,
+    ]);
     if (!changed) return false;
     await bumpBatch(q, ref, 'failed');
     // a record that started (its import request went out) ends here without a decision: FAILED
     const rec = await loadShareRecord(q, ref);
     if (rec.entityId && error.category !== 'ENTITY_NOT_FOUND') {
-      await recordVerificationStage(q, { businessId: rec.businessId, entityId: rec.entityId, ref: { path: 'token-sharing', ...shareVerification(ref) }, stage: 'FAILED', key: shareRefKey(ref), now: new Date() });
+      await recordVerificationStage(q, {
+        businessId: rec.businessId,
+        entityId: rec.entityId,
+        ref: { path: 'token-sharing', ...shareVerification(ref) },
+        stage: 'FAILED',
+        key: shareRefKey(ref),
+        now: new Date(),
+      });
     }
     return true;
   });
 }
 
-export type CompleteResult = { outcome: 'succeeded'; eventId: string; entityId: string } | { outcome: 'failed'; error: RecordError } | { outcome: 'already-done' };
+export type CompleteResult =
+  { outcome: 'succeeded'; eventId: string; entityId: string } | { outcome: 'failed'; error: RecordError } | { outcome: 'already-done' };
 
 /**
  * The onboarding itself, in one transaction: the KYC account, the card processor token, the
@@ -144,7 +171,14 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
       const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [rec.entityId, rec.businessId]);
       if (!entity) {
         const error = recordError('ENTITY_NOT_FOUND');
-        if ((await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [error.category, error.message, error.retryable])) === 1) await bumpBatch(q, ref, 'failed');
+        if (
+          (await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [
+            error.category,
+            error.message,
+            error.retryable,
+          ])) === 1
+        )
+          await bumpBatch(q, ref, 'failed');
         return { outcome: 'failed', error };
       }
       const eventId = await applyDecision(q, {

@@ -37,7 +37,11 @@ export async function createSubscription(db: Db, businessId: string, input: Subs
 
 export async function listSubscriptions(db: Db, businessId: string, page: Page) {
   const [count] = await db.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
-  const rows = await db.query('SELECT * FROM notification_subscriptions WHERE business_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [businessId, page.limit, offsetOf(page)]);
+  const rows = await db.query('SELECT * FROM notification_subscriptions WHERE business_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [
+    businessId,
+    page.limit,
+    offsetOf(page),
+  ]);
   return { items: rows.map(toSubscription), totalItems: Number(count!.n) };
 }
 
@@ -60,7 +64,8 @@ export async function deleteSubscription(db: Db, businessId: string, id: string)
     const gone = await q.query('DELETE FROM notification_subscriptions WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
     if (gone.length === 0) return undefined;
     const pending = await q.query<{ id: string; run: number; mode: string }>(
-      "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run, mode",
+      "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() " +
+        "WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run, mode",
       [id],
     );
     return pending.filter((p) => p.mode === 'workflow').map((p) => ({ deliveryId: p.id, run: Number(p.run) }));

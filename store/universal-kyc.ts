@@ -13,9 +13,10 @@ export type OpenSubmission = { submissionId: string; deadlineAt: string };
 
 const iso = (v: unknown) => new Date(v as string).toISOString();
 
-
 async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmission | null> {
-  const [row] = await q.query<{ id: string; deadline_at: string }>("SELECT id, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [entityId]);
+  const [row] = await q.query<{ id: string; deadline_at: string }>("SELECT id, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [
+    entityId,
+  ]);
   return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at) } : null;
 }
 
@@ -34,12 +35,15 @@ export async function submitCanonicalData(
     if (!open) {
       const id = randomUUID();
       const [row] = await q.query<{ deadline_at: string }>(
-        "INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING deadline_at",
+        'INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING deadline_at',
         [id, s.businessId, s.entityId, s.deadlineSeconds],
       );
       open = { submissionId: id, deadlineAt: iso(row!.deadline_at) };
     }
-    await q.query("UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'", [open.submissionId, CANONICAL_KYC_SLUG]);
+    await q.query(
+      "UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'",
+      [open.submissionId, CANONICAL_KYC_SLUG],
+    );
     await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($1, $2, $3, $4, $5)', [
       randomUUID(),
       s.entityId,
@@ -49,15 +53,13 @@ export async function submitCanonicalData(
     ]);
     // files uploaded before the data belong to this submission
     await attachFilesToSubmission(q, s.entityId, open.submissionId, UKYC_FILE_SLUGS);
-    await q.query("UPDATE entity_requirements SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY($3)", [
-      s.entityId,
-      open.submissionId,
-      UKYC_FILE_SLUGS,
-    ]);
+    await q.query(
+      "UPDATE entity_requirements SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY($3)",
+      [s.entityId, open.submissionId, UKYC_FILE_SLUGS],
+    );
     return { ...open, opened, idDocuments: await identityDocuments(q, open.submissionId) };
   });
 }
-
 
 /** Records uploaded files (their bytes already in the file store) as FILE requirements, in the open submission if there is one. */
 export async function recordUploadedFiles(
@@ -133,7 +135,16 @@ export async function loadSubmission(q: Queryable, submissionId: string, lock = 
 }
 
 /** Closes the submission with its decision and moves its PENDING requirements to the decision's status. */
-export async function settleSubmission(q: Queryable, submissionId: string, s: { status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string }): Promise<void> {
-  await q.query('UPDATE ukyc_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [submissionId, s.status, s.decision, s.eventId]);
+export async function settleSubmission(
+  q: Queryable,
+  submissionId: string,
+  s: { status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string },
+): Promise<void> {
+  await q.query('UPDATE ukyc_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [
+    submissionId,
+    s.status,
+    s.decision,
+    s.eventId,
+  ]);
   await q.query("UPDATE entity_requirements SET status = $2, updated_at = now() WHERE submission_id = $1 AND status = 'PENDING'", [submissionId, s.decision]);
 }

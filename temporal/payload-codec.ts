@@ -68,7 +68,12 @@ export function generateCodecKey(environment: string, now = new Date()): CodecKe
   return { id: `${environment}-${now.toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`, key: randomBytes(32), createdAt: now.toISOString() };
 }
 
-const serialise = (ring: readonly CodecKey[]) => JSON.stringify(ring.map((k) => ({ id: k.id, key: k.key.toString('base64'), createdAt: k.createdAt })), null, 2);
+const serialise = (ring: readonly CodecKey[]) =>
+  JSON.stringify(
+    ring.map((k) => ({ id: k.id, key: k.key.toString('base64'), createdAt: k.createdAt })),
+    null,
+    2,
+  );
 
 function parseRing(json: string, where: string): CodecKey[] {
   let raw: unknown;
@@ -95,7 +100,8 @@ export async function loadCodecKeys(config: Config, options: { generateMissing?:
   if (config.payloadCodec.keysJson && !options.generateMissing) return parseRing(config.payloadCodec.keysJson, 'PAYLOAD_CODEC_KEYS');
   const file = codecKeysFile(config);
   const make = () => {
-    if (!(options.generateMissing ?? config.environment === 'sandbox')) throw new ConfigError(`no payload codec keys: set PAYLOAD_CODEC_KEYS or PAYLOAD_CODEC_KEYS_FILE (${file} does not exist)`);
+    if (!(options.generateMissing ?? config.environment === 'sandbox'))
+      throw new ConfigError(`no payload codec keys: set PAYLOAD_CODEC_KEYS or PAYLOAD_CODEC_KEYS_FILE (${file} does not exist)`);
     return serialise([generateCodecKey(config.environment)]);
   };
   return parseRing(readOrCreateOnce(file, make), file);

@@ -23,11 +23,15 @@ export async function replayRuns(
     else for await (const w of client.workflow.list({ query: which.query })) if (runs.push({ workflowId: w.workflowId, runId: w.runId }) >= limit) break;
     say(`replaying ${runs.length} run${runs.length === 1 ? '' : 's'} against ${options.workflowsPath ?? 'workflows/index.ts'}`);
     const histories = (async function* () {
-      for (const r of runs) yield { workflowId: `${r.workflowId} ${r.runId ?? '(latest run)'}`, history: await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory() };
+      for (const r of runs)
+        yield { workflowId: `${r.workflowId} ${r.runId ?? '(latest run)'}`, history: await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory() };
     })();
     const workflowsPath = path.resolve(options.workflowsPath ?? path.join(import.meta.dirname, '..', 'workflows', 'index.ts'));
     const quiet = () => {};
-    const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (m) => process.stderr.write(`${m}\n`) } });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath,
+      logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (m) => process.stderr.write(`${m}\n`) },
+    });
     let replayed = 0;
     let failed = 0;
     const dataConverter = encryptingDataConverter(await loadCodecKeys(config));

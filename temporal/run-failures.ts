@@ -12,7 +12,12 @@ export function runFailureOf(err: unknown): RunFailure | undefined {
   if (!(err instanceof WorkflowFailedError) && !(err instanceof WorkflowUpdateFailedError)) return undefined;
   const cause = err.cause instanceof ActivityFailure ? err.cause.cause : err.cause;
   const app = cause instanceof ApplicationFailure ? cause : undefined;
-  return { type: app?.type ?? undefined, nonRetryable: app?.nonRetryable ?? false, message: app?.message ?? err.message, timedOut: err.cause instanceof TimeoutFailure };
+  return {
+    type: app?.type ?? undefined,
+    nonRetryable: app?.nonRetryable ?? false,
+    message: app?.message ?? err.message,
+    timedOut: err.cause instanceof TimeoutFailure,
+  };
 }
 
 /** Runs `wait`, answering its value or the failure it ended with; any other error is thrown. */

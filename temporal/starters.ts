@@ -4,17 +4,17 @@
 // idempotent: the API, activities and the reconciler may all call them as often as they like.
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
 import { batchWorkflowId, type BatchImportInput } from '../contract/batch-import.ts';
-import { applicantReviewedSignal, personVerificationWorkflowId, sdkTokenUpdate, type PersonVerificationInput, type SdkToken } from '../contract/person-verification.ts';
+import {
+  applicantReviewedSignal,
+  personVerificationWorkflowId,
+  sdkTokenUpdate,
+  type PersonVerificationInput,
+  type SdkToken,
+} from '../contract/person-verification.ts';
 import { SEARCH_ATTRIBUTE_KEYS, type RunTags, type VouchStatus } from '../contract/run-tags.ts';
 import { sandboxReviewWorkflowId, type SandboxReviewResult } from '../contract/sandbox-review.ts';
 import { syncWorkflowId, type SyncImportResult } from '../contract/sync-import.ts';
-import {
-  kybOwnerDecidedSignal,
-  kybProfileChangedSignal,
-  kybRecheckSignal,
-  universalKybWorkflowId,
-  type KybSubmissionRun,
-} from '../contract/universal-kyb.ts';
+import { kybOwnerDecidedSignal, kybProfileChangedSignal, kybRecheckSignal, universalKybWorkflowId, type KybSubmissionRun } from '../contract/universal-kyb.ts';
 import { ukycPartReceivedSignal, universalKycWorkflowId, type UkycPartReceived, type UkycSubmissionRun } from '../contract/universal-kyc.ts';
 import { webhookDispatcherWorkflowId } from '../contract/webhook-dispatcher.ts';
 import { webhookRetryWorkflowId, type DeliveryTags } from '../contract/webhook-retry.ts';
@@ -67,7 +67,12 @@ export function createStarters(client: Client, config: Config) {
     providerRetry: { maximumAttempts: t.batchProviderMaxAttempts, initialIntervalMs: t.batchProviderRetryInitialMs },
   });
   const person = (tags: RunTags & { entityId: string }) => {
-    const input: PersonVerificationInput = { entityId: tags.entityId, businessId: tags.businessId, providerTaskQueue: t.providerTaskQueue, idleMs: PERSON_IDLE_MS };
+    const input: PersonVerificationInput = {
+      entityId: tags.entityId,
+      businessId: tags.businessId,
+      providerTaskQueue: t.providerTaskQueue,
+      idleMs: PERSON_IDLE_MS,
+    };
     return {
       taskQueue: t.taskQueue,
       workflowId: personVerificationWorkflowId(tags.entityId),
@@ -92,7 +97,12 @@ export function createStarters(client: Client, config: Config) {
         taskQueue: t.taskQueue,
         workflowId: batchWorkflowId(batchId, run),
         args: [batchInput(batchId, businessId)],
-        ...described({ businessId, batchId }, 'pending', run === 1 ? `Batch import ${batchId}` : `Batch import ${batchId}, retry ${run - 1} of its failed rows`, [`batch ${batchId}`]),
+        ...described(
+          { businessId, batchId },
+          'pending',
+          run === 1 ? `Batch import ${batchId}` : `Batch import ${batchId}, retry ${run - 1} of its failed rows`,
+          [`batch ${batchId}`],
+        ),
       });
     },
 
@@ -183,11 +193,12 @@ export function createStarters(client: Client, config: Config) {
         taskQueue: config.webhooks.taskQueue,
         workflowId: webhookRetryWorkflowId(deliveryId, run),
         args: [{ deliveryId }],
-        ...described(about.entityId ? { businessId: about.businessId, entityId: about.entityId } : { businessId: about.businessId }, 'retrying', `Webhook delivery of event ${about.eventId} (${about.eventType}) to subscription ${about.subscriptionId}`, [
-          `event ${about.eventId}`,
-          `subscription ${about.subscriptionId}`,
-          `delivery ${deliveryId}, run ${run}`,
-        ]),
+        ...described(
+          about.entityId ? { businessId: about.businessId, entityId: about.entityId } : { businessId: about.businessId },
+          'retrying',
+          `Webhook delivery of event ${about.eventId} (${about.eventType}) to subscription ${about.subscriptionId}`,
+          [`event ${about.eventId}`, `subscription ${about.subscriptionId}`, `delivery ${deliveryId}, run ${run}`],
+        ),
       });
     },
 

@@ -22,10 +22,7 @@ async function main(): Promise<number> {
     const database = await createDatabase(adminUrl);
     cleanups.push(() => database.drop());
 
-    const [temporal, bundle] = await Promise.all([
-      startTemporal(),
-      bundleWorkflows(),
-    ]);
+    const [temporal, bundle] = await Promise.all([startTemporal(), bundleWorkflows()]);
     cleanups.push(() => temporal.stop());
     const bundlePath = path.join(tmp, 'workflow-bundle.js');
     await writeFile(bundlePath, bundle);

@@ -9,7 +9,10 @@ import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { bearerAllowed } from '../domain/bearer.ts';
 import type { UseCaseContext } from './context.ts';
 
-const base64 = z.string().max(4 * 1024 * 1024).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
+const base64 = z
+  .string()
+  .max(4 * 1024 * 1024)
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
 /** The protocol's body, both ways; protobuf's JSON leaves an empty list out: the Temporal CLI and UI send {} for no payloads. */
 const jsonPayloadSchema = z.object({ metadata: z.record(z.string().max(256), base64).optional(), data: base64.optional() }).strict();
 export const codecPayloadsSchema = z.object({ payloads: z.array(jsonPayloadSchema).max(1000).default([]) }).strict();
@@ -25,7 +28,8 @@ const toJson = (p: Payload): JsonPayload => ({
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
-const authorised = (uc: UseCaseContext, authorization: string | undefined) => bearerAllowed(uc.config.environment, uc.config.payloadCodec.accessToken, authorization);
+const authorised = (uc: UseCaseContext, authorization: string | undefined) =>
+  bearerAllowed(uc.config.environment, uc.config.payloadCodec.accessToken, authorization);
 
 export async function runCodec(
   uc: UseCaseContext,
@@ -34,9 +38,15 @@ export async function runCodec(
   authorization: string | undefined,
 ): Promise<Outcome<CodecPayloads>> {
   if (!authorised(uc, authorization)) {
-    return refuse('codecUnauthorized', uc.config.payloadCodec.accessToken ? 'The Authorization header is missing or does not hold the codec token; send Authorization: Bearer <CODEC_ACCESS_TOKEN>.' : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.', {
-      parameter: 'Authorization',
-    });
+    return refuse(
+      'codecUnauthorized',
+      uc.config.payloadCodec.accessToken
+        ? 'The Authorization header is missing or does not hold the codec token; send Authorization: Bearer <CODEC_ACCESS_TOKEN>.'
+        : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.',
+      {
+        parameter: 'Authorization',
+      },
+    );
   }
   const codec = uc.runs.payloadCodec();
   try {

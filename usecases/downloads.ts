@@ -17,7 +17,14 @@ export async function presignFile(
   baseUrl: string,
 ): Promise<Outcome<z.input<typeof presignedUrlSchema>>> {
   const file = await liveFileOf(uc.db, caller.id, entityId, fileId);
-  if (!file) return refuse('fileNotFound', `No file ${fileId} belongs to entity ${entityId} (replaced files are gone; an owner's files are under the owner's entityId); GET /entity/${entityId}/documents lists its current files.`, { parameter: 'fileId' });
+  if (!file)
+    return refuse(
+      'fileNotFound',
+      `No file ${fileId} belongs to entity ${entityId} (replaced files are gone; an owner's files` +
+        ` are under the owner's entityId); GET /entity/${entityId}/documents lists its current ` +
+        `files.`,
+      { parameter: 'fileId' },
+    );
   const link = uc.links.issue(file.storageKey, uc.config.files.presignedUrlTtlSeconds);
   return done({ url: new URL(link.path, `${uc.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
 }
@@ -35,9 +42,20 @@ const DIRECT_URL_SECONDS = 60;
 export async function downloadFile(uc: UseCaseContext, link: string): Promise<Outcome<Download>> {
   const opened = uc.links.open(link, new Date());
   if (!opened.ok) {
-    return refuse('downloadLinkRefused', opened.reason === 'expired' ? 'The download link has expired; ask for a new one.' : 'The download link is not valid (changed or not ours); ask for a new one with GET /entity/{entityId}/file/{fileId}/presigned-url.', { parameter: 'link' });
+    return refuse(
+      'downloadLinkRefused',
+      opened.reason === 'expired'
+        ? 'The download link has expired; ask for a new one.'
+        : 'The download link is not valid (changed or not ours); ask for a new one with GET /entity/{entityId}/file/{fileId}/presigned-url.',
+      { parameter: 'link' },
+    );
   }
-  const gone = () => refuse('fileNotFound', 'The file is gone (replaced by a newer upload, or its entity was deleted); GET /entity/{entityId}/documents lists the current files.', { parameter: 'link' });
+  const gone = () =>
+    refuse(
+      'fileNotFound',
+      'The file is gone (replaced by a newer upload, or its entity was deleted); GET /entity/{entityId}/documents lists the current files.',
+      { parameter: 'link' },
+    );
   const file = await liveFileByStorageKey(uc.db, opened.link.key);
   if (!file) return gone();
   const meta = { contentType: file.contentType, fileName: file.fileName };

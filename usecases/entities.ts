@@ -15,19 +15,28 @@ import {
 import type { Caller, UseCaseContext } from './context.ts';
 import { removeBytes } from './stored-files.ts';
 
-const notFound = (id: string) => refuse('entityNotFound', `Entity ${id} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
+const notFound = (id: string) =>
+  refuse('entityNotFound', `Entity ${id} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
 
 /** The members a business entity declares, each an INDIVIDUAL entity of the caller's business. */
 async function declaredMembers({ db }: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<MemberRow[]>> {
   const at = input.requirements?.findIndex((r) => r.requirementSlug === MEMBER_DECLARATION_SLUG) ?? -1;
   if (at < 0) return done([]);
   const { members } = input.requirements![at]!.value as MemberDeclaration;
-  const types = await entityTypes(db, caller.id, members.map((m) => m.entityId));
+  const types = await entityTypes(
+    db,
+    caller.id,
+    members.map((m) => m.entityId),
+  );
   for (const [j, m] of members.entries()) {
     const type = types.get(m.entityId);
     if (type === 'INDIVIDUAL') continue;
     const parameter = `requirements[${at}].value.members[${j}].entityId`;
-    return refuse('invalidRequest', `${parameter}: ${type ? 'is a BUSINESS entity; members are INDIVIDUAL entities' : `no entity ${m.entityId} in your business; create the person first`}`, { parameter });
+    return refuse(
+      'invalidRequest',
+      `${parameter}: ${type ? 'is a BUSINESS entity; members are INDIVIDUAL entities' : `no entity ${m.entityId} in your business; create the person first`}`,
+      { parameter },
+    );
   }
   return done(members.map((m) => ({ entityId: m.entityId, role: m.role, ownershipPercent: m.ownershipPercent })));
 }
@@ -39,7 +48,11 @@ export async function createEntity(uc: UseCaseContext, caller: Caller, input: Cr
     return done({ id: await insertEntity(uc.db, caller.id, input, members.value) });
   } catch (err) {
     if (!(err instanceof ExternalIdTaken)) throw err;
-    return refuse('entityExternalIdTaken', `Your business already has an entity with externalId "${input.externalId}"; use that entity, or choose another externalId.`, { parameter: 'externalId' });
+    return refuse(
+      'entityExternalIdTaken',
+      `Your business already has an entity with externalId "${input.externalId}"; use that entity, or choose another externalId.`,
+      { parameter: 'externalId' },
+    );
   }
 }
 

@@ -55,9 +55,12 @@ export function checkSigningKeys(keys: KeyRings, now: Date): z.input<typeof sign
 let warnedAt = 0;
 
 /** The body, and whether both dependencies answered (`reachable`: 200, else 503). */
-export async function checkHealth(
-  { db, runs, log, keys }: Pick<UseCaseContext, 'db' | 'runs' | 'log' | 'keys'>,
-): Promise<Outcome<Health & { reachable: boolean }>> {
+export async function checkHealth({
+  db,
+  runs,
+  log,
+  keys,
+}: Pick<UseCaseContext, 'db' | 'runs' | 'log' | 'keys'>): Promise<Outcome<Health & { reachable: boolean }>> {
   const [database, temporalCheck] = await Promise.all([
     probe('database', () => db.ping(), log),
     // a deadline, so the client's own retries of an unanswered call stop with the probe (they

@@ -41,8 +41,18 @@ import { checkUploads, type FilesRead } from './uploads.ts';
 /** The business entity a KYB call names: one of the caller's, and a BUSINESS. */
 async function businessEntity({ db }: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<string>> {
   const type = await entityType(db, caller.id, entityId);
-  if (!type) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
-  if (type !== 'BUSINESS') return refuse('kybNotBusiness', `Entity ${entityId} is an INDIVIDUAL: universal KYB is for BUSINESS entities; verify a person with the hosted SDK (POST /entity/${entityId}/kyc) or universal KYC (POST /entity/${entityId}/requirement).`, { parameter: 'entityId' });
+  if (!type)
+    return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, {
+      parameter: 'entityId',
+    });
+  if (type !== 'BUSINESS')
+    return refuse(
+      'kybNotBusiness',
+      `Entity ${entityId} is an INDIVIDUAL: universal KYB is for BUSINESS entities; verify a ` +
+        `person with the hosted SDK (POST /entity/${entityId}/kyc) or universal KYC (POST /entity/` +
+        `${entityId}/requirement).`,
+      { parameter: 'entityId' },
+    );
   return done(entityId);
 }
 
@@ -67,7 +77,14 @@ const declared = (o: KybOwner): DeclaredOwner => ({
   details: { firstName: o.firstName, lastName: o.lastName, dob: o.dob, nationality: o.nationality, roles: o.roles ?? ['UBO'] },
 });
 
-async function save(uc: UseCaseContext, caller: Caller, entityId: string, mode: 'create' | 'change', business: (current: unknown) => unknown, owners: readonly KybOwner[] | undefined): Promise<Outcome<KybProfileSaved>> {
+async function save(
+  uc: UseCaseContext,
+  caller: Caller,
+  entityId: string,
+  mode: 'create' | 'change',
+  business: (current: unknown) => unknown,
+  owners: readonly KybOwner[] | undefined,
+): Promise<Outcome<KybProfileSaved>> {
   const entity = await businessEntity(uc, caller, entityId);
   if (!entity.ok) return entity;
   const saved = await saveProfile(uc.db, { mode, businessId: caller.id, entityId, business, owners: owners?.map(declared) });
@@ -86,7 +103,9 @@ async function save(uc: UseCaseContext, caller: Caller, entityId: string, mode: 
   if (saved.supersededSubmissionId) {
     // the waiting submission no longer describes the business: wake its workflow so it ends now
     const s = { submissionId: saved.supersededSubmissionId, entityId, deadlineAt: new Date().toISOString(), businessId: caller.id };
-    await uc.start.kybProfileChanged(s).catch((err: unknown) => uc.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
+    await uc.start
+      .kybProfileChanged(s)
+      .catch((err: unknown) => uc.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
   }
   return done({ entityId, status: kybStageOf(saved.status), ubos: saved.owners });
 }
@@ -151,7 +170,15 @@ function parseDocumentFields(raw: Record<string, string>): Outcome<DocumentField
   const issue = fields.error.issues[0]!;
   const parameter = issue.code === 'unrecognized_keys' ? issue.keys[0]! : issue.path.join('.');
   const missing = issue.code === 'invalid_type' && issue.input === undefined;
-  return refuse('invalidRequest', issue.code === 'unrecognized_keys' ? `unknown form field "${parameter}"; remove it (the fields are entityId, requirementSlug, memberId, documentType and files)` : missing ? `${parameter} is required` : issue.message, { parameter });
+  return refuse(
+    'invalidRequest',
+    issue.code === 'unrecognized_keys'
+      ? `unknown form field "${parameter}"; remove it (the fields are entityId, requirementSlug, memberId, documentType and files)`
+      : missing
+        ? `${parameter} is required`
+        : issue.message,
+    { parameter },
+  );
 }
 
 /** Where the files go: the business entity's documents, or a declared owner's; checked against the caller's entities. */
@@ -160,14 +187,25 @@ async function documentTarget(uc: UseCaseContext, caller: Caller, f: DocumentFie
   if (!entity.ok) return entity;
   const forOwner = f.memberId !== undefined || f.documentType !== undefined;
   if (forOwner === (f.requirementSlug !== undefined)) {
-    return refuse('invalidRequest', 'Give either requirementSlug (a business document) or memberId and documentType (an owner\'s document).', { parameter: 'requirementSlug' });
+    return refuse('invalidRequest', "Give either requirementSlug (a business document) or memberId and documentType (an owner's document).", {
+      parameter: 'requirementSlug',
+    });
   }
   if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
   if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
   if (f.memberId !== undefined && !(await isMemberOf(uc.db, f.entityId, f.memberId))) {
-    return refuse('memberNotFound', `${f.memberId} is not a declared owner of business entity ${f.entityId}; use an owner's entityId from GET /ukyb/${f.entityId} (ubos), or add the owner with PATCH /ukyb.`, { parameter: 'memberId' });
+    return refuse(
+      'memberNotFound',
+      `${f.memberId} is not a declared owner of business entity ${f.entityId}; use an owner's ` +
+        `entityId from GET /ukyb/${f.entityId} (ubos), or add the owner with PATCH /ukyb.`,
+      { parameter: 'memberId' },
+    );
   }
-  return done(f.memberId !== undefined ? { entityId: f.memberId, slug: OWNER_DOCUMENT_SLUG, documentType: f.documentType! } : { entityId: f.entityId, slug: f.requirementSlug!, documentType: null });
+  return done(
+    f.memberId !== undefined
+      ? { entityId: f.memberId, slug: OWNER_DOCUMENT_SLUG, documentType: f.documentType! }
+      : { entityId: f.entityId, slug: f.requirementSlug!, documentType: null },
+  );
 }
 
 /**
@@ -176,7 +214,11 @@ async function documentTarget(uc: UseCaseContext, caller: Caller, f: DocumentFie
  * judged before any file is read (`read` calls the check when the first file begins); the files
  * of any form are judged with the fields once read.
  */
-export async function uploadKybDocuments(uc: UseCaseContext, caller: Caller, read: (checkFields: (raw: Record<string, string>) => Promise<Refusal | null>) => Promise<FilesRead>): Promise<Outcome<KybDocumentsUploaded>> {
+export async function uploadKybDocuments(
+  uc: UseCaseContext,
+  caller: Caller,
+  read: (checkFields: (raw: Record<string, string>) => Promise<Refusal | null>) => Promise<FilesRead>,
+): Promise<Outcome<KybDocumentsUploaded>> {
   const early = async (raw: Record<string, string>) => {
     const fields = parseDocumentFields(raw);
     if (!fields.ok) return null; // fields may still follow the files: judged once all is read
@@ -201,8 +243,16 @@ export async function uploadKybDocuments(uc: UseCaseContext, caller: Caller, rea
   const recorded = await recordKybFiles(uc.db, { businessId: caller.id, businessEntityId: f.entityId, target: to, files: stored });
   if (recorded === 'entity-gone') {
     // the business or the owner was deleted while the bytes were stored: they go too
-    await removeBytes(uc, stored.map((s) => s.storageKey));
-    return refuse('entityNotFound', `Entity ${to.entityId === f.entityId ? f.entityId : `${to.entityId} (the owner)`} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: to.entityId === f.entityId ? 'entityId' : 'memberId' });
+    await removeBytes(
+      uc,
+      stored.map((s) => s.storageKey),
+    );
+    return refuse(
+      'entityNotFound',
+      `Entity ${to.entityId === f.entityId ? f.entityId : `${to.entityId} (the owner)`} was deleted while this request ran; ` +
+        'create it again with POST /entity if you still need it.',
+      { parameter: to.entityId === f.entityId ? 'entityId' : 'memberId' },
+    );
   }
   const { uploadedAt } = recorded;
   return done({
@@ -214,12 +264,23 @@ export async function uploadKybDocuments(uc: UseCaseContext, caller: Caller, rea
 
 async function manifestOf(uc: UseCaseContext, entityId: string): Promise<Manifest> {
   const owners = await declaredOwners(uc.db, entityId);
-  return buildManifest(entityId, owners, await liveKybFiles(uc.db, entityId, owners.map((o) => o.entityId)));
+  return buildManifest(
+    entityId,
+    owners,
+    await liveKybFiles(
+      uc.db,
+      entityId,
+      owners.map((o) => o.entityId),
+    ),
+  );
 }
 
 /** GET /entity/{entityId}/documents: the manifest (2.9) of any existing entity of the caller's. */
 export async function readManifest(uc: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<ManifestAnswer>> {
-  if (!(await entityType(uc.db, caller.id, entityId))) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
+  if (!(await entityType(uc.db, caller.id, entityId)))
+    return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, {
+      parameter: 'entityId',
+    });
   const manifest = await manifestOf(uc, entityId);
   return done(page ? manifestPage(manifest, page) : manifest);
 }
@@ -233,10 +294,15 @@ export async function submitKyb(uc: UseCaseContext, caller: Caller, entityId: st
   if (!entity.ok) return entity;
   const unmet = webhookPrerequisite('business', await subscribedEventTypes(uc.db, caller.id));
   if (unmet) return unmet;
-  if (!(await loadProfile(uc.db, caller.id, entityId))) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
+  if (!(await loadProfile(uc.db, caller.id, entityId)))
+    return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
   const missing = missingFromManifest(await manifestOf(uc, entityId));
   if (missing.length > 0) {
-    return refuse('kybIncomplete', `The submission is incomplete: ${missing.join(', ')}. Upload each missing document with POST /ukyb/documents, then submit again.`, { parameter: 'entityId', extra: { missing } });
+    return refuse(
+      'kybIncomplete',
+      `The submission is incomplete: ${missing.join(', ')}. Upload each missing document with POST /ukyb/documents, then submit again.`,
+      { parameter: 'entityId', extra: { missing } },
+    );
   }
   const s = await openKybSubmission(uc.db, { businessId: caller.id, entityId, deadlineSeconds: uc.config.universalKyb.deadlineSeconds });
   await uc.start.kybSubmitted({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id });

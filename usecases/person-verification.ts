@@ -26,7 +26,10 @@ export async function personNamed(
   { requireWebhook, takesMemberId = true }: { requireWebhook: boolean; takesMemberId?: boolean },
 ): Promise<Outcome<string>> {
   const type = await entityType(db, caller.id, entityId);
-  if (!type) return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, { parameter: 'entityId' });
+  if (!type)
+    return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, {
+      parameter: 'entityId',
+    });
   if (requireWebhook) {
     const unmet = webhookPrerequisite('person', await subscribedEventTypes(db, caller.id));
     if (unmet) return unmet;
@@ -35,13 +38,21 @@ export async function personNamed(
     if (type === 'BUSINESS') {
       return takesMemberId
         ? refuse('personRequired', `Entity ${entityId} is a BUSINESS: name the person with memberId (one of its declared members).`, { parameter: 'memberId' })
-        : refuse('personRequired', `Entity ${entityId} is a BUSINESS: submit a person's data on the person's own INDIVIDUAL entity (a declared member's entityId), not on the business.`, { parameter: 'entityId' });
+        : refuse(
+            'personRequired',
+            `Entity ${entityId} is a BUSINESS: submit a person's data on the person's own INDIVIDUAL ` +
+              `entity (a declared member's entityId), not on the business.`,
+            { parameter: 'entityId' },
+          );
     }
     return done(entityId);
   }
-  if (type === 'INDIVIDUAL') return refuse('personRequired', `Entity ${entityId} is an INDIVIDUAL: it is the person; leave out memberId.`, { parameter: 'memberId' });
+  if (type === 'INDIVIDUAL')
+    return refuse('personRequired', `Entity ${entityId} is an INDIVIDUAL: it is the person; leave out memberId.`, { parameter: 'memberId' });
   if (!(await isMemberOf(db, entityId, memberId))) {
-    return refuse('memberNotFound', `${memberId} is not a declared member of business entity ${entityId}; use an entityId its kyb-ubo-declaration lists.`, { parameter: 'memberId' });
+    return refuse('memberNotFound', `${memberId} is not a declared member of business entity ${entityId}; use an entityId its kyb-ubo-declaration lists.`, {
+      parameter: 'memberId',
+    });
   }
   return done(memberId);
 }
@@ -70,7 +81,14 @@ export async function issueSdkToken(
   // round; the token is minted by now, so a failure here is logged, not answered (the stage is news, not a record)
   try {
     const round = (await lastDecisionEventOf(uc.db, person.value, CARD_ISSUANCE_EVENT.eventType)) ?? 'first';
-    await recordVerificationStage(uc.db, { businessId: caller.id, entityId: person.value, ref: { path: 'hosted-sdk' }, stage: 'WAITING_FOR_PERSON', key: `hosted-sdk:${person.value}:after:${round}`, now: new Date() });
+    await recordVerificationStage(uc.db, {
+      businessId: caller.id,
+      entityId: person.value,
+      ref: { path: 'hosted-sdk' },
+      stage: 'WAITING_FOR_PERSON',
+      key: `hosted-sdk:${person.value}:after:${round}`,
+      now: new Date(),
+    });
   } catch (err) {
     uc.log.warn({ err, entityId: person.value }, 'the WAITING_FOR_PERSON stage was not recorded; the SDK token is answered');
   }
@@ -88,7 +106,9 @@ export type CallbackReceipt = z.input<typeof callbackReceiptSchema>;
  */
 export async function receiveProviderCallback(uc: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
   if (!uc.verifyProviderCallback(raw, headers)) {
-    return refuse('providerSignatureInvalid', 'The callback is not signed with our provider webhook secret (x-payload-digest).', { parameter: 'x-payload-digest' });
+    return refuse('providerSignatureInvalid', 'The callback is not signed with our provider webhook secret (x-payload-digest).', {
+      parameter: 'x-payload-digest',
+    });
   }
   let body: { type?: unknown; applicantId?: unknown; externalUserId?: unknown };
   try {

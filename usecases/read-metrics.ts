@@ -7,7 +7,13 @@ import type { UseCaseContext } from './context.ts';
 
 export async function readMetrics(uc: UseCaseContext, authorization: string | undefined): Promise<Outcome<string>> {
   if (!bearerAllowed(uc.config.environment, uc.config.metrics.token, authorization)) {
-    return refuse('metricsUnauthorized', uc.config.metrics.token ? 'The Authorization header is missing or does not hold the metrics token; send Authorization: Bearer <METRICS_TOKEN>.' : 'Metrics are closed here: set METRICS_TOKEN to open them to holders of that token.', { parameter: 'Authorization' });
+    return refuse(
+      'metricsUnauthorized',
+      uc.config.metrics.token
+        ? 'The Authorization header is missing or does not hold the metrics token; send Authorization: Bearer <METRICS_TOKEN>.'
+        : 'Metrics are closed here: set METRICS_TOKEN to open them to holders of that token.',
+      { parameter: 'Authorization' },
+    );
   }
   return done(await metricsText());
 }

@@ -18,7 +18,13 @@ export const sandboxReviewAnswerSchema = z.object({
 });
 export type SandboxReviewAnswer = z.input<typeof sandboxReviewAnswerSchema>;
 
-export async function completeSandboxKyc(uc: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined, request: SandboxReviewRequest): Promise<Outcome<SandboxReviewAnswer>> {
+export async function completeSandboxKyc(
+  uc: UseCaseContext,
+  caller: Caller,
+  entityId: string,
+  memberId: string | undefined,
+  request: SandboxReviewRequest,
+): Promise<Outcome<SandboxReviewAnswer>> {
   const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
   const requestId = await insertSandboxReview(uc.db, { businessId: caller.id, entityId: person.value, request });

@@ -23,11 +23,19 @@ export async function readSignedPayload(uc: UseCaseContext, caller: Caller, enti
   const current = await currentVerification(uc.db, person.value);
   if (!current || current.decision !== 'APPROVED') {
     // the same words whatever the reason: the decision is told by the webhook alone (interface 1.4)
-    return refuse('entityNotVerified', `Entity ${person.value} has no approved verification to sign. A payload is signed once a verification (hosted SDK, universal KYC or token sharing) is approved, as its webhook tells you.`);
+    return refuse(
+      'entityNotVerified',
+      `Entity ${person.value} has no approved verification to sign. A payload is signed once a ` +
+        `verification (hosted SDK, universal KYC or token sharing) is approved, as its webhook ` +
+        `tells you.`,
+    );
   }
   const missing = current.person ? missingForPayload(current.person) : 'person data';
   if (missing || !current.person) {
-    return refuse('entityNotVerified', `Entity ${person.value} was approved without ${missing} on record (approved before person data was kept): verify the person again to sign a payload.`);
+    return refuse(
+      'entityNotVerified',
+      `Entity ${person.value} was approved without ${missing} on record (approved before person data was kept): verify the person again to sign a payload.`,
+    );
   }
   return done(signPayload(current.person, uc.keys.signedPayloads, new Date(), uc.config.signedPayloads.ttlSeconds));
 }

@@ -12,14 +12,29 @@ export const UPLOAD_GRACE_SECONDS = 3600;
 
 /** Puts checked uploads into the file store under keys of the entity they belong to. */
 export async function putUploads(uc: UseCaseContext, businessId: string, entityId: string, files: readonly CheckedFile[]): Promise<StoredFile[]> {
-  const stored = files.map((f) => ({ id: f.id, fileName: f.fileName, contentType: f.contentType, size: f.size, sha256: f.sha256, storageKey: fileKey(businessId, entityId, f.id) }));
-  await expectBytes(uc.db, stored.map((s) => s.storageKey), UPLOAD_GRACE_SECONDS);
+  const stored = files.map((f) => ({
+    id: f.id,
+    fileName: f.fileName,
+    contentType: f.contentType,
+    size: f.size,
+    sha256: f.sha256,
+    storageKey: fileKey(businessId, entityId, f.id),
+  }));
+  await expectBytes(
+    uc.db,
+    stored.map((s) => s.storageKey),
+    UPLOAD_GRACE_SECONDS,
+  );
   for (const [i, f] of files.entries()) await uc.files.put(stored[i]!.storageKey, { path: f.path, size: f.size }, f.contentType);
   return stored;
 }
 
 /** Removes these keys' bytes now; what the store does not remove stays due, and housekeeping tries again. */
-export async function removeBytes(uc: Pick<UseCaseContext, 'db' | 'files' | 'log'>, keys: readonly string[], options: { alreadyDue?: boolean } = {}): Promise<void> {
+export async function removeBytes(
+  uc: Pick<UseCaseContext, 'db' | 'files' | 'log'>,
+  keys: readonly string[],
+  options: { alreadyDue?: boolean } = {},
+): Promise<void> {
   if (keys.length === 0) return;
   if (!options.alreadyDue) await discardBytes(uc.db, keys);
   const { removed, failed } = await removeAll(uc.files, keys);

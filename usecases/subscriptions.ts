@@ -2,7 +2,15 @@
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
 import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionPage, type SubscriptionView } from '../domain/webhooks.ts';
-import { createSubscription as insertSubscription, deleteSubscription as removeSubscription, getSubscription as findSubscription, listSubscriptions as pageOfSubscriptions, replaceSubscription as updateSubscription, SubscriptionLimitReached, type Subscription } from '../store/subscriptions.ts';
+import {
+  createSubscription as insertSubscription,
+  deleteSubscription as removeSubscription,
+  getSubscription as findSubscription,
+  listSubscriptions as pageOfSubscriptions,
+  replaceSubscription as updateSubscription,
+  SubscriptionLimitReached,
+  type Subscription,
+} from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { checkDeliverableUrl } from './deliverable-url.ts';
 
@@ -16,7 +24,10 @@ const present = (s: Subscription): SubscriptionView => ({
   updatedAt: s.updatedAt,
 });
 
-export const subscriptionNotFound = (id: string) => refuse('subscriptionNotFound', `Webhook subscription ${id} not found in your business; GET /notification lists your subscriptions.`, { parameter: 'notificationId' });
+export const subscriptionNotFound = (id: string) =>
+  refuse('subscriptionNotFound', `Webhook subscription ${id} not found in your business; GET /notification lists your subscriptions.`, {
+    parameter: 'notificationId',
+  });
 
 export async function createSubscription({ db, config }: UseCaseContext, caller: Caller, input: SubscriptionInput): Promise<Outcome<SubscriptionView>> {
   const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);

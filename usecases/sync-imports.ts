@@ -32,10 +32,16 @@ const PARAMETER_OF_CATEGORY: Partial<Record<ImportErrorCategory, string>> = {
 };
 
 const failure = (category: ImportErrorCategory, requestId: string): Refusal =>
-  refuse(ERROR_OF_CATEGORY[category], `${category}: ${IMPORT_ERROR_CATEGORIES[category].message}`, { parameter: PARAMETER_OF_CATEGORY[category] ?? '', extra: { requestId, category } });
+  refuse(ERROR_OF_CATEGORY[category], `${category}: ${IMPORT_ERROR_CATEGORIES[category].message}`, {
+    parameter: PARAMETER_OF_CATEGORY[category] ?? '',
+    extra: { requestId, category },
+  });
 
 /** What identifies a request for the Idempotency-Key rule: the fields of the body, in a fixed order. */
-const requestHash = (b: SyncImportBody) => createHash('sha256').update(JSON.stringify([b.externalId, b.shareToken, b.cardProcessorPublicToken ?? null])).digest('hex');
+const requestHash = (b: SyncImportBody) =>
+  createHash('sha256')
+    .update(JSON.stringify([b.externalId, b.shareToken, b.cardProcessorPublicToken ?? null]))
+    .digest('hex');
 
 function answerOf(rec: SyncImport): Outcome<SyncImportAnswer> {
   if (rec.status === 'failed' || !rec.entityId) return failure(rec.errorCategory ?? 'PROVIDER_REJECTED_REQUEST', rec.requestId);
@@ -57,10 +63,14 @@ async function runToAnswer({ db, start }: UseCaseContext, requestId: string, bus
 /** The same key again: the stored answer, or the running request's once it ends. */
 function replay(uc: UseCaseContext, businessId: string, earlier: SyncImport, hash: string): Outcome<SyncImportAnswer> | Promise<Outcome<SyncImportAnswer>> {
   if (earlier.requestSha256 !== hash) {
-    return refuse('syncIdempotencyKeyReused', `This Idempotency-Key was first used for another request (${earlier.requestId}); use a new key for a new request.`, {
-      parameter: 'Idempotency-Key',
-      extra: { requestId: earlier.requestId },
-    });
+    return refuse(
+      'syncIdempotencyKeyReused',
+      `This Idempotency-Key was first used for another request (${earlier.requestId}); use a new key for a new request.`,
+      {
+        parameter: 'Idempotency-Key',
+        extra: { requestId: earlier.requestId },
+      },
+    );
   }
   return earlier.status === 'pending' ? runToAnswer(uc, earlier.requestId, businessId) : answerOf(earlier);
 }
@@ -80,7 +90,10 @@ export async function syncImport(uc: UseCaseContext, caller: Caller, body: SyncI
     return refuse('invalidRequest', 'cardProcessorPublicToken: is required for BIN-sponsored programs', { parameter: 'cardProcessorPublicToken' });
   }
   const entityId = await resolveEntityRef(db, caller.id, body.externalId);
-  if (!entityId) return refuse('entityNotFound', `No entity with externalId "${body.externalId}" in your business; create it with POST /entity first.`, { parameter: 'externalId' });
+  if (!entityId)
+    return refuse('entityNotFound', `No entity with externalId "${body.externalId}" in your business; create it with POST /entity first.`, {
+      parameter: 'externalId',
+    });
   const requestId = randomUUID();
   try {
     await createSyncImport(db, {
@@ -94,7 +107,8 @@ export async function syncImport(uc: UseCaseContext, caller: Caller, body: SyncI
     });
   } catch (err) {
     // the same key arrived twice at once: the second joins the first
-    if (key !== null && isUniqueViolation(err, 'sync_imports_idempotency_key')) return replay(uc, caller.id, (await findSyncImportByKey(db, caller.id, key))!, hash);
+    if (key !== null && isUniqueViolation(err, 'sync_imports_idempotency_key'))
+      return replay(uc, caller.id, (await findSyncImportByKey(db, caller.id, key))!, hash);
     throw err;
   }
   return runToAnswer(uc, requestId, caller.id);

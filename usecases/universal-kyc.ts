@@ -39,9 +39,20 @@ export async function submitCanonicalKyc(uc: UseCaseContext, caller: Caller, ent
     const message = `cardProcessorPublicToken is already assigned to entity ${taken.holder}; send this person's own token, or leave it out.`;
     return refuse('syncCardProcessorTokenTaken', message, { parameter: 'cardProcessorPublicToken' });
   }
-  const submission = await submitCanonicalData(uc.db, { businessId: caller.id, entityId: person.value, value, deadlineSeconds: uc.config.universalKyc.deadlineSeconds });
-  if (submission === 'entity-gone') return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
-  await uc.start.ukycPartReceived({ submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id }, 'data');
+  const submission = await submitCanonicalData(uc.db, {
+    businessId: caller.id,
+    entityId: person.value,
+    value,
+    deadlineSeconds: uc.config.universalKyc.deadlineSeconds,
+  });
+  if (submission === 'entity-gone')
+    return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, {
+      parameter: 'entityId',
+    });
+  await uc.start.ukycPartReceived(
+    { submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id },
+    'data',
+  );
   return done({
     entityId: person.value,
     requirementSlug: 'ukyc-canonical-kyc-data',
@@ -82,8 +93,13 @@ export async function uploadUkycFiles(
   const recorded = await recordUploadedFiles(uc.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
   if (recorded === 'entity-gone') {
     // deleted while the bytes were stored: they go too, and the upload is answered as for any missing entity
-    await removeBytes(uc, stored.map((s) => s.storageKey));
-    return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, { parameter: 'entityId' });
+    await removeBytes(
+      uc,
+      stored.map((s) => s.storageKey),
+    );
+    return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, {
+      parameter: 'entityId',
+    });
   }
   if (recorded.submission) await uc.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
   return done({

@@ -60,7 +60,12 @@ export async function checkUploads(read: FilesRead, field: string): Promise<Outc
     const which = `${field}[${i}]${name ? ` (${name})` : ''}`;
     if (f.size === 0) return refuse('uploadEmptyFile', `${which} is empty (0 bytes); send the file with its content.`, { parameter: field });
     const contentType = await acceptedContentType(f.head);
-    if (!contentType) return refuse('uploadUnsupportedType', `${which} is not a ${ACCEPTED_UPLOAD_NAMES} file (judged by its content, not its name); convert it to one of these and upload again.`, { parameter: field });
+    if (!contentType)
+      return refuse(
+        'uploadUnsupportedType',
+        `${which} is not a ${ACCEPTED_UPLOAD_NAMES} file (judged by its content, not its name); convert it to one of these and upload again.`,
+        { parameter: field },
+      );
     checked.push({ id: randomUUID(), path: f.path, fileName: name, contentType, size: f.size, sha256: f.sha256 });
   }
   return done(checked);

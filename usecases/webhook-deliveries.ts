@@ -23,7 +23,8 @@ export const webhookKeysSchema = z.object({
   standardWebhooks: z.object({ algorithm: z.literal(STANDARD_WEBHOOK_SCHEME), keys: z.array(standardWebhookPublicKeySchema) }),
 });
 
-const eventNotFound = (id: string) => refuse('eventNotFound', `No event ${id} in your business; use the data.eventId of a webhook you received.`, { parameter: 'eventId' });
+const eventNotFound = (id: string) =>
+  refuse('eventNotFound', `No event ${id} in your business; use the data.eventId of a webhook you received.`, { parameter: 'eventId' });
 
 export async function subscriptionDeliveries({ db }: UseCaseContext, caller: Caller, subscriptionId: string, page: Page): Promise<Outcome<DeliveryPage>> {
   if (!(await getSubscription(db, caller.id, subscriptionId))) return subscriptionNotFound(subscriptionId);

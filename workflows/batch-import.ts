@@ -33,7 +33,12 @@ export async function batchImportWorkflow(input: BatchImportInput): Promise<{ st
   } as const;
   const provider = proxyActivities<ProviderActivities>({
     ...onProviderQueue,
-    retry: { initialInterval: input.providerRetry.initialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: input.providerRetry.maximumAttempts },
+    retry: {
+      initialInterval: input.providerRetry.initialIntervalMs,
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: input.providerRetry.maximumAttempts,
+    },
   });
   const lookup = proxyActivities<ProviderActivities>({
     ...onProviderQueue,

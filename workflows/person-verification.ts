@@ -16,11 +16,21 @@ import { providerPriority } from '../contract/provider-queue.ts';
 import { setVouchStatus } from './status.ts';
 
 export async function personVerificationWorkflow(input: PersonVerificationInput): Promise<PersonVerificationResult> {
-  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: providerPriority('sync', input.businessId), startToCloseTimeout: '15 seconds' } as const;
+  const onProviderQueue = {
+    taskQueue: input.providerTaskQueue,
+    priority: providerPriority('sync', input.businessId),
+    startToCloseTimeout: '15 seconds',
+  } as const;
   // a caller waits for the token: a few quick attempts, then the API answers 503
-  const forCaller = proxyActivities<ProviderActivities>({ ...onProviderQueue, retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 } });
+  const forCaller = proxyActivities<ProviderActivities>({
+    ...onProviderQueue,
+    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
   // a review is decided however long the provider stays down
-  const forReview = proxyActivities<ProviderActivities>({ ...onProviderQueue, retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' } });
+  const forReview = proxyActivities<ProviderActivities>({
+    ...onProviderQueue,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  });
 
   const waiting: string[] = [];
   let touched = false;
@@ -43,7 +53,9 @@ export async function personVerificationWorkflow(input: PersonVerificationInput)
     if (applicantId === undefined) continue;
     deciding = true;
     setVouchStatus('deciding');
-    const outcome = await forReview.decidePersonReview.executeWithOptions({ summary: `Decide the review of applicant ${applicantId}` }, [{ entityId: input.entityId, applicantId }]);
+    const outcome = await forReview.decidePersonReview.executeWithOptions({ summary: `Decide the review of applicant ${applicantId}` }, [
+      { entityId: input.entityId, applicantId },
+    ]);
     deciding = false;
     setVouchStatus(outcome.outcome === 'decided' ? (outcome.status === 'APPROVED' ? 'approved' : 'rejected') : 'waiting');
     decided++;

@@ -5,7 +5,12 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/index.ts';
 import { providerPriority } from '../contract/provider-queue.ts';
-import { SANDBOX_APPLICANT_EXISTS_FAILURE, SANDBOX_APPLICANT_MISSING_FAILURE, type SandboxReviewInput, type SandboxReviewResult } from '../contract/sandbox-review.ts';
+import {
+  SANDBOX_APPLICANT_EXISTS_FAILURE,
+  SANDBOX_APPLICANT_MISSING_FAILURE,
+  type SandboxReviewInput,
+  type SandboxReviewResult,
+} from '../contract/sandbox-review.ts';
 import { setVouchStatus } from './status.ts';
 
 export async function sandboxReviewWorkflow(input: SandboxReviewInput): Promise<SandboxReviewResult> {
@@ -31,7 +36,10 @@ async function play(input: SandboxReviewInput): Promise<SandboxReviewResult> {
     const existing = await provider.findSandboxApplicant({ entityId: input.entityId });
     if (existing) {
       if (input.withPerson && round === 0) {
-        throw ApplicationFailure.nonRetryable('The person already has an applicant at the provider; its data is fixed when it is created. Leave out person, or use a new entity.', SANDBOX_APPLICANT_EXISTS_FAILURE);
+        throw ApplicationFailure.nonRetryable(
+          'The person already has an applicant at the provider; its data is fixed when it is created. Leave out person, or use a new entity.',
+          SANDBOX_APPLICANT_EXISTS_FAILURE,
+        );
       }
       await provider.completeSandboxReview({ requestId: input.requestId, applicantId: existing });
       return { applicantId: existing, created: round > 0 };

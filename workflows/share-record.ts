@@ -13,7 +13,10 @@ const named = (ref: ShareRef) => (ref.kind === 'batch' ? `row ${ref.rowNumber} o
 export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exclude<ShareOutcome, { outcome: 'token_used' }>> {
   try {
     const first = await steps.processShare.executeWithOptions({ summary: `Import and decide ${named(ref)}` }, [ref]);
-    const result = first.outcome === 'token_used' ? await steps.recoverShare.executeWithOptions({ summary: `Find the applicant of ${named(ref)} (its token was already used)` }, [ref]) : first;
+    const result =
+      first.outcome === 'token_used'
+        ? await steps.recoverShare.executeWithOptions({ summary: `Find the applicant of ${named(ref)} (its token was already used)` }, [ref])
+        : first;
     if (result.outcome === 'token_used') throw ApplicationFailure.nonRetryable('recoverShare answered token_used', BUG_FAILURE);
     return result;
   } catch (err) {
@@ -21,7 +24,11 @@ export async function shareRecord(ref: ShareRef, steps: ShareSteps): Promise<Exc
     // The retries ran out (a provider that stayed down) or the failure stops the whole run.
     const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
     if (type === RUN_LEVEL_FAILURE) {
-      throw ApplicationFailure.create({ type: RUN_LEVEL_FAILURE, message: 'The identity provider refused our credentials; check PROVIDER_APP_TOKEN and PROVIDER_SECRET_KEY.', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: RUN_LEVEL_FAILURE,
+        message: 'The identity provider refused our credentials; check PROVIDER_APP_TOKEN and PROVIDER_SECRET_KEY.',
+        nonRetryable: true,
+      });
     }
     const category = categoryOfFailureType(type ?? undefined);
     await steps.failShare.executeWithOptions({ summary: `Record ${named(ref)} as failed: ${category}` }, [ref, category]);

@@ -16,7 +16,11 @@ const general = proxyActivities<GeneralActivities>({
 });
 
 export async function syncImportWorkflow(input: SyncImportInput): Promise<SyncImportResult> {
-  const onProviderQueue = { taskQueue: input.providerTaskQueue, priority: providerPriority('sync', input.businessId), startToCloseTimeout: '15 seconds' } as const;
+  const onProviderQueue = {
+    taskQueue: input.providerTaskQueue,
+    priority: providerPriority('sync', input.businessId),
+    startToCloseTimeout: '15 seconds',
+  } as const;
   const provider = proxyActivities<ProviderActivities>({
     ...onProviderQueue,
     retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },

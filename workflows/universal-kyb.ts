@@ -19,7 +19,10 @@ import {
   type UniversalKybResult,
 } from '../contract/universal-kyb.ts';
 
-const db = proxyActivities<GeneralActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } });
+const db = proxyActivities<GeneralActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
 
 /** Looks this many times per run before continuing as new (a 30-day wait stays far below the history limit). */
 const LOOKS_PER_RUN = 500;
@@ -40,7 +43,9 @@ export async function universalKybWorkflow(input: UniversalKybInput): Promise<Un
   const deadline = Date.parse(input.deadlineAt);
   for (let looks = 1; ; looks++) {
     const seen = wakeUps;
-    const readiness = await db.kybReadiness.executeWithOptions({ summary: `Are the owners of submission ${input.submissionId} decided?` }, [{ submissionId: input.submissionId }]);
+    const readiness = await db.kybReadiness.executeWithOptions({ summary: `Are the owners of submission ${input.submissionId} decided?` }, [
+      { submissionId: input.submissionId },
+    ]);
     progress.owners = readiness.owners;
     progress.ownersDecided = readiness.ownersDecided;
     if (readiness.status !== 'waiting') {
@@ -56,7 +61,9 @@ export async function universalKybWorkflow(input: UniversalKybInput): Promise<Un
   }
   progress.stage = 'settling';
   setVouchStatus('settling');
-  const settled = await db.settleUniversalKyb.executeWithOptions({ summary: `Decide submission ${input.submissionId}` }, [{ submissionId: input.submissionId }]);
+  const settled = await db.settleUniversalKyb.executeWithOptions({ summary: `Decide submission ${input.submissionId}` }, [
+    { submissionId: input.submissionId },
+  ]);
   progress.stage = 'settled';
   if ('status' in settled) setVouchStatus(settled.status === 'APPROVED' ? 'approved' : 'rejected');
   return 'status' in settled ? { outcome: settled.outcome, status: settled.status } : { outcome: settled.outcome };

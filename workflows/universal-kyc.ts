@@ -8,7 +8,10 @@ import type { GeneralActivities } from '../activities/index.ts';
 import { setVouchStatus } from './status.ts';
 import { ukycPartReceivedSignal, ukycProgressQuery, type UkycProgress, type UniversalKycInput, type UniversalKycResult } from '../contract/universal-kyc.ts';
 
-const db = proxyActivities<GeneralActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } });
+const db = proxyActivities<GeneralActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
 
 export async function universalKycWorkflow(input: UniversalKycInput): Promise<UniversalKycResult> {
   let wakeUps = 0;
@@ -21,7 +24,9 @@ export async function universalKycWorkflow(input: UniversalKycInput): Promise<Un
   const deadline = Date.parse(input.deadlineAt);
   for (;;) {
     const seen = wakeUps;
-    const readiness = await db.ukycReadiness.executeWithOptions({ summary: `Has submission ${input.submissionId} its data and a document?` }, [{ submissionId: input.submissionId }]);
+    const readiness = await db.ukycReadiness.executeWithOptions({ summary: `Has submission ${input.submissionId} its data and a document?` }, [
+      { submissionId: input.submissionId },
+    ]);
     if (readiness.status !== 'waiting') return { outcome: readiness.status === 'gone' ? 'gone' : 'already-settled' };
     if (readiness.complete) break;
     const left = deadline - Date.now();
@@ -31,7 +36,9 @@ export async function universalKycWorkflow(input: UniversalKycInput): Promise<Un
   }
   stage = 'settling';
   setVouchStatus('settling');
-  const settled = await db.settleUniversalKyc.executeWithOptions({ summary: `Decide submission ${input.submissionId}` }, [{ submissionId: input.submissionId }]);
+  const settled = await db.settleUniversalKyc.executeWithOptions({ summary: `Decide submission ${input.submissionId}` }, [
+    { submissionId: input.submissionId },
+  ]);
   stage = 'settled';
   if ('status' in settled) setVouchStatus(settled.outcome === 'expired' ? 'expired' : settled.status === 'APPROVED' ? 'approved' : 'rejected');
   return 'status' in settled ? { outcome: settled.outcome, status: settled.status } : { outcome: settled.outcome };

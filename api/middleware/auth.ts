@@ -12,7 +12,10 @@ export function authenticate(db: Db): Middleware {
     const key = ctx.get(API_KEY_HEADER);
     if (!key) throw new ApiError('authMissingKey', `The ${API_KEY_HEADER} header is missing; send your API key in it.`, { parameter: API_KEY_HEADER });
     const business = key.length <= 200 ? await findBusinessByApiKey(db, key) : undefined;
-    if (!business) throw new ApiError('authInvalidKey', `The API key in ${API_KEY_HEADER} is unknown or revoked; check it, or use a current key.`, { parameter: API_KEY_HEADER });
+    if (!business)
+      throw new ApiError('authInvalidKey', `The API key in ${API_KEY_HEADER} is unknown or revoked; check it, or use a current key.`, {
+        parameter: API_KEY_HEADER,
+      });
     ctx.state.business = business;
     const logContext = currentLogContext();
     if (logContext) logContext.businessId = business.id;

@@ -27,7 +27,9 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: str
 /** Reads a JSON body's bytes, at most `limit` of them, as sent (a signature may be over them). */
 export async function readRawJsonBody(ctx: Context, limit: number): Promise<Buffer> {
   if (!ctx.is('application/json')) {
-    throw new ApiError('unsupportedMediaType', 'The Content-Type is not application/json; send the body as JSON with Content-Type: application/json.', { parameter: 'Content-Type' });
+    throw new ApiError('unsupportedMediaType', 'The Content-Type is not application/json; send the body as JSON with Content-Type: application/json.', {
+      parameter: 'Content-Type',
+    });
   }
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > limit) throw new ApiError('bodyTooLarge', `The body is larger than the limit of ${limit} bytes; send a smaller body.`);

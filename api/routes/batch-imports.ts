@@ -25,10 +25,18 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       operationId: 'uploadBatchImport',
       summary: 'Upload a CSV of share tokens (batch import)',
       description:
-        'Validates and stores the file at once, then processes it in the background. Columns: externalId, shareToken (required), applicantLevel, cardProcessorPublicToken (required for BIN-sponsored programs, 9 digits, unique in the file). UTF-8, header row, at most 5,000 records and 10 MB.',
+        'Validates and stores the file at once, then processes it in the background. Columns: ' +
+        'externalId, shareToken (required), applicantLevel, cardProcessorPublicToken (required for ' +
+        'BIN-sponsored programs, 9 digits, unique in the file). UTF-8, header row, at most 5,000 ' +
+        'records and 10 MB.',
       tag: 'Token sharing',
       docHeaders: [
-        { name: 'X-Provider', required: true, description: `Identity provider of the share tokens: ${IMPORT_PROVIDERS.join(', ')} (any case)`, schema: PROVIDER_HEADER_SCHEMA },
+        {
+          name: 'X-Provider',
+          required: true,
+          description: `Identity provider of the share tokens: ${IMPORT_PROVIDERS.join(', ')} (any case)`,
+          schema: PROVIDER_HEADER_SCHEMA,
+        },
         {
           name: 'Idempotency-Key',
           required: true,
@@ -36,7 +44,10 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
           schema: IDEMPOTENCY_KEY_SCHEMA,
         },
       ],
-      docBody: { contentType: 'multipart/form-data', schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'the CSV' } } } },
+      docBody: {
+        contentType: 'multipart/form-data',
+        schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'the CSV' } } },
+      },
       responses: { 201: { description: 'Accepted; processing starts at once', schema: batchUploadResponse } },
       errors: ['batchFileTooLarge', 'batchInvalidData', 'batchAlreadyUploaded', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
       handler: ({ ctx, business }) =>
@@ -52,7 +63,9 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       operationId: 'getBatchImport',
       summary: "A batch's status, counters and per-record errors",
       tag: 'Token sharing',
-      description: 'summary.errors lists every failed record (up to 5,000). With page or limit (v1.0.2) it holds one page of them, in row order, and meta says which page of how many.',
+      description:
+        'summary.errors lists every failed record (up to 5,000). With page or limit (v1.0.2) it ' +
+        'holds one page of them, in row order, and meta says which page of how many.',
       params: batchIdParams,
       query: optionalPaginationQuery,
       responses: { 200: { description: 'The status record', schema: batchStatusSchema } },
@@ -76,7 +89,9 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/entity/kyc/import/batch/:batchId/retry',
       operationId: 'retryBatchImport',
       summary: 'Retry the retryable failed rows of a finished batch',
-      description: 'Rows whose errorDetail.retryable is true (and rows a failed run never reached) go back to pending and a new run processes them with their original share tokens.',
+      description:
+        'Rows whose errorDetail.retryable is true (and rows a failed run never reached) go back to ' +
+        'pending and a new run processes them with their original share tokens.',
       tag: 'Token sharing',
       params: batchIdParams,
       responses: { 202: { description: 'A new run started', schema: batchRetrySchema } },

@@ -12,7 +12,12 @@ export function codecRoutes(uc: UseCaseContext) {
       path: `/codec/${direction}`,
       operationId: `codec${direction === 'encode' ? 'Encode' : 'Decode'}`,
       summary: direction === 'decode' ? 'Decode Temporal payloads (for the Temporal UI and CLI)' : 'Encode Temporal payloads (for the Temporal UI and CLI)',
-      description: `Temporal's codec server protocol: payloads ${direction === 'decode' ? 'encrypted by Vouch (binary/encrypted) come back readable; others come back unchanged' : 'come back encrypted with the current payload key'}. No API key. ${auth} CORS allows the Temporal UI's origin (CODEC_CORS_ORIGINS).`,
+      description:
+        `Temporal's codec server protocol: payloads ` +
+        (direction === 'decode'
+          ? 'encrypted by Vouch (binary/encrypted) come back readable; others come back unchanged'
+          : 'come back encrypted with the current payload key') +
+        `. No API key. ${auth} CORS allows the Temporal UI's origin (CODEC_CORS_ORIGINS).`,
       tag: 'Operations',
       auth: false,
       body: codecPayloadsSchema,

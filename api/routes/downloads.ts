@@ -18,7 +18,10 @@ export function downloadRoutes(uc: UseCaseContext) {
       path: '/entity/:entityId/file/:fileId/presigned-url',
       operationId: 'presignFile',
       summary: 'A download URL for one file of an entity',
-      description: `The file must belong to the entity in the path (an owner's files: the owner's entityId). The URL downloads the bytes without an API key for ${presignedUrlTtlSeconds / 60} minutes (PRESIGNED_URL_TTL_SECONDS); expired or changed, it answers 403.`,
+      description:
+        `The file must belong to the entity in the path (an owner's files: the owner's entityId). ` +
+        `The URL downloads the bytes without an API key for ${presignedUrlTtlSeconds / 60} minutes ` +
+        `(PRESIGNED_URL_TTL_SECONDS); expired or changed, it answers 403.`,
       tag,
       params: z.object({ entityId: z.uuid({ message: 'entityId must be a UUID' }), fileId: z.uuid({ message: 'fileId must be a UUID' }) }).strict(),
       responses: { 200: { description: 'The URL', schema: presignedUrlSchema } },
@@ -31,7 +34,10 @@ export function downloadRoutes(uc: UseCaseContext) {
       operationId: 'downloadFile',
       summary: 'Download a file through a presigned link (no API key)',
       description:
-        'The links GET /entity/{entityId}/file/{fileId}/presigned-url gives. Each use is checked: 403 when expired or changed, 404 once the file was replaced or its entity deleted. With object storage (FILE_STORE=s3) the answer is a redirect to a URL of the storage itself, valid 60 seconds.',
+        'The links GET /entity/{entityId}/file/{fileId}/presigned-url gives. Each use is checked: ' +
+        '403 when expired or changed, 404 once the file was replaced or its entity deleted. With ' +
+        'object storage (FILE_STORE=s3) the answer is a redirect to a URL of the storage itself, ' +
+        'valid 60 seconds.',
       tag,
       auth: false,
       params: z.object({ link: z.string().min(1).max(MAX_LINK_LENGTH) }).strict(),

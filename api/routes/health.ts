@@ -11,7 +11,11 @@ export function healthRoutes(uc: UseCaseContext) {
       operationId: 'health',
       summary: 'Service health',
       description:
-        'Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. signingKeys turns degraded 30 days before a signing key ring ends (rotate it with the admin CLI); that makes the status degraded but keeps 200, since the process still works. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.',
+        'Reports whether the database and Temporal answer: ok or degraded for each, 200 when both ' +
+        'are ok, 503 otherwise. signingKeys turns degraded 30 days before a signing key ring ends ' +
+        '(rotate it with the admin CLI); that makes the status degraded but keeps 200, since the ' +
+        'process still works. No addresses or error texts: the cause is in the log line of this ' +
+        'request (its X-Request-Id). No API key needed.',
       tag: 'Operations',
       auth: false,
       responses: {

@@ -41,7 +41,11 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/ukyb',
       operationId: 'createKybProfile',
       summary: "Create a business's KYB profile and declare its owners",
-      description: `The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with that externalId (an existing one is reused) and a declared member of the business: verify them as people (hosted SDK with memberId, universal KYC, token sharing). Status: ${KYB_STATUS_TEXT}.`,
+      description:
+        `The business part and the owners (ubos). Each owner becomes your INDIVIDUAL entity with ` +
+        `that externalId (an existing one is reused) and a declared member of the business: verify ` +
+        `them as people (hosted SDK with memberId, universal KYC, token sharing). Status: ` +
+        `${KYB_STATUS_TEXT}.`,
       tag,
       body: kybCreate,
       responses: { 201: { description: 'Created', schema: kybProfileSavedSchema } },
@@ -53,7 +57,10 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/ukyb',
       operationId: 'changeKybProfile',
       summary: "Change a business's KYB profile",
-      description: 'entityId and the parts to change: business fields replace (the address merges field by field); ubos replaces the declared owners. A submission still waiting is superseded (it ends without a decision): submit again.',
+      description:
+        'entityId and the parts to change: business fields replace (the address merges field by ' +
+        'field); ubos replaces the declared owners. A submission still waiting is superseded (it ' +
+        'ends without a decision): submit again.',
       tag,
       body: kybPatch,
       responses: { 200: { description: 'Changed', schema: kybProfileSavedSchema } },
@@ -76,7 +83,14 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/ukyb/documents',
       operationId: 'uploadKybDocuments',
       summary: "Upload a business document, or a declared owner's document",
-      description: `multipart/form-data: entityId (the business), then either requirementSlug (${KYB_DOCUMENT_SLUGS.join(', ')}; the first three are required at submission) — business documents accumulate — or memberId (a declared owner's entityId) and documentType (${OWNER_DOCUMENT_TYPES.join(', ')}) — an owner's new upload of a kind replaces the earlier files of that kind. files: one or more (at most ${maxFiles}, each at most ${maxFileBytes / 1024 / 1024} MB), ${ACCEPTED_UPLOAD_NAMES}, decided from the bytes. No fileId is answered: read the manifest.`,
+      description:
+        `multipart/form-data: entityId (the business), then either requirementSlug (` +
+        `${KYB_DOCUMENT_SLUGS.join(', ')}; the first three are required at submission) — business ` +
+        `documents accumulate — or memberId (a declared owner's entityId) and documentType (` +
+        `${OWNER_DOCUMENT_TYPES.join(', ')}) — an owner's new upload of a kind replaces the earlier` +
+        ` files of that kind. files: one or more (at most ${maxFiles}, each at most ` +
+        `${maxFileBytes / 1024 / 1024} MB), ${ACCEPTED_UPLOAD_NAMES}, decided from the bytes. No ` +
+        `fileId is answered: read the manifest.`,
       tag,
       docBody: {
         contentType: 'multipart/form-data',
@@ -93,15 +107,40 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
         },
       },
       responses: { 201: { description: 'Stored', schema: kybDocumentsUploadedSchema } },
-      errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
-      handler: ({ ctx, business }) => uploadKybDocuments(uc, business, (checkFields) => uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' }, checkFields)),
+      errors: [
+        'invalidRequest',
+        'entityNotFound',
+        'kybNotBusiness',
+        'memberNotFound',
+        'uploadNoFile',
+        'uploadEmptyFile',
+        'uploadFileTooLarge',
+        'uploadTooManyFiles',
+        'uploadUnsupportedType',
+        'unsupportedMediaType',
+        'uploadStalled',
+        'uploadsBusy',
+        'uploadsUnavailable',
+      ],
+      handler: ({ ctx, business }) =>
+        uploadKybDocuments(uc, business, (checkFields) =>
+          uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' }, checkFields),
+        ),
     }),
     route({
       method: 'post',
       path: '/ukyb/submit',
       operationId: 'submitKyb',
       summary: 'Submit a business for its KYB decision',
-      description: `Complete when the documents listed by the manifest include ${KYB_REQUIRED_DOCUMENT_SLUGS.join(', ')} and each declared owner has an identity document (${OWNER_IDENTITY_DOCUMENT_TYPES.join(', ')}); otherwise 400 with missing. A complete submission waits for every owner's KYC decision (any path), up to ${deadlineDays} days (KYB_SUBMISSION_DEADLINE_SECONDS), then decides: an owner REJECTED → REJECTED; all APPROVED → APPROVED; owners still undecided at the deadline → REJECTED (RETRY). The decision arrives by webhook (${KYB_EVENT.eventType}), so a subscription for it must exist. Submitting again while one waits answers the same submission.`,
+      description:
+        `Complete when the documents listed by the manifest include ` +
+        `${KYB_REQUIRED_DOCUMENT_SLUGS.join(', ')} and each declared owner has an identity document` +
+        ` (${OWNER_IDENTITY_DOCUMENT_TYPES.join(', ')}); otherwise 400 with missing. A complete ` +
+        `submission waits for every owner's KYC decision (any path), up to ${deadlineDays} days ` +
+        `(KYB_SUBMISSION_DEADLINE_SECONDS), then decides: an owner REJECTED → REJECTED; all ` +
+        `APPROVED → APPROVED; owners still undecided at the deadline → REJECTED (RETRY). The ` +
+        `decision arrives by webhook (${KYB_EVENT.eventType}), so a subscription for it must exist.` +
+        ` Submitting again while one waits answers the same submission.`,
       tag,
       body: kybSubmit,
       responses: { 202: { description: 'Accepted: the decision follows by webhook', schema: kybSubmittedSchema } },
@@ -114,7 +153,11 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       operationId: 'readDocumentManifest',
       summary: 'Read the document manifest of an entity',
       description:
-        "Every live document: business documents by requirement slug (all of them), and per declared owner their documents by kind (the newest upload of each kind). Exactly the set a submission's completeness check reads. An owner's files are downloaded with the owner's own entityId. With page or limit (v1.0.2): one page of the files in that order (business documents first), every owner still listed, and meta counting files.",
+        'Every live document: business documents by requirement slug (all of them), and per ' +
+        'declared owner their documents by kind (the newest upload of each kind). Exactly the set a' +
+        " submission's completeness check reads. An owner's files are downloaded with the owner's " +
+        'own entityId. With page or limit (v1.0.2): one page of the files in that order (business ' +
+        'documents first), every owner still listed, and meta counting files.',
       tag,
       params: entityIdParams,
       query: optionalPaginationQuery,

@@ -12,7 +12,12 @@ export function metricsRoutes(uc: UseCaseContext) {
       path: '/metrics',
       operationId: 'metrics',
       summary: 'Metrics in Prometheus format',
-      description: `HTTP requests by route and status with latency; shared records by outcome and category; provider calls by operation and outcome with latency; webhook attempts by outcome and delivery lag; Node's process metrics; and, where workers run in this process, the Temporal SDK's own. No API key. ${open ? 'Open in the sandbox.' : 'Needs Authorization: Bearer <METRICS_TOKEN>.'}`,
+      description:
+        `HTTP requests by route and status with latency; shared records by outcome and category; ` +
+        `provider calls by operation and outcome with latency; webhook attempts by outcome and ` +
+        `delivery lag; Node's process metrics; and, where workers run in this process, the Temporal` +
+        ` SDK's own. No API key. ` +
+        `${open ? 'Open in the sandbox.' : 'Needs Authorization: Bearer <METRICS_TOKEN>.'}`,
       tag: 'Operations',
       auth: false,
       docHeaders: [{ name: 'Authorization', required: !open, description: 'Bearer <METRICS_TOKEN> (outside the sandbox)' }],

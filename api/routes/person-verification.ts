@@ -17,7 +17,10 @@ export function personVerificationRoutes(uc: UseCaseContext) {
       operationId: 'createSdkToken',
       summary: "A token for the identity provider's hosted SDK, bound to the person",
       description:
-        `The person is the INDIVIDUAL entity, or with memberId a declared member of the BUSINESS entity. Give the token to the provider SDK in your app; the decision arrives by webhook (account_status_change), so a subscription for it must exist. Each call mints a new token (valid ${SDK_TOKEN_TTL_SECONDS / 60} minutes).`,
+        `The person is the INDIVIDUAL entity, or with memberId a declared member of the BUSINESS ` +
+        `entity. Give the token to the provider SDK in your app; the decision arrives by webhook ` +
+        `(account_status_change), so a subscription for it must exist. Each call mints a new token ` +
+        `(valid ${SDK_TOKEN_TTL_SECONDS / 60} minutes).`,
       tag: 'Verification',
       params: entityIdParams,
       query: memberIdQuery,
@@ -30,12 +33,18 @@ export function personVerificationRoutes(uc: UseCaseContext) {
       path: '/provider-webhooks/sumsub',
       operationId: 'sumsubCallback',
       summary: "The identity provider's review callbacks (called by Sumsub, not by clients)",
-      description: 'Signed by the provider with x-payload-digest, an HMAC of the raw body with our webhook secret; anything else is refused and changes nothing.',
+      description:
+        'Signed by the provider with x-payload-digest, an HMAC of the raw body with our webhook secret; anything else is refused and changes nothing.',
       tag: 'Operations',
       auth: false,
       docHeaders: [
         { name: 'x-payload-digest', required: true, description: 'Hex HMAC of the raw body', schema: { type: 'string', pattern: '^[0-9a-fA-F]{64,128}$' } },
-        { name: 'x-payload-digest-alg', required: false, description: 'HMAC_SHA256_HEX (default), HMAC_SHA512_HEX or HMAC_SHA1_HEX', schema: { type: 'string', enum: ['HMAC_SHA1_HEX', 'HMAC_SHA256_HEX', 'HMAC_SHA512_HEX'] } },
+        {
+          name: 'x-payload-digest-alg',
+          required: false,
+          description: 'HMAC_SHA256_HEX (default), HMAC_SHA512_HEX or HMAC_SHA1_HEX',
+          schema: { type: 'string', enum: ['HMAC_SHA1_HEX', 'HMAC_SHA256_HEX', 'HMAC_SHA512_HEX'] },
+        },
       ],
       docBody: { contentType: 'application/json', schema: { type: 'object', description: "The provider's callback" } },
       responses: { 200: { description: 'Received', schema: callbackReceiptSchema } },

@@ -14,7 +14,10 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       path: '/entity/:entityId/signed-payload',
       operationId: 'readSignedPayload',
       summary: "The verified person's data, signed",
-      description: 'For an INDIVIDUAL entity (or with memberId a declared member of the BUSINESS entity) whose latest decision, by any verification path, is APPROVED. Each read signs anew with the current key.',
+      description:
+        'For an INDIVIDUAL entity (or with memberId a declared member of the BUSINESS entity) whose' +
+        ' latest decision, by any verification path, is APPROVED. Each read signs anew with the ' +
+        'current key.',
       tag: 'Verification',
       params: entityIdParams,
       query: memberIdQuery,
@@ -27,7 +30,11 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       path: '/entity/verify-signed-payload',
       operationId: 'verifySignedPayload',
       summary: 'Whether a signed payload is untampered and unexpired',
-      description: 'valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the interface names the person fields, expiresAt and the signature): then any key of the ring valid before expiresAt may have signed. A missing field answers 400 naming it.',
+      description:
+        'valid is false when any field (or an added one) differs from what was signed, the ' +
+        'signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the ' +
+        'interface names the person fields, expiresAt and the signature): then any key of the ring ' +
+        'valid before expiresAt may have signed. A missing field answers 400 naming it.',
       tag: 'Verification',
       body: signedPayloadSchema,
       responses: { 200: { description: 'The verdict', schema: payloadVerdictSchema } },

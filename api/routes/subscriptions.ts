@@ -104,7 +104,11 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       path: '/notification/:notificationId/redeliver',
       operationId: 'redeliverSubscriptionFailures',
       summary: 'Redeliver every failed event of a subscription since a time',
-      description: `Redelivery requests (this one and POST /events/{eventId}/redeliver) are limited to ${uc.config.webhooks.redeliveriesPerSecond} per second per business (WEBHOOK_REDELIVERIES_PER_SECOND); redelivered events take their turn beside every other business's deliveries.`,
+      description:
+        `Redelivery requests (this one and POST /events/{eventId}/redeliver) are limited to ` +
+        `${uc.config.webhooks.redeliveriesPerSecond} per second per business ` +
+        `(WEBHOOK_REDELIVERIES_PER_SECOND); redelivered events take their turn beside every other ` +
+        `business's deliveries.`,
       tag: 'Webhooks',
       rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
@@ -130,7 +134,10 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       path: '/events/:eventId/redeliver',
       operationId: 'redeliverEvent',
       summary: 'Deliver an event again to each of its subscriptions that still exists',
-      description: `The same body and the same data.eventId as before: receivers deduplicate on it. At most ${uc.config.webhooks.redeliveriesPerSecond} redelivery requests per second per business (WEBHOOK_REDELIVERIES_PER_SECOND).`,
+      description:
+        `The same body and the same data.eventId as before: receivers deduplicate on it. At most ` +
+        `${uc.config.webhooks.redeliveriesPerSecond} redelivery requests per second per business ` +
+        `(WEBHOOK_REDELIVERIES_PER_SECOND).`,
       tag: 'Webhooks',
       rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
       params: eventIdParams,
@@ -144,7 +151,10 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       operationId: 'webhookKeys',
       summary: 'Public keys that verify vouch-signature and webhook-signature, with their validity windows',
       description:
-        'vouch-signature (the interface\'s, RSA-SHA512 over the raw body) is made with the key valid when the delivery is sent (its id is in vouch-signature-key-id). webhook-signature (Standard Webhooks, v1a: Ed25519 over webhook-id.webhook-timestamp.body) carries one signature per key valid at send time. Verify with any key of this environment.',
+        "vouch-signature (the interface's, RSA-SHA512 over the raw body) is made with the key valid" +
+        ' when the delivery is sent (its id is in vouch-signature-key-id). webhook-signature ' +
+        '(Standard Webhooks, v1a: Ed25519 over webhook-id.webhook-timestamp.body) carries one ' +
+        'signature per key valid at send time. Verify with any key of this environment.',
       tag: 'Webhooks',
       responses: { 200: { description: 'The key ring of this environment', schema: webhookKeysSchema } },
       handler: () => webhookKeys(uc),

@@ -13,14 +13,20 @@ export function syncImportRoutes(uc: UseCaseContext) {
       path: '/entity/kyc/import/sync',
       operationId: 'syncImport',
       summary: 'Share and onboard one applicant now',
-      description: `Answers when the shared applicant is onboarded; the APPROVED or REJECTED decision arrives by webhook. At most ${config.http.syncImportRateLimitPerSecond} requests per second per business. With an Idempotency-Key, a retried request gets the first one's answer and never shares the token twice.`,
+      description:
+        `Answers when the shared applicant is onboarded; the APPROVED or REJECTED decision arrives ` +
+        `by webhook. At most ${config.http.syncImportRateLimitPerSecond} requests per second per ` +
+        `business. With an Idempotency-Key, a retried request gets the first one's answer and never` +
+        ` shares the token twice.`,
       tag: 'Token sharing',
       body: syncImportBody,
       docHeaders: [
         {
           name: 'Idempotency-Key',
           required: false,
-          description: `Optional, unique per request (1-${MAX_IDEMPOTENCY_KEY} characters): the same key and body answer the same; the same key with another body is refused (422)`,
+          description:
+            `Optional, unique per request (1-${MAX_IDEMPOTENCY_KEY} characters): the same key and body ` +
+            `answer the same; the same key with another body is refused (422)`,
           schema: IDEMPOTENCY_KEY_SCHEMA,
         },
       ],

@@ -13,16 +13,30 @@ import { route } from '../route.ts';
 const requirementBody = z
   .object({
     requirementSlug: z.enum([CANONICAL_KYC_SLUG]),
-    value: z.string().min(2).max(64 * 1024).meta({
-      description: `The canonical KYC payload (interface 2.7) as a JSON string: externalUserId, cardProcessorPublicToken?, provider { name: ${UKYC_PROVIDERS.join(' | ')}, status, data[] }, identity { firstName, middleName?, lastName?, fullName, dob, nationality }, document[] { type: ${UKYC_DOCUMENT_TYPES.join(' | ')}, number, country, issuingDate, expiryDate? }, address { country, postCode, street, … }, liveness { result, checkedAt? }. A refusal names the first failing field's path in parameter (identity.dob, document[0].expiryDate, …).`,
-    }),
+    value: z
+      .string()
+      .min(2)
+      .max(64 * 1024)
+      .meta({
+        description:
+          `The canonical KYC payload (interface 2.7) as a JSON string: externalUserId, ` +
+          `cardProcessorPublicToken?, provider { name: ${UKYC_PROVIDERS.join(' | ')}, status, data[] ` +
+          `}, identity { firstName, middleName?, lastName?, fullName, dob, nationality }, document[] ` +
+          `{ type: ${UKYC_DOCUMENT_TYPES.join(' | ')}, number, country, issuingDate, expiryDate? }, ` +
+          `address { country, postCode, street, … }, liveness { result, checkedAt? }. A refusal names` +
+          ` the first failing field's path in parameter (identity.dob, document[0].expiryDate, …).`,
+      }),
   })
   .strict();
 
 const uploadParams = z
   .object({
     entityId: z.uuid({ message: 'entityId must be a UUID' }),
-    requirementSlug: z.string().min(1).max(100).meta({ description: `${UKYC_FILE_SLUGS.join(' or ')}; any other answers 404` }),
+    requirementSlug: z
+      .string()
+      .min(1)
+      .max(100)
+      .meta({ description: `${UKYC_FILE_SLUGS.join(' or ')}; any other answers 404` }),
   })
   .strict();
 
@@ -34,7 +48,12 @@ export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/entity/:entityId/requirement',
       operationId: 'submitRequirement',
       summary: 'Submit the canonical KYC data of a person (universal KYC)',
-      description: `Opens (or updates) the person's universal KYC submission. It is decided once an identity document (${UKYC_FILE_SLUGS[0]}) is uploaded too — before or after the data — or, without one, decided as incomplete at deadlineAt (UKYC_SUBMISSION_DEADLINE_SECONDS, 7 days by default). The decision arrives by webhook (account_status_change), so a subscription for it must exist.`,
+      description:
+        `Opens (or updates) the person's universal KYC submission. It is decided once an identity ` +
+        `document (${UKYC_FILE_SLUGS[0]}) is uploaded too — before or after the data — or, without ` +
+        `one, decided as incomplete at deadlineAt (UKYC_SUBMISSION_DEADLINE_SECONDS, 7 days by ` +
+        `default). The decision arrives by webhook (account_status_change), so a subscription for ` +
+        `it must exist.`,
       tag: 'Verification',
       params: entityIdParams,
       body: requirementBody,
@@ -47,18 +66,44 @@ export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
       path: '/entity/:entityId/requirement-slug/:requirementSlug/upload',
       operationId: 'uploadRequirementFiles',
       summary: "Upload a person's identity document or proof of address (universal KYC)",
-      description: `Form field files, one or more (at most ${maxFiles}, each at most ${maxFileBytes / 1024 / 1024} MB): ${ACCEPTED_UPLOAD_NAMES}, decided from the bytes. The files join the person's open submission, or wait for the next KYC data. With memberId, the files are the declared member's.`,
+      description:
+        `Form field files, one or more (at most ${maxFiles}, each at most ` +
+        `${maxFileBytes / 1024 / 1024} MB): ${ACCEPTED_UPLOAD_NAMES}, decided from the bytes. The ` +
+        `files join the person's open submission, or wait for the next KYC data. With memberId, the` +
+        ` files are the declared member's.`,
       tag: 'Verification',
       params: uploadParams,
       query: memberIdQuery,
       docBody: {
         contentType: 'multipart/form-data',
-        schema: { type: 'object', required: ['files'], properties: { files: { type: 'array', items: { type: 'string', format: 'binary' }, description: `${ACCEPTED_UPLOAD_NAMES} files` } } },
+        schema: {
+          type: 'object',
+          required: ['files'],
+          properties: { files: { type: 'array', items: { type: 'string', format: 'binary' }, description: `${ACCEPTED_UPLOAD_NAMES} files` } },
+        },
       },
       responses: { 201: { description: 'Stored', schema: filesUploadedSchema } },
-      errors: ['invalidRequest', 'entityNotFound', 'requirementNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'uploadNoFile', 'uploadEmptyFile', 'uploadFileTooLarge', 'uploadTooManyFiles', 'uploadUnsupportedType', 'unsupportedMediaType', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
+      errors: [
+        'invalidRequest',
+        'entityNotFound',
+        'requirementNotFound',
+        'webhookRegistrationRequired',
+        'personRequired',
+        'memberNotFound',
+        'uploadNoFile',
+        'uploadEmptyFile',
+        'uploadFileTooLarge',
+        'uploadTooManyFiles',
+        'uploadUnsupportedType',
+        'unsupportedMediaType',
+        'uploadStalled',
+        'uploadsBusy',
+        'uploadsUnavailable',
+      ],
       handler: ({ ctx, params, query, business }) =>
-        uploadUkycFiles(uc, business, params.entityId, params.requirementSlug, query.memberId, () => uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' })),
+        uploadUkycFiles(uc, business, params.entityId, params.requirementSlug, query.memberId, () =>
+          uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' }),
+        ),
     }),
   ];
 }

@@ -23,7 +23,12 @@ export async function resumeOutput(file: string, now = Date.now()): Promise<Resu
     text = text.slice(0, keep);
   }
   const records: string[][] = text ? parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true }) : [];
-  const done = new Set(records.slice(1).filter((r) => r[0] && r[1]).map((r) => r[0]!));
+  const done = new Set(
+    records
+      .slice(1)
+      .filter((r) => r[0] && r[1])
+      .map((r) => r[0]!),
+  );
   const { mtimeMs } = await stat(file);
   return { done, oldestAgeMs: done.size ? now - mtimeMs : null };
 }

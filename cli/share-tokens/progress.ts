@@ -33,7 +33,10 @@ export class Progress {
     const filled = this.total ? Math.round((finished / this.total) * width) : width;
     const rate = this.rate();
     const eta = rate > 0 ? Math.round((this.total - finished) / rate) : 0;
-    const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${finished}/${this.total}  ${rate.toFixed(1)}/s  ${this.failed} failed  ${this.retries} retries  eta ${Math.floor(eta / 60)}m${String(eta % 60).padStart(2, '0')}s`;
+    const line =
+      `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${finished}/${this.total}  ` +
+      `${rate.toFixed(1)}/s  ${this.failed} failed  ${this.retries} retries  eta ` +
+      `${Math.floor(eta / 60)}m${String(eta % 60).padStart(2, '0')}s`;
     process.stderr.write(`\r${line}\x1b[K`);
   }
 

@@ -27,7 +27,8 @@ export function classifyHttpError(status: number, body: SumsubErrorBody, headers
     correlationId: body.correlationId ?? null,
     detail: [body.errorName, description].filter(Boolean).join(': ') || null,
   };
-  const fail = (kind: ProviderErrorKind, message: string, extra: { retryAfterMs?: number | null } = {}) => new ProviderError(kind, message, { ...meta, ...extra });
+  const fail = (kind: ProviderErrorKind, message: string, extra: { retryAfterMs?: number | null } = {}) =>
+    new ProviderError(kind, message, { ...meta, ...extra });
 
   if (status === 401) {
     if (TOKEN_PROBLEM.test(description)) {
@@ -37,9 +38,11 @@ export function classifyHttpError(status: number, body: SumsubErrorBody, headers
     return fail('credentials', 'The identity provider refused our credentials or request signature.');
   }
   if (status === 403) return fail('credentials', 'The identity provider does not allow this operation for our account.');
-  if (status === 429) return fail('rate_limited', 'The identity provider rate limit was reached.', { retryAfterMs: parseRetryAfter(headers['retry-after']) ?? 5000 });
+  if (status === 429)
+    return fail('rate_limited', 'The identity provider rate limit was reached.', { retryAfterMs: parseRetryAfter(headers['retry-after']) ?? 5000 });
   if (status >= 500) return fail('unavailable', `The identity provider answered ${status}.`);
-  if (LEVEL_UNKNOWN.test(`${body.errorName ?? ''} ${description}`)) return fail('level_unknown', 'The verification level is not configured in our identity provider account.');
+  if (LEVEL_UNKNOWN.test(`${body.errorName ?? ''} ${description}`))
+    return fail('level_unknown', 'The verification level is not configured in our identity provider account.');
   if (status === 404) return fail('not_found', 'The identity provider has no such applicant.');
   if (status === 400 && body.errorCode !== undefined && body.errorCode >= 10500 && body.errorCode < 10600) {
     return fail('data_refused', "The identity provider refused to share the applicant's data for this level.");

@@ -56,7 +56,8 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
     if (body !== undefined && typeof body === 'object' && body !== null && 'multipart' in body) {
       const boundary = `----vouch${randomBytes(12).toString('hex')}`;
       const parts = Object.entries((body as { multipart: Record<string, unknown> }).multipart).map(
-        ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(value)}\r\n`,
+        ([name, value]) =>
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(value)}\r\n`,
       );
       payload = Buffer.from(`${parts.join('')}--${boundary}--\r\n`, 'utf8');
       contentType = `multipart/form-data; boundary=${boundary}`;
@@ -133,7 +134,13 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
       return toProviderApplicant(await call('POST', `/resources/applicants?${new URLSearchParams({ levelName })}`, { externalUserId, fixedInfo }));
     },
     async addIdDocument(applicantId, d) {
-      const metadata = { idDocType: d.type, country: d.country, number: d.number, ...(d.issuedDate ? { issuedDate: d.issuedDate } : {}), ...(d.validUntil ? { validUntil: d.validUntil } : {}) };
+      const metadata = {
+        idDocType: d.type,
+        country: d.country,
+        number: d.number,
+        ...(d.issuedDate ? { issuedDate: d.issuedDate } : {}),
+        ...(d.validUntil ? { validUntil: d.validUntil } : {}),
+      };
       await call('POST', `/resources/applicants/${encodeURIComponent(applicantId)}/info/idDoc`, { multipart: { metadata } });
     },
     async completeSandboxReview(applicantId, result) {

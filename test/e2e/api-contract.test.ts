@@ -22,7 +22,10 @@ describe('the API against its OpenAPI document (Schemathesis)', () => {
   let key: string;
   before(async () => {
     // its requests come fast: lift the per-business limits so they test the rules, not the limiter
-    stack = await startStack({ workers: true, env: { API_RATE_LIMIT_PER_SECOND: '1000000', SYNC_IMPORT_RATE_LIMIT_PER_SECOND: '1000000', WEBHOOK_REDELIVERIES_PER_SECOND: '1000000' } });
+    stack = await startStack({
+      workers: true,
+      env: { API_RATE_LIMIT_PER_SECOND: '1000000', SYNC_IMPORT_RATE_LIMIT_PER_SECOND: '1000000', WEBHOOK_REDELIVERIES_PER_SECOND: '1000000' },
+    });
     ({ apiKey: key } = await stack.newBusiness({ name: 'Schemathesis' }));
   });
   after(() => stack.close());
@@ -32,7 +35,18 @@ describe('the API against its OpenAPI document (Schemathesis)', () => {
     assert.ok(existsSync(bin), 'Schemathesis is installed by npm install (scripts/test-tools-requirements.txt)');
     // run from a temporary folder: Schemathesis keeps a cache in its working directory
     const cwd = await mkdtemp(path.join(os.tmpdir(), 'vouch-schemathesis-'));
-    const args = ['--config-file', path.join(root, 'schemathesis.toml'), 'run', `${stack.url}/openapi.json`, '--url', stack.url, '--checks', 'all', '-H', `x-vouch-api-key: ${key}`];
+    const args = [
+      '--config-file',
+      path.join(root, 'schemathesis.toml'),
+      'run',
+      `${stack.url}/openapi.json`,
+      '--url',
+      stack.url,
+      '--checks',
+      'all',
+      '-H',
+      `x-vouch-api-key: ${key}`,
+    ];
     args.push('--max-examples', '30', '--seed', SEED, '--generation-database', 'none', '--no-color');
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = execFile(bin, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
@@ -42,7 +56,13 @@ describe('the API against its OpenAPI document (Schemathesis)', () => {
     });
     await rm(cwd, { recursive: true, force: true });
     const summary = output.slice(output.lastIndexOf('SUMMARY'));
-    process.stdout.write(`# ${summary.split('\n').filter((l) => /generated|passed|failures|Selected|Tested/.test(l)).map((l) => l.trim()).join('; ')}\n`);
+    process.stdout.write(
+      `# ${summary
+        .split('\n')
+        .filter((l) => /generated|passed|failures|Selected|Tested/.test(l))
+        .map((l) => l.trim())
+        .join('; ')}\n`,
+    );
     const report = path.join(os.tmpdir(), 'vouch-schemathesis-report.txt');
     if (code !== 0) await writeFile(report, output); // the whole report; the assertion shows its tail
     assert.equal(code, 0, `full report: ${report}\n${output.slice(-6000)}`);

@@ -20,7 +20,14 @@ describe('a 5,000-row batch with a mix of outcomes', () => {
     await bulkEntities(stack.db, businessId, externalIds.slice(0, 4980)); // the last 20 have no entity
     const scenarios: Scenario[] = externalIds.map((_, i) => (i % 100 === 7 ? 'missing-address' : i % 250 === 3 ? 'donor-rejected' : 'complete'));
     const tokens = bulkTokens(stack.sim!, 'big-donor', stack.recipient!.clientId, scenarios);
-    const res = await upload(stack, key, csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])));
+    const res = await upload(
+      stack,
+      key,
+      csvOf(
+        'externalId,shareToken',
+        externalIds.map((e, i) => [e, tokens[i]!]),
+      ),
+    );
     assert.equal(res.status, 201, res.text);
     const status = await waitForBatch(stack, key, res.body.batchId, 600_000);
     const refused = scenarios.filter((s, i) => s === 'donor-rejected' && i < 4980).length;
@@ -28,10 +35,15 @@ describe('a 5,000-row batch with a mix of outcomes', () => {
     assert.equal(status.processedRecords, 5000);
     assert.equal(status.failedRecords, 20 + refused);
     assert.equal(status.summary.successfulRecords, 4980 - refused);
-    const categories = status.summary.errors.reduce((acc: Record<string, number>, e: any) => ({ ...acc, [e.errorDetail.category]: (acc[e.errorDetail.category] ?? 0) + 1 }), {});
+    const categories = status.summary.errors.reduce(
+      (acc: Record<string, number>, e: any) => ({ ...acc, [e.errorDetail.category]: (acc[e.errorDetail.category] ?? 0) + 1 }),
+      {},
+    );
     assert.deepEqual(categories, { APPLICANT_DATA_REFUSED: refused, ENTITY_NOT_FOUND: 20 });
     const [decisions] = await stack.db.query<{ approved: string; rejected: string }>(
-      "SELECT count(*) FILTER (WHERE decision = 'APPROVED') AS approved, count(*) FILTER (WHERE decision = 'REJECTED') AS rejected FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1",
+      "SELECT count(*) FILTER (WHERE decision = 'APPROVED') AS approved, count(*) FILTER (WHERE " +
+        "decision = 'REJECTED') AS rejected FROM kyc_accounts k JOIN entities e ON e.id = " +
+        'k.entity_id WHERE e.business_id = $1',
       [businessId],
     );
     const noAddress = scenarios.filter((s, i) => s === 'missing-address' && i < 4980).length;

@@ -15,12 +15,24 @@ describe('a worker killed in the middle of a batch', () => {
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Crash' });
     const externalIds = Array.from({ length: 300 }, (_, i) => `crash-${i}`);
     await bulkEntities(stack.db, businessId, externalIds);
-    const tokens = bulkTokens(sim, 'crash-donor', us.clientId, externalIds.map((): Scenario => 'complete'));
+    const tokens = bulkTokens(
+      sim,
+      'crash-donor',
+      us.clientId,
+      externalIds.map((): Scenario => 'complete'),
+    );
     // slow answers keep many imports in flight, so the kill loses answers the provider already acted on
     sim.state.faults = { ...sim.state.faults, latencyMs: 400, pathPattern: 'reusableIdentity' };
     let worker = rig.startWorker();
     await worker.waitFor(/worker polling/, 60_000).catch(() => {});
-    const res = await upload(stack, key, csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])));
+    const res = await upload(
+      stack,
+      key,
+      csvOf(
+        'externalId,shareToken',
+        externalIds.map((e, i) => [e, tokens[i]!]),
+      ),
+    );
     assert.equal(res.status, 201, res.text);
     // kill once 60 are done and while the provider holds imports it will carry out after the kill:
     // their answers are lost, so the new worker must recover them without importing twice
@@ -43,7 +55,8 @@ describe('a worker killed in the middle of a batch', () => {
     const recovered = tokens.filter((t) => sim.state.stats.imports[t]!.attempts > 1).length;
     assert.ok(recovered > 0, `answers lost in the crash were recovered (${recovered}; ${inFlightAtKill} had been attempted at the kill)`);
     const [accounts] = await stack.db.query<{ n: string; distinct_entities: string }>(
-      'SELECT count(*) AS n, count(DISTINCT k.entity_id) AS distinct_entities FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1',
+      'SELECT count(*) AS n, count(DISTINCT k.entity_id) AS distinct_entities FROM kyc_accounts k' +
+        ' JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1',
       [businessId],
     );
     assert.deepEqual([Number(accounts!.n), Number(accounts!.distinct_entities)], [300, 300]);

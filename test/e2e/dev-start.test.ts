@@ -95,7 +95,14 @@ describe('npm start (all-in-one development mode)', () => {
     };
     await walk(dataDir);
     assert.deepEqual(open, [], 'directories open to other users');
-    for (const secret of ['sandbox.json', 'payload-codec-keys.json', 'webhook-signing-keys.json', 'standard-webhook-keys.json', 'signed-payload-keys.json', 'file-link-secret']) {
+    for (const secret of [
+      'sandbox.json',
+      'payload-codec-keys.json',
+      'webhook-signing-keys.json',
+      'standard-webhook-keys.json',
+      'signed-payload-keys.json',
+      'file-link-secret',
+    ]) {
       assert.equal((await lstat(path.join(dataDir, secret))).mode & 0o777, 0o600, secret);
     }
   });
@@ -105,7 +112,10 @@ describe('npm start (all-in-one development mode)', () => {
     const [, key] = await dev.waitFor(/API key\s+(vk_sandbox_[\w-]+)/, 120_000);
     assert.doesNotMatch(dev.output(), /\(created now\)/);
     const list = await createVouchClient({ baseUrl: api(), apiKey: key! }).GET('/entity', { params: { header: { 'Accept-Version': 'v1.0' } } });
-    assert.deepEqual(list.data!.items.map((e) => e.externalId), ['dev-1']);
+    assert.deepEqual(
+      list.data!.items.map((e) => e.externalId),
+      ['dev-1'],
+    );
     const code = await dev.stop('SIGINT');
     assert.equal(code, 0, `exit ${code} on Ctrl-C; the end of its output:\n${dev.output().slice(-4000)}`);
     dev = undefined;

@@ -38,10 +38,20 @@ describe('/docs in a browser', () => {
     await page.getByText('Vouch compliance onboarding API').first().waitFor({ timeout: 30_000 });
     await page.getByText('Upload a CSV of share tokens (batch import)').first().waitFor({ timeout: 30_000 });
     const text = await page.locator('body').innerText();
-    for (const expected of ['Create an entity', 'Share and onboard one applicant now', 'Register a webhook endpoint', '0702000200', '0705000300', 'x-vouch-api-key']) {
+    for (const expected of [
+      'Create an entity',
+      'Share and onboard one applicant now',
+      'Register a webhook endpoint',
+      '0702000200',
+      '0705000300',
+      'x-vouch-api-key',
+    ]) {
       assert.ok(text.includes(expected), `the page shows "${expected}"`);
     }
-    assert.ok(requests.some((u) => u.endsWith('/openapi.json')), 'the renderer read our document');
+    assert.ok(
+      requests.some((u) => u.endsWith('/openapi.json')),
+      'the renderer read our document',
+    );
     const origin = new URL(stack.url).origin;
     const elsewhere = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
     assert.deepEqual(elsewhere, [], 'no request to another origin (no CDN, fonts, telemetry)');

@@ -93,21 +93,40 @@ describe('the pipeline under faults', () => {
     const { apiKey, businessId } = await stack.newBusiness({ name: 'Faults' });
     const port = (receiver.address() as AddressInfo).port;
     for (const s of SUBSCRIPTIONS) {
-      await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: `http://127.0.0.1:${port}/${s}` });
+      await createSubscription(stack.db, businessId, {
+        notificationChannel: 'WEBHOOK',
+        notificationTypes: ['account_status_change'],
+        webhookUrl: `http://127.0.0.1:${port}/${s}`,
+      });
     }
     const externalIds = Array.from({ length: ROWS }, (_, i) => `fault-${i}`);
     await bulkEntities(stack.db, businessId, externalIds);
-    const tokens = bulkTokens(sim, 'fault-donor', us.clientId, externalIds.map(() => 'complete'));
+    const tokens = bulkTokens(
+      sim,
+      'fault-donor',
+      us.clientId,
+      externalIds.map(() => 'complete'),
+    );
     sim.state.faults = { ...sim.state.faults, latencyMs: 150, pathPattern: 'reusableIdentity' }; // answers in flight when things die
     worker = startWorker();
     await worker.waitFor(/worker polling/, 60_000);
-    const res = await upload(stack, apiKey, csvOf('externalId,shareToken', externalIds.map((e, i) => [e, tokens[i]!])));
+    const res = await upload(
+      stack,
+      apiKey,
+      csvOf(
+        'externalId,shareToken',
+        externalIds.map((e, i) => [e, tokens[i]!]),
+      ),
+    );
     assert.equal(res.status, 201, res.text);
     const batchId: string = res.body.batchId;
 
     const processed = async () => {
       try {
-        const [b] = await stack.db.query<{ n: number; status: string }>('SELECT successful_records + failed_records AS n, status FROM import_batches WHERE id = $1', [batchId]);
+        const [b] = await stack.db.query<{ n: number; status: string }>(
+          'SELECT successful_records + failed_records AS n, status FROM import_batches WHERE id = $1',
+          [batchId],
+        );
         return { n: Number(b!.n), status: b!.status };
       } catch {
         return { n: -1, status: 'unknown' }; // PostgreSQL is restarting
@@ -166,7 +185,10 @@ describe('the pipeline under faults', () => {
     }
     // and every delivery is made
     for (;;) {
-      const [d] = await stack.db.query<{ pending: string }>("SELECT count(*) FILTER (WHERE status <> 'delivered') AS pending FROM webhook_deliveries WHERE business_id = $1", [businessId]);
+      const [d] = await stack.db.query<{ pending: string }>(
+        "SELECT count(*) FILTER (WHERE status <> 'delivered') AS pending FROM webhook_deliveries WHERE business_id = $1",
+        [businessId],
+      );
       if (Number(d!.pending) === 0) break;
       assert.ok(Date.now() < deadline, `${d!.pending} deliveries not delivered`);
       await new Promise((r) => setTimeout(r, 200));
@@ -174,14 +196,23 @@ describe('the pipeline under faults', () => {
 
     const status = (await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key: apiKey })).body;
     assert.equal(status.status, 'completed');
-    assert.deepEqual([status.processedRecords, status.summary.successfulRecords, status.failedRecords], [ROWS, ROWS, 0], JSON.stringify(status.summary.errors.slice(0, 3)));
-    const [rows] = await stack.db.query<{ succeeded: string }>("SELECT count(*) FILTER (WHERE status = 'succeeded') AS succeeded FROM import_records WHERE batch_id = $1", [batchId]);
+    assert.deepEqual(
+      [status.processedRecords, status.summary.successfulRecords, status.failedRecords],
+      [ROWS, ROWS, 0],
+      JSON.stringify(status.summary.errors.slice(0, 3)),
+    );
+    const [rows] = await stack.db.query<{ succeeded: string }>(
+      "SELECT count(*) FILTER (WHERE status = 'succeeded') AS succeeded FROM import_records WHERE batch_id = $1",
+      [batchId],
+    );
     assert.equal(Number(rows!.succeeded), ROWS, 'the counters match the rows');
     for (const t of tokens) assert.equal(sim.state.stats.imports[t]?.succeeded, 1, 'each share token imported exactly once');
 
     const events = (await stack.db.query<{ id: string }>('SELECT id FROM events WHERE business_id = $1', [businessId])).map((e) => e.id);
     assert.equal(events.length, ROWS, 'one event per record');
-    const [deliveries] = await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE business_id = $1 AND status = 'delivered'", [businessId]);
+    const [deliveries] = await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE business_id = $1 AND status = 'delivered'", [
+      businessId,
+    ]);
     assert.equal(Number(deliveries!.n), ROWS * SUBSCRIPTIONS.length);
     let duplicates = 0;
     for (const s of SUBSCRIPTIONS) {

@@ -18,7 +18,10 @@ describe('a worker killed while KYB submissions are decided', () => {
   it('decides every business exactly once across SIGKILL and a restart', async () => {
     const { stack, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'KYB crash' });
-    const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url } });
+    const sub = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url },
+    });
     assert.equal(sub.status, 201, sub.text);
     let worker = rig.startWorker();
     const document = async (fields: Record<string, string>) => {
@@ -34,23 +37,38 @@ describe('a worker killed while KYB submissions are decided', () => {
         key,
         json: {
           entityId: company,
-          business: { legalName: `Crash ${i} Ltd`, registrationNumber: String(i), country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } },
-          ubos: [{ externalId: `kyb-crash-owner-${i}`, firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 75 }],
+          business: {
+            legalName: `Crash ${i} Ltd`,
+            registrationNumber: String(i),
+            country: 'GBR',
+            address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' },
+          },
+          ubos: [
+            { externalId: `kyb-crash-owner-${i}`, firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 75 },
+          ],
         },
       });
       assert.equal(profile.status, 201, profile.text);
       const owner = profile.body.ubos[0].entityId as string;
-      for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders']) await document({ entityId: company, requirementSlug });
+      for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders'])
+        await document({ entityId: company, requirementSlug });
       await document({ entityId: company, memberId: owner, documentType: 'PASSPORT' });
       assert.equal((await stack.request('POST', '/ukyb/submit', { key, json: { entityId: company } })).status, 202);
-      const data = await stack.request('POST', `/entity/${owner}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } });
+      const data = await stack.request('POST', `/entity/${owner}/requirement`, {
+        key,
+        json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
+      });
       assert.equal(data.status, 201, data.text);
       companies.push(company);
       owners.push(owner);
     }
-    const kybEvents = async () => (await stack.db.query("SELECT 1 FROM events WHERE business_id = $1 AND event_type = 'kyb_status_change'", [businessId])).length;
+    const kybEvents = async () =>
+      (await stack.db.query("SELECT 1 FROM events WHERE business_id = $1 AND event_type = 'kyb_status_change'", [businessId])).length;
     const uploads = owners.map(async (owner) => {
-      const res = await stack.request('POST', `/entity/${owner}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]) });
+      const res = await stack.request('POST', `/entity/${owner}/requirement-slug/ukyc-id-document/upload`, {
+        key,
+        form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]),
+      });
       assert.equal(res.status, 201, res.text);
     });
     while ((await kybEvents()) < 3) await new Promise((r) => setTimeout(r, 10));
@@ -63,7 +81,11 @@ describe('a worker killed while KYB submissions are decided', () => {
     // a lost wake waits for the reconciler: housekeeping passes on this stack's queue, as the schedule makes them
     // (the schedule itself is shared by every test stack of this Temporal server, so it is not relied on here)
     for (let i = 0; i < 2400 && (await kybEvents()) < BUSINESSES; i++) {
-      if (i > 0 && i % 150 === 0) await stack.temporal.workflow.execute(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `kyb-crash-housekeeping-${randomUUID()}` });
+      if (i > 0 && i % 150 === 0)
+        await stack.temporal.workflow.execute(housekeepingWorkflow, {
+          taskQueue: stack.config.temporal.taskQueue,
+          workflowId: `kyb-crash-housekeeping-${randomUUID()}`,
+        });
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
@@ -74,9 +96,17 @@ describe('a worker killed while KYB submissions are decided', () => {
     );
     assert.deepEqual(perCompany.map((r) => String(r.entity_id)).sort(), [...companies].sort(), 'every business decided');
     assert.deepEqual([...new Set(perCompany.map((r) => Number(r.n)))], [1], 'each exactly once');
-    const submissions = await stack.db.query<{ status: string; decision: string }>('SELECT status, decision FROM kyb_submissions WHERE business_id = $1', [businessId]);
+    const submissions = await stack.db.query<{ status: string; decision: string }>('SELECT status, decision FROM kyb_submissions WHERE business_id = $1', [
+      businessId,
+    ]);
     assert.deepEqual([submissions.length, [...new Set(submissions.map((s) => `${s.status}:${s.decision}`))]], [BUSINESSES, ['decided:APPROVED']]);
-    const heard = () => new Set(receiver.received.map((r) => JSON.parse(r.body.toString())).filter((b) => b.eventType === 'kyb_status_change').map((b) => b.data.entityId)).size;
+    const heard = () =>
+      new Set(
+        receiver.received
+          .map((r) => JSON.parse(r.body.toString()))
+          .filter((b) => b.eventType === 'kyb_status_change')
+          .map((b) => b.data.entityId),
+      ).size;
     for (let i = 0; i < 300 && heard() < BUSINESSES; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(heard(), BUSINESSES, 'the client heard of every KYB decision');
     await worker.stop('SIGTERM');

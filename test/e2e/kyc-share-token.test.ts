@@ -68,12 +68,15 @@ describe('kyc-share-token', () => {
     assert.deepEqual(written.map((r) => r.externalId).sort(), rows.map((r) => r.externalId).sort());
     await assertAllImportable(written.map((r) => r.shareToken!));
     const errors = await readCsv(errs);
-    assert.deepEqual(errors.map((e) => [e.externalId, e.error]).sort(), [
-      ['ghost', 'The identity provider has no such applicant.'],
-      ['no-applicant', 'missing applicantId'],
-      ['quoted, id', 'missing applicantId'],
-      [rows[0]!.externalId, 'duplicate externalId (first on line 2)'],
-    ].sort());
+    assert.deepEqual(
+      errors.map((e) => [e.externalId, e.error]).sort(),
+      [
+        ['ghost', 'The identity provider has no such applicant.'],
+        ['no-applicant', 'missing applicantId'],
+        ['quoted, id', 'missing applicantId'],
+        [rows[0]!.externalId, 'duplicate externalId (first on line 2)'],
+      ].sort(),
+    );
     assert.match(res.stderr, /12 share tokens written/);
     assert.match(res.stderr, /4 rows failed/);
     for (const f of [out, errs]) assert.equal((await stat(f)).mode & 0o777, 0o600, `${f}: share tokens are readable by their owner only`);

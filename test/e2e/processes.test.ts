@@ -142,7 +142,13 @@ describe('API and worker as separate processes', () => {
     metricsPort = await freePort();
     sim = await startProviderSim();
     const us = sim.state.addClient({ clientId: 'vouch' });
-    worker = start('worker.ts', [], { ...env(), PROVIDER_BASE_URL: sim.url, PROVIDER_APP_TOKEN: us.appToken, PROVIDER_SECRET_KEY: us.secretKey, WORKER_METRICS_PORT: String(metricsPort) });
+    worker = start('worker.ts', [], {
+      ...env(),
+      PROVIDER_BASE_URL: sim.url,
+      PROVIDER_APP_TOKEN: us.appToken,
+      PROVIDER_SECRET_KEY: us.secretKey,
+      WORKER_METRICS_PORT: String(metricsPort),
+    });
     api = start('api/server.ts', [], { ...env(), PORT: String(port) });
     await Promise.all([api.waitFor(/"msg":"API listening"/), worker.waitFor(/"msg":"worker polling"/)]);
   });

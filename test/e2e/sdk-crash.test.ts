@@ -22,7 +22,10 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
   it('decides every review exactly once across SIGKILL and a restart', async () => {
     const { stack, sim, us, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'SDK crash' });
-    const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+    const sub = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
     assert.equal(sub.status, 201, sub.text);
     let worker = rig.startWorker();
     const people: string[] = [];
@@ -38,7 +41,14 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
     const eventCount = async () => (await stack.db.query('SELECT 1 FROM events WHERE business_id = $1', [businessId])).length;
     for (const id of people) {
       const { info } = scenarioApplicant('complete', Date.now());
-      const applicant = sim.state.addApplicant({ clientId: us.clientId, externalUserId: sdkUserId(id), levelName: us.defaultLevel, info, fixedInfo: {}, review: null });
+      const applicant = sim.state.addApplicant({
+        clientId: us.clientId,
+        externalUserId: sdkUserId(id),
+        levelName: us.defaultLevel,
+        info,
+        fixedInfo: {},
+        review: null,
+      });
       await reviewer.completeSandboxReview(applicant.id, { reviewAnswer: 'GREEN' });
     }
     while ((await eventCount()) < 10) await new Promise((r) => setTimeout(r, 20));
@@ -50,12 +60,16 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
     for (let i = 0; i < 1200 && (await eventCount()) < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
 
-    const perEntity = await stack.db.query<{ entity_id: string; n: string }>('SELECT entity_id, count(*) AS n FROM events WHERE business_id = $1 GROUP BY entity_id', [businessId]);
+    const perEntity = await stack.db.query<{ entity_id: string; n: string }>(
+      'SELECT entity_id, count(*) AS n FROM events WHERE business_id = $1 GROUP BY entity_id',
+      [businessId],
+    );
     assert.equal(perEntity.length, PEOPLE, 'every person decided');
     assert.deepEqual([...new Set(perEntity.map((r) => Number(r.n)))], [1], 'each exactly once');
     const accounts = await stack.db.query('SELECT k.decision FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1', [businessId]);
     assert.deepEqual([accounts.length, [...new Set(accounts.map((a) => a.decision))]], [PEOPLE, ['APPROVED']]);
-    for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++)
+      await new Promise((r) => setTimeout(r, 100));
     assert.equal(new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size, PEOPLE, 'the client heard of every decision');
     await worker.stop('SIGTERM');
   });

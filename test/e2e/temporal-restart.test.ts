@@ -34,8 +34,20 @@ describe('a Temporal server restart in the middle of a batch', () => {
     const { apiKey: key, businessId } = await s.newBusiness({ name: 'Restart' });
     const ids = Array.from({ length: 150 }, (_, i) => `restart-${i}`);
     await bulkEntities(s.db, businessId, ids);
-    const tokens = bulkTokens(s.sim!, 'restart-donor', s.recipient!.clientId, ids.map(() => 'complete'));
-    const res = await upload(s, key, csvOf('externalId,shareToken', ids.map((e, i) => [e, tokens[i]!])));
+    const tokens = bulkTokens(
+      s.sim!,
+      'restart-donor',
+      s.recipient!.clientId,
+      ids.map(() => 'complete'),
+    );
+    const res = await upload(
+      s,
+      key,
+      csvOf(
+        'externalId,shareToken',
+        ids.map((e, i) => [e, tokens[i]!]),
+      ),
+    );
     assert.equal(res.status, 201, res.text);
     for (;;) {
       const st = (await s.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body;

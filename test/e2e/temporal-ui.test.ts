@@ -31,7 +31,10 @@ describe('the Temporal UI, as an operator uses it', () => {
     });
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
     temporal = await startTemporalDevServer({ port, uiPort, uiCodecEndpoint: `http://127.0.0.1:${codecPort}/codec` });
-    stack = await startStack({ workers: true, env: { TEMPORAL_ADDRESS: temporal.address, CODEC_CORS_ORIGINS: `http://127.0.0.1:${uiPort},http://localhost:${uiPort}` } });
+    stack = await startStack({
+      workers: true,
+      env: { TEMPORAL_ADDRESS: temporal.address, CODEC_CORS_ORIGINS: `http://127.0.0.1:${uiPort},http://localhost:${uiPort}` },
+    });
     // the same API on the port the UI was told about (its codec endpoint)
     codecApi = await listen({ config: stack.config, db: stack.db, temporal: stack.temporal, log: pino({ level: 'silent' }), keys: testKeyRings() }, codecPort);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });

@@ -43,7 +43,11 @@ describe('one tenant against the API: every other caller keeps being served', ()
     attacker = (await createBusiness(db, { name: 'Attacker', binSponsored: false, environment: 'sandbox' })).apiKey;
     other = (await createBusiness(db, { name: 'Bystander', binSponsored: false, environment: 'sandbox' })).apiKey;
     const json = (key: string) => ({ 'x-vouch-api-key': key, 'content-type': 'application/json' });
-    const created = await fetch(`${base}/entity`, { method: 'POST', headers: json(attacker), body: JSON.stringify({ externalId: 'target', type: 'INDIVIDUAL' }) });
+    const created = await fetch(`${base}/entity`, {
+      method: 'POST',
+      headers: json(attacker),
+      body: JSON.stringify({ externalId: 'target', type: 'INDIVIDUAL' }),
+    });
     person = ((await created.json()) as { id: string }).id;
     // universal KYC uploads need the webhook prerequisite
     const sub = await fetch(`${base}/notification`, {
@@ -59,7 +63,12 @@ describe('one tenant against the API: every other caller keeps being served', ()
   });
 
   const batch = (csv: Buffer, options: Parameters<typeof sendMultipart>[3] = {}) =>
-    sendMultipart(`${base}/entity/kyc/import/batch`, { 'x-vouch-api-key': attacker, 'X-Provider': 'sumsub', 'Idempotency-Key': `attack-${n++}` }, [{ field: 'file', fileName: 'batch.csv', body: csv }], options);
+    sendMultipart(
+      `${base}/entity/kyc/import/batch`,
+      { 'x-vouch-api-key': attacker, 'X-Provider': 'sumsub', 'Idempotency-Key': `attack-${n++}` },
+      [{ field: 'file', fileName: 'batch.csv', body: csv }],
+      options,
+    );
   const pdfHead = Buffer.from('%PDF-1.4\n');
   const tenFiles = () =>
     sendMultipart(
@@ -74,7 +83,12 @@ describe('one tenant against the API: every other caller keeps being served', ()
     await new Promise((r) => setTimeout(r, 200)); // a baseline before the attack
     const sent = await attack();
     const w = await watching.stop();
-    process.stdout.write(`# health p50/p95/max ${pct(w.health, 50).toFixed(0)}/${pct(w.health, 95).toFixed(0)}/${Math.max(...w.health).toFixed(0)} ms, other ${pct(w.other, 95).toFixed(0)}/${Math.max(...w.other).toFixed(0)} ms, RSS ${w.baseRssMb.toFixed(0)} → ${w.peakRssMb.toFixed(0)} MB\n`);
+    process.stdout.write(
+      `# health p50/p95/max ${pct(w.health, 50).toFixed(0)}/${pct(w.health, 95).toFixed(0)}/` +
+        `${Math.max(...w.health).toFixed(0)} ms, other ${pct(w.other, 95).toFixed(0)}/` +
+        `${Math.max(...w.other).toFixed(0)} ms, RSS ${w.baseRssMb.toFixed(0)} → ` +
+        `${w.peakRssMb.toFixed(0)} MB\n`,
+    );
     const worst = (xs: number[]) => Math.round(Math.max(...xs));
     assert.equal(w.healthFailures, 0, 'GET /health answered 200 throughout');
     assert.ok(worst(w.health) < HEALTH_BOUND_MS, `GET /health took up to ${worst(w.health)} ms during the attack`);

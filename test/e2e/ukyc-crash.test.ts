@@ -14,19 +14,28 @@ describe('a worker killed while universal KYC submissions complete', () => {
   it('settles every submission exactly once across SIGKILL and a restart', async () => {
     const { stack, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'UKYC crash' });
-    const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+    const sub = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
     assert.equal(sub.status, 201, sub.text);
     let worker = rig.startWorker();
     const people: string[] = [];
     for (let i = 0; i < PEOPLE; i++) {
       const id = (await stack.request('POST', '/entity', { key, json: { externalId: `ukyc-crash-${i}`, type: 'INDIVIDUAL' } })).body.id as string;
-      const res = await stack.request('POST', `/entity/${id}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } });
+      const res = await stack.request('POST', `/entity/${id}/requirement`, {
+        key,
+        json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
+      });
       assert.equal(res.status, 201, res.text);
       people.push(id);
     }
     const eventCount = async () => (await stack.db.query('SELECT 1 FROM events WHERE business_id = $1', [businessId])).length;
     const uploads = people.map(async (id) => {
-      const res = await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]) });
+      const res = await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, {
+        key,
+        form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]),
+      });
       assert.equal(res.status, 201, res.text);
     });
     while ((await eventCount()) < 5) await new Promise((r) => setTimeout(r, 10));
@@ -39,14 +48,18 @@ describe('a worker killed while universal KYC submissions complete', () => {
     for (let i = 0; i < 1200 && (await eventCount()) < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
 
-    const perEntity = await stack.db.query<{ entity_id: string; n: string }>('SELECT entity_id, count(*) AS n FROM events WHERE business_id = $1 GROUP BY entity_id', [businessId]);
+    const perEntity = await stack.db.query<{ entity_id: string; n: string }>(
+      'SELECT entity_id, count(*) AS n FROM events WHERE business_id = $1 GROUP BY entity_id',
+      [businessId],
+    );
     assert.equal(perEntity.length, PEOPLE, 'every person decided');
     assert.deepEqual([...new Set(perEntity.map((r) => Number(r.n)))], [1], 'each exactly once');
     const accounts = await stack.db.query('SELECT k.decision FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1', [businessId]);
     assert.deepEqual([accounts.length, [...new Set(accounts.map((a) => a.decision))]], [PEOPLE, ['APPROVED']]);
     const submissions = await stack.db.query<{ status: string }>('SELECT status FROM ukyc_submissions WHERE business_id = $1', [businessId]);
     assert.deepEqual([submissions.length, [...new Set(submissions.map((s) => s.status))]], [PEOPLE, ['decided']]);
-    for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++)
+      await new Promise((r) => setTimeout(r, 100));
     assert.equal(new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size, PEOPLE, 'the client heard of every decision');
     await worker.stop('SIGTERM');
   });

@@ -37,7 +37,11 @@ export function sendMultipart(
   const pieces: (Buffer | { filler: number })[] = [];
   for (const p of parts) {
     const disposition = p.fileName !== undefined ? `form-data; name="${p.field}"; filename="${p.fileName}"` : `form-data; name="${p.field}"`;
-    pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.fileName !== undefined ? 'Content-Type: application/octet-stream\r\n' : ''}\r\n`));
+    pieces.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.fileName !== undefined ? 'Content-Type: application/octet-stream\r\n' : ''}\r\n`,
+      ),
+    );
     if (p.value !== undefined) pieces.push(Buffer.from(p.value));
     if (p.body) pieces.push(p.body);
     if (p.head) pieces.push(p.head);
@@ -49,14 +53,18 @@ export function sendMultipart(
   const started = performance.now();
   return new Promise((resolve) => {
     let answered = false;
-    const req = request(url, { method: 'POST', headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        answered = true;
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), ms: performance.now() - started });
-      });
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          answered = true;
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), ms: performance.now() - started });
+        });
+      },
+    );
     req.on('error', (err) => {
       if (!answered) resolve({ status: 0, body: '', ms: performance.now() - started, error: (err as NodeJS.ErrnoException).code ?? err.message });
     });

@@ -8,10 +8,12 @@ import type { Db } from '../../store/db.ts';
 export async function bulkEntities(db: Db, businessId: string, externalIds: string[]): Promise<void> {
   for (let i = 0; i < externalIds.length; i += 1000) {
     const chunk = externalIds.slice(i, i + 1000);
-    await db.query(
-      "INSERT INTO entities (id, business_id, external_id, type) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[])",
-      [chunk.map(() => randomUUID()), chunk.map(() => businessId), chunk, chunk.map(() => 'INDIVIDUAL')],
-    );
+    await db.query('INSERT INTO entities (id, business_id, external_id, type) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[])', [
+      chunk.map(() => randomUUID()),
+      chunk.map(() => businessId),
+      chunk,
+      chunk.map(() => 'INDIVIDUAL'),
+    ]);
   }
 }
 

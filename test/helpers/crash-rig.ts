@@ -18,24 +18,38 @@ export type CrashRig = {
   startWorker(): Running;
 };
 
-export function crashRig(options: {
-  /** The API's settings, over WEBHOOK_ALLOW_INSECURE_URLS=true. */
-  env?: Record<string, string>;
-  /** The worker's settings, over WEBHOOK_ALLOW_INSECURE_URLS=true. */
-  workerEnv?: Record<string, string>;
-  /** Our account's settings at the simulator (callbacks, limits), given the API. */
-  account?: (stack: Stack) => Partial<SimClient>;
-} = {}): CrashRig {
+export function crashRig(
+  options: {
+    /** The API's settings, over WEBHOOK_ALLOW_INSECURE_URLS=true. */
+    env?: Record<string, string>;
+    /** The worker's settings, over WEBHOOK_ALLOW_INSECURE_URLS=true. */
+    workerEnv?: Record<string, string>;
+    /** Our account's settings at the simulator (callbacks, limits), given the API. */
+    account?: (stack: Stack) => Partial<SimClient>;
+  } = {},
+): CrashRig {
   const parts: Partial<CrashRig> = {};
   let worker: Running | undefined;
   const rig = {
-    get stack() { return parts.stack!; },
-    get sim() { return parts.sim!; },
-    get us() { return parts.us!; },
-    get receiver() { return parts.receiver!; },
+    get stack() {
+      return parts.stack!;
+    },
+    get sim() {
+      return parts.sim!;
+    },
+    get us() {
+      return parts.us!;
+    },
+    get receiver() {
+      return parts.receiver!;
+    },
     startWorker() {
       const { stack, sim, us } = rig;
-      worker = start('worker.ts', [], workerEnvFor(stack, { url: sim.url, appToken: us.appToken, secretKey: us.secretKey }, { WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...options.workerEnv }));
+      worker = start(
+        'worker.ts',
+        [],
+        workerEnvFor(stack, { url: sim.url, appToken: us.appToken, secretKey: us.secretKey }, { WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...options.workerEnv }),
+      );
       return worker;
     },
   };

@@ -18,7 +18,13 @@ export async function startMoto(bucket: string): Promise<{ endpoint: string; cli
   const until = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`moto_server exited: ${stderr}`);
-    if (await fetch(`${endpoint}/moto-api/`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${endpoint}/moto-api/`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > until) throw new Error(`moto_server did not answer in 30 s: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }

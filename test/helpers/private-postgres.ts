@@ -35,7 +35,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     chownSync(root, uid, gid);
   }
   const run = (tool: string, args: string[]) =>
-    execFileSync(asRoot ? 'runuser' : path.join(bin, tool), asRoot ? ['-u', 'postgres', '--', path.join(bin, tool), ...args] : args, { stdio: 'pipe', cwd: root });
+    execFileSync(asRoot ? 'runuser' : path.join(bin, tool), asRoot ? ['-u', 'postgres', '--', path.join(bin, tool), ...args] : args, {
+      stdio: 'pipe',
+      cwd: root,
+    });
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const port = await freePort();
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;

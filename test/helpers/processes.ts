@@ -23,7 +23,12 @@ export type Running = {
 
 /** `group`: the process leads a process group of its own, as a command started from a terminal does. */
 export function start(script: string, args: string[], env: Record<string, string | undefined>, options: { group?: boolean } = {}): Running {
-  const child = spawn(process.execPath, [script, ...args], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: root,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group ?? false,
+  });
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
@@ -50,7 +55,9 @@ export function start(script: string, args: string[], env: Record<string, string
           clearTimeout(timer);
           listeners.delete(check);
         };
-        void exited.then((code) => (cleanup(), reject(new Error(`exited (${code}) before ${pattern}; first errors:\n${firstErrors(out)}\noutput:\n${out.slice(-3000)}`))));
+        void exited.then(
+          (code) => (cleanup(), reject(new Error(`exited (${code}) before ${pattern}; first errors:\n${firstErrors(out)}\noutput:\n${out.slice(-3000)}`))),
+        );
         listeners.add(check);
         check();
       });
@@ -66,7 +73,11 @@ export function start(script: string, args: string[], env: Record<string, string
 }
 
 /** Runs a command to completion. */
-export function run(script: string, args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function run(
+  script: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [script, ...args], { cwd: root, env: childEnv(env) });
     let stdout = '';

@@ -8,7 +8,14 @@ import type { Stack } from './stack.ts';
 /** The applicant the person creates by going through the SDK: complete data, no review yet. */
 export function personFillsInSdk(stack: Stack, entityId: string) {
   const { info } = scenarioApplicant('complete', Date.now());
-  return stack.sim!.state.addApplicant({ clientId: stack.recipient!.clientId, externalUserId: sdkUserId(entityId), levelName: stack.recipient!.defaultLevel, info, fixedInfo: {}, review: null });
+  return stack.sim!.state.addApplicant({
+    clientId: stack.recipient!.clientId,
+    externalUserId: sdkUserId(entityId),
+    levelName: stack.recipient!.defaultLevel,
+    info,
+    fixedInfo: {},
+    review: null,
+  });
 }
 
 /** Our provider account's API client (the reviewer's testCompleted, among others). */

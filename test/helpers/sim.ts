@@ -22,10 +22,21 @@ export async function startSimWorld(): Promise<SimWorld> {
   const us = sim.state.addClient({ clientId: 'vouch' });
   const donor = sim.state.addClient({ clientId: 'donor-fintech' });
   const clientFor = (account: SimClient, overrides: Partial<SumsubConfig> = {}) =>
-    createSumsubClient({ baseUrl: sim.url, appToken: account.appToken, secretKey: account.secretKey, webhookSecret: account.webhookSecret, timeoutMs: 2000, ...overrides });
+    createSumsubClient({
+      baseUrl: sim.url,
+      appToken: account.appToken,
+      secretKey: account.secretKey,
+      webhookSecret: account.webhookSecret,
+      timeoutMs: 2000,
+      ...overrides,
+    });
   const donorApi = clientFor(donor);
   const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${sim.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${sim.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return res.status === 204 ? undefined : ((await res.json()) as any);
   };
   return {

@@ -86,7 +86,11 @@ export type Stack = {
   /** Every log line written, parsed. */
   logs: Record<string, unknown>[];
   newBusiness(options?: { name?: string; binSponsored?: boolean }): Promise<{ businessId: string; apiKey: string }>;
-  request(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Uint8Array; form?: FormData; headers?: Record<string, string> }): Promise<Reply>;
+  request(
+    method: string,
+    path: string,
+    options?: { key?: string; json?: unknown; body?: string | Uint8Array; form?: FormData; headers?: Record<string, string> },
+  ): Promise<Reply>;
   close(): Promise<void>;
 };
 
@@ -95,7 +99,9 @@ export type Stack = {
  * secret the API knows, as `npm start` wires it (off by default: token-sharing tests would get a
  * callback per imported applicant).
  */
-export async function startStack(options: { env?: Record<string, string>; workers?: boolean; poolSize?: number; providerCallbacks?: boolean } = {}): Promise<Stack> {
+export async function startStack(
+  options: { env?: Record<string, string>; workers?: boolean; poolSize?: number; providerCallbacks?: boolean } = {},
+): Promise<Stack> {
   const suffix = randomUUID().slice(0, 8);
   const callbackSecret = options.providerCallbacks ? `callbacks-${randomUUID()}` : undefined;
   const config = loadConfig({
@@ -129,13 +135,20 @@ export async function startStack(options: { env?: Record<string, string>; worker
   if (options.workers) {
     sim = await startProviderSim();
     recipient = sim.state.addClient({ clientId: config.provider.clientId });
-    const provider = createSumsubClient({ baseUrl: sim.url, appToken: recipient.appToken, secretKey: recipient.secretKey, webhookSecret: recipient.webhookSecret, timeoutMs: config.provider.timeoutMs });
+    const provider = createSumsubClient({
+      baseUrl: sim.url,
+      appToken: recipient.appToken,
+      secretKey: recipient.secretKey,
+      webhookSecret: recipient.webhookSecret,
+      timeoutMs: config.provider.timeoutMs,
+    });
     connection = await connectWorker(config, log);
     workers = await createWorkers(config, connection, { db, log, provider, temporal, webhookKeys: testWebhookKeys() });
     void workers.run();
   }
   const api = await listen({ config, db, temporal, log, keys: testKeyRings() }, 0);
-  if (callbackSecret && sim && recipient) sim.state.updateClient(recipient.clientId, { webhookUrl: `${api.url}/provider-webhooks/sumsub`, webhookSecret: callbackSecret });
+  if (callbackSecret && sim && recipient)
+    sim.state.updateClient(recipient.clientId, { webhookUrl: `${api.url}/provider-webhooks/sumsub`, webhookSecret: callbackSecret });
 
   return {
     url: api.url,
@@ -186,7 +199,9 @@ export async function startStack(options: { env?: Record<string, string>; worker
 export function stagingEnv(env: Record<string, string> = {}): Record<string, string> {
   return {
     VOUCH_ENVIRONMENT: 'staging',
-    PAYLOAD_CODEC_KEYS: JSON.stringify([{ id: `staging-${randomUUID().slice(0, 8)}`, key: randomBytes(32).toString('base64'), createdAt: new Date().toISOString() }]),
+    PAYLOAD_CODEC_KEYS: JSON.stringify([
+      { id: `staging-${randomUUID().slice(0, 8)}`, key: randomBytes(32).toString('base64'), createdAt: new Date().toISOString() },
+    ]),
     FILE_LINK_SECRET: randomBytes(24).toString('hex'),
     ...env,
   };
@@ -196,7 +211,11 @@ export function stagingEnv(env: Record<string, string> = {}): Record<string, str
  * The environment of a worker process working for this stack: its database, queues, file store and
  * payload key ring (every process of a deployment shares them), against a provider account.
  */
-export function workerEnvFor(stack: Stack, provider: { url: string; appToken: string; secretKey: string }, extra: Record<string, string> = {}): Record<string, string> {
+export function workerEnvFor(
+  stack: Stack,
+  provider: { url: string; appToken: string; secretKey: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     DATABASE_URL: stack.config.database.url!,
     TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'),
@@ -213,4 +232,3 @@ export function workerEnvFor(stack: Stack, provider: { url: string; appToken: st
     ...extra,
   };
 }
-

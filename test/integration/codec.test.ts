@@ -54,12 +54,18 @@ describe('payload encryption and the codec endpoint', () => {
     const clear = Buffer.from(raw).toString('latin1') + payloads.map((p) => Buffer.from(p.data, 'base64').toString('latin1')).join('');
     for (const secret of ['Wilhelmina', 'Quarterfield', '1977-03-14']) assert.equal(clear.includes(secret), false, secret);
     // the request id names the run (workflow id, summary) but the encrypted input does not show it
-    assert.equal(payloads.some((p) => Buffer.from(p.data, 'base64').toString('latin1').includes(res.body.requestId)), false);
+    assert.equal(
+      payloads.some((p) => Buffer.from(p.data, 'base64').toString('latin1').includes(res.body.requestId)),
+      false,
+    );
 
     const decoded = await stack.request('POST', '/codec/decode', { json: { payloads }, headers: { 'X-Namespace': 'default' } });
     assert.equal(decoded.status, 200, decoded.text);
     const texts = (decoded.body.payloads as { metadata: Record<string, string>; data: string }[]).map((p) => Buffer.from(p.data, 'base64').toString());
-    assert.ok(texts.some((t) => t.includes(res.body.requestId)), 'the input (the request id) reads in clear once decoded');
+    assert.ok(
+      texts.some((t) => t.includes(res.body.requestId)),
+      'the input (the request id) reads in clear once decoded',
+    );
     assert.ok(decoded.body.payloads.every((p: { metadata: Record<string, string> }) => p.metadata.encoding !== ENCRYPTED));
 
     const empty = await stack.request('POST', '/codec/decode', { json: {} }); // what the Temporal CLI sends for no payloads
@@ -73,11 +79,17 @@ describe('payload encryption and the codec endpoint', () => {
   });
 
   it("answers the Temporal UI's CORS preflight for its origin, and no other", async () => {
-    const preflight = await fetch(`${stack.url}/codec/decode`, { method: 'OPTIONS', headers: { Origin: 'http://127.0.0.1:8233', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace' } });
+    const preflight = await fetch(`${stack.url}/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://127.0.0.1:8233', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace' },
+    });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://127.0.0.1:8233');
     assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-Namespace/);
-    const foreign = await fetch(`${stack.url}/codec/decode`, { method: 'OPTIONS', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' } });
+    const foreign = await fetch(`${stack.url}/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
     assert.equal(foreign.headers.get('access-control-allow-origin'), null);
   });
 

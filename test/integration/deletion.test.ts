@@ -17,7 +17,10 @@ import { startStack, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
 
 /** Letters only (universal KYC names are Latin), unlikely anywhere by chance. */
-const uniqueName = () => `Zq${randomBytes(6).toString('hex').replace(/\d/g, (d) => 'ghijklmnop'[Number(d)]!)}`;
+const uniqueName = () =>
+  `Zq${randomBytes(6)
+    .toString('hex')
+    .replace(/\d/g, (d) => 'ghijklmnop'[Number(d)]!)}`;
 const uniqueNumber = () => `DN${randomBytes(5).toString('hex').toUpperCase()}`;
 /** A PDF whose bytes carry the person's name and number, as a scanned document would. */
 const pdfOf = (...text: string[]) => Buffer.concat([FILES.pdf, Buffer.from(`% ${text.join(' ')}\n`)]);
@@ -47,7 +50,10 @@ describe('deleting an entity', () => {
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Deletion' }));
     donor = donorAt(stack);
-    const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url } });
+    const sub = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url },
+    });
     assert.equal(sub.status, 201, sub.text);
   });
   after(async () => {
@@ -55,7 +61,8 @@ describe('deleting an entity', () => {
     await stack.close();
   });
 
-  const person = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', externalId = `del-${n++}`) => (await createEntities(stack, key, [externalId], type))[0]!;
+  const person = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', externalId = `del-${n++}`) =>
+    (await createEntities(stack, key, [externalId], type))[0]!;
   const decided = async (entityId: string) => {
     for (let i = 0; i < 300; i++) {
       if (receiver.received.some((r) => JSON.parse(r.body.toString()).data.entityId === entityId)) return;
@@ -83,7 +90,8 @@ describe('deleting an entity', () => {
         const p = path.join(dir, e.name);
         if (e.isDirectory()) await walk(p);
         // (a request's temporary file may be removed between the listing and the read: it is gone then)
-        else if ((await readFile(p).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? Buffer.alloc(0) : Promise.reject(err)))).includes(needle)) found.push(`file ${path.relative(stack.config.files.dir, p)}`);
+        else if ((await readFile(p).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? Buffer.alloc(0) : Promise.reject(err)))).includes(needle))
+          found.push(`file ${path.relative(stack.config.files.dir, p)}`);
       }
     };
     await walk(stack.config.files.dir);
@@ -105,8 +113,14 @@ describe('deleting an entity', () => {
           p.document[0].number = number;
         }),
       );
-      assert.equal((await stack.request('POST', `/entity/${entityId}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value } })).status, 201);
-      const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: pdfOf(name, number), name: `${name}.pdf` }]) });
+      assert.equal(
+        (await stack.request('POST', `/entity/${entityId}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value } })).status,
+        201,
+      );
+      const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, {
+        key,
+        form: filesForm([{ bytes: pdfOf(name, number), name: `${name}.pdf` }]),
+      });
       assert.equal(up.status, 201, up.text);
       await decided(entityId);
       assert.equal((await stack.request('GET', `/entity/${entityId}/signed-payload`, { key })).status, 200);
@@ -118,7 +132,11 @@ describe('deleting an entity', () => {
       const externalId = `del-share-${n++}`;
       const entityId = await person('INDIVIDUAL', externalId);
       const applicant = stack.sim!.state.addScenarioApplicant(donor.account.clientId, 'complete');
-      applicant.info = { ...applicant.info, firstName: name, idDocs: [{ idDocType: 'PASSPORT', country: 'GBR', number, issuedDate: '2020-01-01', validUntil: '2035-01-01' }] };
+      applicant.info = {
+        ...applicant.info,
+        firstName: name,
+        idDocs: [{ idDocType: 'PASSPORT', country: 'GBR', number, issuedDate: '2020-01-01', validUntil: '2035-01-01' }],
+      };
       const { token } = await donor.api.createShareToken({ applicantId: applicant.id, forClientId: stack.recipient!.clientId });
       const res = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId, shareToken: token } });
       assert.equal(res.status, 200, res.text);
@@ -147,13 +165,21 @@ describe('deleting an entity', () => {
         key,
         json: {
           entityId: company,
-          business: { legalName: 'Gone Ltd', registrationNumber: '1', country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } },
+          business: {
+            legalName: 'Gone Ltd',
+            registrationNumber: '1',
+            country: 'GBR',
+            address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' },
+          },
           ubos: [{ externalId: `del-owner-${n++}`, firstName: name, lastName: 'Owner', dob: '1980-01-01', nationality: 'GBR', ownershipPercentage: 100 }],
         },
       });
       assert.equal(profile.status, 201, profile.text);
       const owner = profile.body.ubos[0].entityId as string;
-      const doc = await stack.request('POST', '/ukyb/documents', { key, form: documentsForm({ entityId: company, memberId: owner, documentType: 'PASSPORT' }, [{ bytes: pdfOf(name, number), name: 'passport.pdf' }]) });
+      const doc = await stack.request('POST', '/ukyb/documents', {
+        key,
+        form: documentsForm({ entityId: company, memberId: owner, documentType: 'PASSPORT' }, [{ bytes: pdfOf(name, number), name: 'passport.pdf' }]),
+      });
       assert.equal(doc.status, 201, doc.text);
       const fileId = (await stack.request('GET', `/entity/${company}/documents`, { key })).body.ubos[0].documents.PASSPORT[0].fileId;
       link = (await stack.request('GET', `/entity/${owner}/file/${fileId}/presigned-url`, { key })).body.url;
@@ -209,7 +235,10 @@ describe('deleting an entity', () => {
     const entityId = await person();
     const size = 48 * 1024 * 1024;
     const big = Buffer.concat([FILES.pdf, Buffer.alloc(size - FILES.pdf.length, 0x20)]);
-    const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: big, name: 'big.pdf' }]) });
+    const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, {
+      key,
+      form: filesForm([{ bytes: big, name: 'big.pdf' }]),
+    });
     assert.equal(up.status, 201, up.text);
     const [file] = await stack.db.query<{ id: string }>('SELECT id FROM files WHERE entity_id = $1', [entityId]);
     const link = (await stack.request('GET', `/entity/${entityId}/file/${file!.id}/presigned-url`, { key })).body.url as string;
@@ -277,7 +306,10 @@ describe('deleting an entity', () => {
       const res = await upload(stack, key, csvOf('externalId,shareToken', [[externalId, token]]));
       batchId = res.body.batchId;
       const status = await waitForBatch(stack, key, batchId);
-      assert.deepEqual(status.summary.errors.map((e: any) => e.errorDetail.category), ['PROVIDER_UNAVAILABLE']);
+      assert.deepEqual(
+        status.summary.errors.map((e: any) => e.errorDetail.category),
+        ['PROVIDER_UNAVAILABLE'],
+      );
     } finally {
       await fetch(`${stack.sim!.url}/_sim/faults`, { method: 'PUT', body: '{}' });
     }

@@ -22,7 +22,15 @@ describe('GET /openapi.json and /docs', () => {
     assert.equal(doc.openapi, '3.1.0');
     assert.deepEqual(doc.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-vouch-api-key' });
     const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m.toUpperCase()} ${path}`));
-    for (const op of ['POST /entity', 'GET /entity', 'GET /entity/{entityId}', 'DELETE /entity/{entityId}', 'GET /features', 'GET /feature/{featureId}/requirement', 'GET /health']) {
+    for (const op of [
+      'POST /entity',
+      'GET /entity',
+      'GET /entity/{entityId}',
+      'DELETE /entity/{entityId}',
+      'GET /features',
+      'GET /feature/{featureId}/requirement',
+      'GET /health',
+    ]) {
       assert.ok(ops.includes(op), `${op} documented`);
     }
   });
@@ -45,7 +53,13 @@ describe('GET /openapi.json and /docs', () => {
   });
 
   it('documents the bounds and forms the API enforces (found missing by Schemathesis)', () => {
-    for (const [path, method] of [['/entity', 'get'], ['/features', 'get'], ['/notification', 'get'], ['/notification/{notificationId}/deliveries', 'get'], ['/events/{eventId}/deliveries', 'get']] as const) {
+    for (const [path, method] of [
+      ['/entity', 'get'],
+      ['/features', 'get'],
+      ['/notification', 'get'],
+      ['/notification/{notificationId}/deliveries', 'get'],
+      ['/events/{eventId}/deliveries', 'get'],
+    ] as const) {
       const params = Object.fromEntries(doc.paths[path][method].parameters.map((p: any) => [p.name, p.schema]));
       assert.deepEqual([params.page.type, params.page.minimum], ['integer', 1], `${path} page`);
       assert.deepEqual([params.limit.type, params.limit.minimum, params.limit.maximum], ['integer', 1, 100], `${path} limit`);
@@ -61,7 +75,10 @@ describe('GET /openapi.json and /docs', () => {
     assert.equal(subscription.properties.notificationTypes.uniqueItems, true);
     assert.equal(subscription.properties.webhookUrl.format, 'uri');
     const upload = Object.fromEntries(doc.paths['/entity/kyc/import/batch'].post.parameters.map((p: any) => [p.name, p.schema]));
-    assert.ok(new RegExp(upload['X-Provider'].pattern).test('SumSub') && !new RegExp(upload['X-Provider'].pattern).test(''), 'X-Provider: a supported provider, any case');
+    assert.ok(
+      new RegExp(upload['X-Provider'].pattern).test('SumSub') && !new RegExp(upload['X-Provider'].pattern).test(''),
+      'X-Provider: a supported provider, any case',
+    );
     assert.deepEqual([upload['Idempotency-Key'].minLength, upload['Idempotency-Key'].maxLength], [1, 255]);
   });
 
@@ -69,7 +86,11 @@ describe('GET /openapi.json and /docs', () => {
     const res = await stack.request('GET', '/docs');
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
     const scripts = [...res.text.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
-    assert.deepEqual(scripts.map((a) => a.match(/src="([^"?]+)/)?.[1]), ['/docs/scalar.js', '/docs/init.js'], 'no inline script, nothing from another origin');
+    assert.deepEqual(
+      scripts.map((a) => a.match(/src="([^"?]+)/)?.[1]),
+      ['/docs/scalar.js', '/docs/init.js'],
+      'no inline script, nothing from another origin',
+    );
     const csp = res.headers.get('content-security-policy') ?? '';
     assert.match(csp, /default-src 'self'/);
     assert.match(csp, /script-src 'self'(;|$)/);
@@ -86,9 +107,16 @@ describe('GET /openapi.json and /docs', () => {
     assert.match(init, /Scalar\.createApiReference\('#app', \{"url":"\/openapi\.json","withDefaultFonts":false,"telemetry":false/);
   });
 
-  it("carries the interface release as its version (spec 9.2) and a webhooks section with every subscribable type", () => {
+  it('carries the interface release as its version (spec 9.2) and a webhooks section with every subscribable type', () => {
     assert.equal(doc.info.version, '1.0.2');
-    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['account_status_change', 'feature_access_change', 'kyb_status_change', 'new_feature', 'reminder', 'verification_status_change']);
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), [
+      'account_status_change',
+      'feature_access_change',
+      'kyb_status_change',
+      'new_feature',
+      'reminder',
+      'verification_status_change',
+    ]);
   });
 
   it('puts the error table in the document, where the reference shows it', () => {
@@ -123,13 +151,21 @@ describe('GET /health', () => {
         next();
       },
     });
-    const api = await listen({ config: stack.config, db: stack.db, temporal: unreachable, log: createLogger('info', 'vouch-test', sink), keys: testKeyRings() }, 0);
+    const api = await listen(
+      { config: stack.config, db: stack.db, temporal: unreachable, log: createLogger('info', 'vouch-test', sink), keys: testKeyRings() },
+      0,
+    );
     try {
       const res = await fetch(`${api.url}/health`);
       const text = await res.text();
       const body = JSON.parse(text);
       assert.equal(res.status, 503);
-      assert.deepEqual(body, { status: 'degraded', database: { status: 'ok', latencyMs: body.database.latencyMs }, temporal: { status: 'degraded' }, signingKeys: { status: 'ok', endsAt: body.signingKeys.endsAt } });
+      assert.deepEqual(body, {
+        status: 'degraded',
+        database: { status: 'ok', latencyMs: body.database.latencyMs },
+        temporal: { status: 'degraded' },
+        signingKeys: { status: 'ok', endsAt: body.signingKeys.endsAt },
+      });
       assert.doesNotMatch(text, /127\.0\.0\.1|5432|connect|deadline|error/i, 'no address, no error text');
       const logged = lines.find((l) => l.dependency === 'temporal');
       assert.ok(logged, 'the cause is in the log');

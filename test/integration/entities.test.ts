@@ -14,10 +14,11 @@ describe('entities API', () => {
     Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM entities WHERE business_id = $1', [id]))[0]!.n);
   const requirementCount = async () =>
     Number(
-      (await stack.db.query<{ n: string }>(
-        'SELECT count(*) AS n FROM entity_requirements r JOIN entities e ON e.id = r.entity_id WHERE e.business_id = $1',
-        [businessId],
-      ))[0]!.n,
+      (
+        await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM entity_requirements r JOIN entities e ON e.id = r.entity_id WHERE e.business_id = $1', [
+          businessId,
+        ])
+      )[0]!.n,
     );
 
   before(async () => {
@@ -59,7 +60,11 @@ describe('entities API', () => {
       const before = await entityCount();
       const res = await stack.request('POST', '/entity', { key, json: { externalId: 'dup-1', type: 'BUSINESS' } });
       assert.equal(res.status, 409);
-      assert.deepEqual(res.body, { code: '0702000200', message: 'Your business already has an entity with externalId "dup-1"; use that entity, or choose another externalId.', parameter: 'externalId' });
+      assert.deepEqual(res.body, {
+        code: '0702000200',
+        message: 'Your business already has an entity with externalId "dup-1"; use that entity, or choose another externalId.',
+        parameter: 'externalId',
+      });
       assert.equal(await entityCount(), before);
     });
 
@@ -81,14 +86,61 @@ describe('entities API', () => {
       ['an unknown field', { externalId: 'e', type: 'INDIVIDUAL', nickname: 'x' }, 'nickname', 'unknown field "nickname"'],
       ['a body that is an array', [{ externalId: 'e' }], '', 'expected object'],
       ['requirements not an array', { externalId: 'e', type: 'BUSINESS', requirements: {} }, 'requirements', 'expected array'],
-      ['an unknown requirement slug', { externalId: 'e', type: 'BUSINESS', requirements: [{ requirementSlug: 'shoe-size', value: 1 }] }, 'requirements[0].requirementSlug', 'unknown requirement slug'],
-      ['a requirement of the other entity type', { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'kyb-legal-name', value: 'A' }] }, 'requirements[0].requirementSlug', 'applies to BUSINESS'],
-      ['a value of the wrong type', { externalId: 'e', type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-annual-turnover', value: '12' }] }, 'requirements[0].value', 'finite number'],
-      ['a value breaking its pattern', { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'card-processor-public-token', value: '12345678' }] }, 'requirements[0].value', 'exactly 9 digits'],
-      ['a file requirement', { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'ukyc-id-document', value: 'x' }] }, 'requirements[0].value', 'is a file'],
-      ['canonical KYC data at creation', { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'ukyc-canonical-kyc-data', value: {} }] }, 'requirements[0].requirementSlug', '/requirement'],
-      ['the same requirement twice', { externalId: 'e', type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-legal-name', value: 'A' }, { requirementSlug: 'kyb-legal-name', value: 'B' }] }, 'requirements[1].requirementSlug', 'given twice'],
-      ['an unknown field in a requirement', { externalId: 'e', type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-legal-name', value: 'A', status: 'APPROVED' }] }, 'requirements[0].status', 'unknown field'],
+      [
+        'an unknown requirement slug',
+        { externalId: 'e', type: 'BUSINESS', requirements: [{ requirementSlug: 'shoe-size', value: 1 }] },
+        'requirements[0].requirementSlug',
+        'unknown requirement slug',
+      ],
+      [
+        'a requirement of the other entity type',
+        { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'kyb-legal-name', value: 'A' }] },
+        'requirements[0].requirementSlug',
+        'applies to BUSINESS',
+      ],
+      [
+        'a value of the wrong type',
+        { externalId: 'e', type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-annual-turnover', value: '12' }] },
+        'requirements[0].value',
+        'finite number',
+      ],
+      [
+        'a value breaking its pattern',
+        { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'card-processor-public-token', value: '12345678' }] },
+        'requirements[0].value',
+        'exactly 9 digits',
+      ],
+      [
+        'a file requirement',
+        { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'ukyc-id-document', value: 'x' }] },
+        'requirements[0].value',
+        'is a file',
+      ],
+      [
+        'canonical KYC data at creation',
+        { externalId: 'e', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'ukyc-canonical-kyc-data', value: {} }] },
+        'requirements[0].requirementSlug',
+        '/requirement',
+      ],
+      [
+        'the same requirement twice',
+        {
+          externalId: 'e',
+          type: 'BUSINESS',
+          requirements: [
+            { requirementSlug: 'kyb-legal-name', value: 'A' },
+            { requirementSlug: 'kyb-legal-name', value: 'B' },
+          ],
+        },
+        'requirements[1].requirementSlug',
+        'given twice',
+      ],
+      [
+        'an unknown field in a requirement',
+        { externalId: 'e', type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-legal-name', value: 'A', status: 'APPROVED' }] },
+        'requirements[0].status',
+        'unknown field',
+      ],
     ];
     for (const [what, json, parameter, message] of bad) {
       it(`answers 400 0000000300 to ${what}, naming ${parameter || 'the body'}, and stores nothing`, async () => {
@@ -105,11 +157,19 @@ describe('entities API', () => {
     it('answers 400 0000000310 to malformed JSON', async () => {
       const res = await stack.request('POST', '/entity', { key, body: '{"externalId": "x",', headers: { 'content-type': 'application/json' } });
       assert.equal(res.status, 400);
-      assert.deepEqual(res.body, { code: '0000000310', message: 'The body is not valid JSON; check its quotes, commas and brackets and send it again.', parameter: '' });
+      assert.deepEqual(res.body, {
+        code: '0000000310',
+        message: 'The body is not valid JSON; check its quotes, commas and brackets and send it again.',
+        parameter: '',
+      });
     });
 
     it('answers 415 0000000320 to a body that is not JSON', async () => {
-      const res = await stack.request('POST', '/entity', { key, body: 'externalId=x&type=INDIVIDUAL', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await stack.request('POST', '/entity', {
+        key,
+        body: 'externalId=x&type=INDIVIDUAL',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       assert.equal(res.status, 415);
       assert.equal(res.body.code, '0000000320');
       assert.equal(res.body.parameter, 'Content-Type');
@@ -122,25 +182,49 @@ describe('entities API', () => {
     });
 
     describe('members declared by a business (kyb-ubo-declaration)', () => {
-      const person = async (k = key) => (await stack.request('POST', '/entity', { key: k, json: { externalId: `member-${Math.random()}`, type: 'INDIVIDUAL' } })).body.id as string;
+      const person = async (k = key) =>
+        (await stack.request('POST', '/entity', { key: k, json: { externalId: `member-${Math.random()}`, type: 'INDIVIDUAL' } })).body.id as string;
       const business = (members: unknown[], k = key) =>
-        stack.request('POST', '/entity', { key: k, json: { externalId: `company-${Math.random()}`, type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-ubo-declaration', value: { members } }] } });
-      const memberRows = async (id: string) => (await stack.db.query('SELECT member_entity_id, role FROM entity_members WHERE business_entity_id = $1', [id])).map((r) => [r.member_entity_id, r.role]);
+        stack.request('POST', '/entity', {
+          key: k,
+          json: { externalId: `company-${Math.random()}`, type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-ubo-declaration', value: { members } }] },
+        });
+      const memberRows = async (id: string) =>
+        (await stack.db.query('SELECT member_entity_id, role FROM entity_members WHERE business_entity_id = $1', [id])).map((r) => [
+          r.member_entity_id,
+          r.role,
+        ]);
 
       it('records INDIVIDUAL entities of the business as members, with their roles', async () => {
         const [owner, director] = [await person(), await person()];
-        const res = await business([{ entityId: owner, role: 'UBO', ownershipPercent: 75 }, { entityId: director, role: 'DIRECTOR' }]);
+        const res = await business([
+          { entityId: owner, role: 'UBO', ownershipPercent: 75 },
+          { entityId: director, role: 'DIRECTOR' },
+        ]);
         assert.equal(res.status, 201, res.text);
-        assert.deepEqual((await memberRows(res.body.id)).sort(), [[owner, 'UBO'], [director, 'DIRECTOR']].sort());
+        assert.deepEqual(
+          (await memberRows(res.body.id)).sort(),
+          [
+            [owner, 'UBO'],
+            [director, 'DIRECTOR'],
+          ].sort(),
+        );
       });
 
       it('refuses a member that is not an INDIVIDUAL of the business (400 naming it) and stores nothing', async () => {
         const company = (await business([{ entityId: await person(), role: 'UBO' }])).body.id as string;
         const theirs = await person(otherKey);
         const ok = await person();
-        for (const [bad, why] of [[theirs, /no entity/], ['6d1f3b9a-0c2e-4f5a-8b7c-9d0e1f2a3b4c', /no entity/], [company, /BUSINESS/]] as const) {
+        for (const [bad, why] of [
+          [theirs, /no entity/],
+          ['6d1f3b9a-0c2e-4f5a-8b7c-9d0e1f2a3b4c', /no entity/],
+          [company, /BUSINESS/],
+        ] as const) {
           const before = await entityCount();
-          const res = await business([{ entityId: ok, role: 'UBO' }, { entityId: bad, role: 'DIRECTOR' }]);
+          const res = await business([
+            { entityId: ok, role: 'UBO' },
+            { entityId: bad, role: 'DIRECTOR' },
+          ]);
           assert.equal(res.status, 400);
           assert.equal(res.body.parameter, 'requirements[0].value.members[1].entityId');
           assert.match(res.body.message, why);
@@ -168,9 +252,15 @@ describe('entities API', () => {
       const first = await stack.request('GET', '/entity?page=1&limit=2', { key: listKey, headers: V });
       assert.equal(first.status, 200);
       assert.deepEqual(first.body.meta, { page: 1, limit: 2, totalItems: 5, totalPages: 3 });
-      assert.deepEqual(first.body.items.map((e: any) => e.externalId), ['list-0', 'list-1']);
+      assert.deepEqual(
+        first.body.items.map((e: any) => e.externalId),
+        ['list-0', 'list-1'],
+      );
       const last = await stack.request('GET', '/entity?page=3&limit=2', { key: listKey, headers: V });
-      assert.deepEqual(last.body.items.map((e: any) => e.externalId), ['list-4']);
+      assert.deepEqual(
+        last.body.items.map((e: any) => e.externalId),
+        ['list-4'],
+      );
       const item = last.body.items[0];
       assert.deepEqual(Object.keys(item).sort(), ['businessId', 'createdAt', 'externalId', 'id', 'type', 'updatedAt']);
       assert.equal(item.businessId, listBusiness);
@@ -213,7 +303,10 @@ describe('entities API', () => {
 
   describe('GET and DELETE /entity/{id}', () => {
     it('reads the full record', async () => {
-      const { body } = await stack.request('POST', '/entity', { key, json: { externalId: 'full-1', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'card-processor-public-token', value: '123456789' }] } });
+      const { body } = await stack.request('POST', '/entity', {
+        key,
+        json: { externalId: 'full-1', type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'card-processor-public-token', value: '123456789' }] },
+      });
       const res = await stack.request('GET', `/entity/${body.id}`, { key });
       assert.equal(res.status, 200);
       assert.equal(res.body.id, body.id);
@@ -227,13 +320,20 @@ describe('entities API', () => {
     });
 
     it('deletes permanently: 204, then 404 on read and on a second delete', async () => {
-      const { body } = await stack.request('POST', '/entity', { key, json: { externalId: 'gone-1', type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-legal-name', value: 'Gone Ltd' }] } });
+      const { body } = await stack.request('POST', '/entity', {
+        key,
+        json: { externalId: 'gone-1', type: 'BUSINESS', requirements: [{ requirementSlug: 'kyb-legal-name', value: 'Gone Ltd' }] },
+      });
       const del = await stack.request('DELETE', `/entity/${body.id}`, { key });
       assert.equal(del.status, 204);
       assert.equal(del.text, '');
       const read = await stack.request('GET', `/entity/${body.id}`, { key });
       assert.equal(read.status, 404);
-      assert.deepEqual(read.body, { code: '0702000100', message: `Entity ${body.id} not found in your business; check the id (GET /entity lists your entities).`, parameter: 'entityId' });
+      assert.deepEqual(read.body, {
+        code: '0702000100',
+        message: `Entity ${body.id} not found in your business; check the id (GET /entity lists your entities).`,
+        parameter: 'entityId',
+      });
       assert.equal((await stack.request('DELETE', `/entity/${body.id}`, { key })).status, 404);
       const rows = await stack.db.query('SELECT 1 FROM entity_requirements WHERE entity_id = $1', [body.id]);
       assert.equal(rows.length, 0);

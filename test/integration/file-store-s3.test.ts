@@ -29,7 +29,16 @@ describe('file store on S3-compatible object storage', () => {
     moto = await startMoto(BUCKET);
     process.env.AWS_ACCESS_KEY_ID = MOTO_CREDENTIALS.accessKeyId; // the SDK's usual chain, as in production
     process.env.AWS_SECRET_ACCESS_KEY = MOTO_CREDENTIALS.secretAccessKey;
-    stack = await startStack({ env: { FILE_STORE: 's3', S3_BUCKET: BUCKET, S3_ENDPOINT: moto.endpoint, S3_KEY_PREFIX: 'test/', API_RATE_LIMIT_PER_SECOND: '100000', WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
+    stack = await startStack({
+      env: {
+        FILE_STORE: 's3',
+        S3_BUCKET: BUCKET,
+        S3_ENDPOINT: moto.endpoint,
+        S3_KEY_PREFIX: 'test/',
+        API_RATE_LIMIT_PER_SECOND: '100000',
+        WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      },
+    });
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'S3' }));
   });
   after(async () => {
@@ -41,7 +50,8 @@ describe('file store on S3-compatible object storage', () => {
     if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
   });
 
-  const objects = async (prefix: string) => ((await moto.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
+  const objects = async (prefix: string) =>
+    ((await moto.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
 
   it('stores KYB documents in the bucket, presigns a URL that downloads them without an API key, and removes them with the entity', async () => {
     const company = (await stack.request('POST', '/entity', { key, json: { externalId: `s3-co-${randomUUID()}`, type: 'BUSINESS' } })).body.id as string;
@@ -49,8 +59,15 @@ describe('file store on S3-compatible object storage', () => {
       key,
       json: {
         entityId: company,
-        business: { legalName: 'Bucket Ltd', registrationNumber: '9', country: 'DEU', address: { country: 'DEU', postCode: '10115', street: 'Invalidenstraße' } },
-        ubos: [{ externalId: `s3-owner-${randomUUID()}`, firstName: 'Emmy', lastName: 'Noether', dob: '1982-03-23', nationality: 'DEU', ownershipPercentage: 100 }],
+        business: {
+          legalName: 'Bucket Ltd',
+          registrationNumber: '9',
+          country: 'DEU',
+          address: { country: 'DEU', postCode: '10115', street: 'Invalidenstraße' },
+        },
+        ubos: [
+          { externalId: `s3-owner-${randomUUID()}`, firstName: 'Emmy', lastName: 'Noether', dob: '1982-03-23', nationality: 'DEU', ownershipPercentage: 100 },
+        ],
       },
     });
     assert.equal(profile.status, 201, profile.text);
@@ -104,8 +121,14 @@ describe('file store on S3-compatible object storage', () => {
 
   it('keeps universal KYC files in the same store', async () => {
     const person = (await stack.request('POST', '/entity', { key, json: { externalId: `s3-person-${randomUUID()}`, type: 'INDIVIDUAL' } })).body.id as string;
-    await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: 'http://127.0.0.1:9/hooks' } });
-    const up = await stack.request('POST', `/entity/${person}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: FILES.jpeg, name: 'id.jpg' }]) });
+    await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: 'http://127.0.0.1:9/hooks' },
+    });
+    const up = await stack.request('POST', `/entity/${person}/requirement-slug/ukyc-id-document/upload`, {
+      key,
+      form: filesForm([{ bytes: FILES.jpeg, name: 'id.jpg' }]),
+    });
     assert.equal(up.status, 201, up.text);
     const [only] = await objects(`test/${businessId}/${person}/`);
     assert.ok(only, 'the file is in the bucket');
@@ -138,7 +161,8 @@ describe('file store on S3-compatible object storage', () => {
       const targets = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
       return targets.filter((t) => t === file).length;
     };
-    for (const store of [refusing, unreachable, refusing, unreachable]) await assert.rejects(store.put(`${randomUUID()}/${randomUUID()}/${randomUUID()}`, { path: file, size: 256 * 1024 }, 'application/pdf'));
+    for (const store of [refusing, unreachable, refusing, unreachable])
+      await assert.rejects(store.put(`${randomUUID()}/${randomUUID()}/${randomUUID()}`, { path: file, size: 256 * 1024 }, 'application/pdf'));
     await new Promise((r) => setTimeout(r, 100)); // a destroyed stream closes its descriptor on a later turn
     assert.equal(await openOn(), 0, 'no descriptor left open on the file');
     await rm(dir, { recursive: true, force: true });

@@ -27,7 +27,10 @@ describe('hosted SDK verification', () => {
     provider = providerAccount(stack);
     receiver = await startReceiver();
     ({ apiKey: key } = await stack.newBusiness({ name: 'SDK' }));
-    const sub = await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+    const sub = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
     assert.equal(sub.status, 201, sub.text);
   });
   after(async () => {
@@ -79,22 +82,39 @@ describe('hosted SDK verification', () => {
     assert.equal(verifyWebhook(got.body, got.headers['vouch-signature'], testKeyRing().map(publicKeyOf)), true);
     const read = (await stack.request('GET', `/entity/${person}`, { key })).body;
     assert.equal(read.verifiedBy, 'sumsub');
-    assert.deepEqual(read.enabledFeatures.map((f: any) => f.slug), ['card-issuance-api-access']);
+    assert.deepEqual(
+      read.enabledFeatures.map((f: any) => f.slug),
+      ['card-issuance-api-access'],
+    );
     const accounts = await stack.db.query('SELECT decision, source FROM kyc_accounts WHERE entity_id = $1', [person]);
-    assert.deepEqual(accounts.map((a) => [a.decision, a.source]), [['APPROVED', 'hosted-sdk']]);
+    assert.deepEqual(
+      accounts.map((a) => [a.decision, a.source]),
+      [['APPROVED', 'hosted-sdk']],
+    );
   });
 
   it('turns a RED RETRY review into REJECTED with the provider labels, and a new GREEN review into a new APPROVED', async () => {
     const person = await entity('INDIVIDUAL');
     assert.equal((await stack.request('POST', `/entity/${person}/kyc`, { key })).status, 200);
     const applicant = personFillsInSdk(stack, person);
-    await provider.completeSandboxReview(applicant.id, { reviewAnswer: 'RED', rejectLabels: ['BAD_SELFIE'], reviewRejectType: 'RETRY', moderationComment: 'Take the selfie again.' });
+    await provider.completeSandboxReview(applicant.id, {
+      reviewAnswer: 'RED',
+      rejectLabels: ['BAD_SELFIE'],
+      reviewRejectType: 'RETRY',
+      moderationComment: 'Take the selfie again.',
+    });
     const [first] = await eventsFor(person, 1);
     const rejected = JSON.parse(first!.body.toString()).data;
-    assert.deepEqual([rejected.status, rejected.rejectLabels, rejected.reviewRejectType, rejected.moderationComment], ['REJECTED', ['BAD_SELFIE'], 'RETRY', 'Take the selfie again.']);
+    assert.deepEqual(
+      [rejected.status, rejected.rejectLabels, rejected.reviewRejectType, rejected.moderationComment],
+      ['REJECTED', ['BAD_SELFIE'], 'RETRY', 'Take the selfie again.'],
+    );
     await provider.completeSandboxReview(applicant.id, { reviewAnswer: 'GREEN' });
     const events = await eventsFor(person, 2);
-    assert.deepEqual(events.map((e) => JSON.parse(e.body.toString()).data.status), ['REJECTED', 'APPROVED']);
+    assert.deepEqual(
+      events.map((e) => JSON.parse(e.body.toString()).data.status),
+      ['REJECTED', 'APPROVED'],
+    );
     assert.notEqual(JSON.parse(events[1]!.body.toString()).data.eventId, rejected.eventId);
   });
 
@@ -105,7 +125,12 @@ describe('hosted SDK verification', () => {
     await provider.completeSandboxReview(applicant.id, { reviewAnswer: 'GREEN' });
     await eventsFor(person, 1);
     // the provider repeats its callback (the same bytes, signed), twice
-    const body = JSON.stringify({ applicantId: applicant.id, externalUserId: sdkUserId(person), type: 'applicantReviewed', reviewResult: { reviewAnswer: 'RED' } });
+    const body = JSON.stringify({
+      applicantId: applicant.id,
+      externalUserId: sdkUserId(person),
+      type: 'applicantReviewed',
+      reviewResult: { reviewAnswer: 'RED' },
+    });
     for (let i = 0; i < 2; i++) {
       const res = await callback(body);
       assert.equal(res.status, 200, res.text);
@@ -128,7 +153,11 @@ describe('hosted SDK verification', () => {
     assert.equal(tampered.status, 401);
     const wrongKey = await stack.request('POST', '/provider-webhooks/sumsub', {
       body,
-      headers: { 'content-type': 'application/json', 'x-payload-digest': createHmac('sha256', 'another-secret').update(body).digest('hex'), 'x-payload-digest-alg': 'HMAC_SHA256_HEX' },
+      headers: {
+        'content-type': 'application/json',
+        'x-payload-digest': createHmac('sha256', 'another-secret').update(body).digest('hex'),
+        'x-payload-digest-alg': 'HMAC_SHA256_HEX',
+      },
     });
     assert.equal(wrongKey.status, 401);
     await new Promise((r) => setTimeout(r, 500));
@@ -178,7 +207,9 @@ describe('hosted SDK verification', () => {
     it('verifies a declared member of a BUSINESS entity with memberId, and refuses a non-member (404)', async () => {
       const director = await entity('INDIVIDUAL');
       const outsider = await entity('INDIVIDUAL');
-      const company = await entity('BUSINESS', key, [{ requirementSlug: 'kyb-ubo-declaration', value: { members: [{ entityId: director, role: 'DIRECTOR' }] } }]);
+      const company = await entity('BUSINESS', key, [
+        { requirementSlug: 'kyb-ubo-declaration', value: { members: [{ entityId: director, role: 'DIRECTOR' }] } },
+      ]);
       const ok = await stack.request('POST', `/entity/${company}/kyc?memberId=${director}`, { key });
       assert.equal(ok.status, 200, ok.text);
       const refused = await stack.request('POST', `/entity/${company}/kyc?memberId=${outsider}`, { key });
@@ -210,8 +241,11 @@ describe('hosted SDK verification', () => {
   function callback(body: string, signedBody = body) {
     return stack.request('POST', '/provider-webhooks/sumsub', {
       body: signedBody,
-      headers: { 'content-type': 'application/json', 'x-payload-digest': createHmac('sha256', stack.config.provider.webhookSecret!).update(body).digest('hex'), 'x-payload-digest-alg': 'HMAC_SHA256_HEX' },
+      headers: {
+        'content-type': 'application/json',
+        'x-payload-digest': createHmac('sha256', stack.config.provider.webhookSecret!).update(body).digest('hex'),
+        'x-payload-digest-alg': 'HMAC_SHA256_HEX',
+      },
     });
   }
 });
-

@@ -32,7 +32,14 @@ const business = (change: (b: any) => void = () => {}) => {
 };
 let owners = 0;
 const owner = (change: (o: any) => void = () => {}) => {
-  const o: any = { externalId: `owner-${owners++}-${randomUUID().slice(0, 6)}`, firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 40 };
+  const o: any = {
+    externalId: `owner-${owners++}-${randomUUID().slice(0, 6)}`,
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    dob: '1980-12-10',
+    nationality: 'GBR',
+    ownershipPercentage: 40,
+  };
   change(o);
   return o;
 };
@@ -49,17 +56,33 @@ describe('universal KYB', () => {
     stack = await startStack({
       workers: true,
       providerCallbacks: true,
-      env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', KYB_SUBMISSION_DEADLINE_SECONDS: String(DEADLINE_SECONDS), FILE_LINK_SECRET: LINK_SECRET, UPLOAD_MAX_FILES: '3', API_RATE_LIMIT_PER_SECOND: '100000' },
+      env: {
+        WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+        KYB_SUBMISSION_DEADLINE_SECONDS: String(DEADLINE_SECONDS),
+        FILE_LINK_SECRET: LINK_SECRET,
+        UPLOAD_MAX_FILES: '3',
+        API_RATE_LIMIT_PER_SECOND: '100000',
+      },
     });
     receiver = await startReceiver();
     ({ apiKey: key } = await stack.newBusiness({ name: 'KYB' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     ({ apiKey: noHookKey } = await stack.newBusiness({ name: 'No hook' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', { key: k, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change', 'verification_status_change'], webhookUrl: receiver.url } });
+      const sub = await stack.request('POST', '/notification', {
+        key: k,
+        json: {
+          notificationChannel: 'WEBHOOK',
+          notificationTypes: ['account_status_change', 'kyb_status_change', 'verification_status_change'],
+          webhookUrl: receiver.url,
+        },
+      });
       assert.equal(sub.status, 201, sub.text);
     }
-    const only = await stack.request('POST', '/notification', { key: noHookKey, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+    const only = await stack.request('POST', '/notification', {
+      key: noHookKey,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
     assert.equal(only.status, 201, only.text);
   });
   after(async () => {
@@ -123,7 +146,10 @@ describe('universal KYB', () => {
       assert.equal(res.status, 201, res.text);
       assert.equal(res.body.entityId, entityId);
       assert.equal(res.body.status, 'DRAFT');
-      assert.deepEqual(res.body.ubos.map((u: any) => u.externalId), ubos.map((u) => u.externalId));
+      assert.deepEqual(
+        res.body.ubos.map((u: any) => u.externalId),
+        ubos.map((u) => u.externalId),
+      );
       assert.equal(res.body.ubos[1].entityId, existing.body.id);
       const person = await stack.request('GET', `/entity/${res.body.ubos[0].entityId}`, { key });
       assert.equal(person.body.type, 'INDIVIDUAL');
@@ -132,7 +158,10 @@ describe('universal KYB', () => {
       assert.deepEqual(read.body.business, business());
       assert.equal(read.body.latestSubmission, null);
       const e = await stack.request('GET', `/entity/${entityId}`, { key });
-      assert.deepEqual(e.body.submittedRequirements.map((r: any) => `${r.requirementSlug}:${r.status}`), ['ukyb-business-profile:PENDING']);
+      assert.deepEqual(
+        e.body.submittedRequirements.map((r: any) => `${r.requirementSlug}:${r.status}`),
+        ['ukyb-business-profile:PENDING'],
+      );
     });
 
     const refusals: [string, (body: any) => void, string][] = [
@@ -148,7 +177,11 @@ describe('universal KYB', () => {
       ['an ownership of 0', (b) => (b.ubos[0].ownershipPercentage = 0), 'ubos[0].ownershipPercentage'],
       ['an ownership over 100', (b) => (b.ubos[0].ownershipPercentage = 100.5), 'ubos[0].ownershipPercentage'],
       ['ownership adding up to more than 100', (b) => b.ubos.push(owner((o) => (o.ownershipPercentage = 61))), 'ubos'],
-      ['an externalId listed twice', (b) => b.ubos.push(owner((o) => ((o.externalId = b.ubos[0].externalId), (o.ownershipPercentage = 1)))), 'ubos[1].externalId'],
+      [
+        'an externalId listed twice',
+        (b) => b.ubos.push(owner((o) => ((o.externalId = b.ubos[0].externalId), (o.ownershipPercentage = 1)))),
+        'ubos[1].externalId',
+      ],
       ['an unknown role', (b) => (b.ubos[0].roles = ['CEO']), 'ubos[0].roles[0]'],
       ['a non-UUID entityId', (b) => (b.entityId = 'acme'), 'entityId'],
     ];
@@ -176,7 +209,7 @@ describe('universal KYB', () => {
       assert.deepEqual((await manifest(entityId)).ubos, []);
     });
 
-    it('answers 400 for an INDIVIDUAL entity, 404 for another business\'s entity, 409 for a second POST', async () => {
+    it("answers 400 for an INDIVIDUAL entity, 404 for another business's entity, 409 for a second POST", async () => {
       const person = await entity('INDIVIDUAL');
       const asPerson = await create({ entityId: person, business: business(), ubos: [] });
       assert.deepEqual([asPerson.status, asPerson.body.code, asPerson.body.parameter], [400, '0709000100', 'entityId']);
@@ -198,7 +231,10 @@ describe('universal KYB', () => {
       const read = (await stack.request('GET', `/ukyb/${entityId}`, { key })).body;
       assert.equal(read.business.legalName, 'Acme Holdings Ltd');
       assert.deepEqual(read.business.address, { ...business().address, postCode: 'SW1A 1AA' });
-      assert.deepEqual((await manifest(entityId)).ubos.map((u: any) => u.entityId), [res.body.ubos[0].entityId]);
+      assert.deepEqual(
+        (await manifest(entityId)).ubos.map((u: any) => u.entityId),
+        [res.body.ubos[0].entityId],
+      );
       const statuses = (await stack.request('GET', `/entity/${entityId}`, { key })).body.submittedRequirements.map((r: any) => r.status);
       assert.deepEqual(statuses, ['SUPERSEDED', 'PENDING']);
     });
@@ -221,19 +257,26 @@ describe('universal KYB', () => {
       const bare = await entity();
       assert.deepEqual(await manifest(bare), { entityId: bare, business: {}, ubos: [] });
       const { entityId, ubos } = await profile([owner()]);
-      assert.deepEqual(await manifest(entityId), { entityId, business: {}, ubos: [{ entityId: ubos[0]!.entityId, externalId: ubos[0]!.externalId, documents: {} }] });
+      assert.deepEqual(await manifest(entityId), {
+        entityId,
+        business: {},
+        ubos: [{ entityId: ubos[0]!.entityId, externalId: ubos[0]!.externalId, documents: {} }],
+      });
       const person = await entity('INDIVIDUAL');
       assert.deepEqual(await manifest(person), { entityId: person, business: {}, ubos: [] });
       assert.equal((await stack.request('GET', `/entity/${randomUUID()}/documents`, { key })).status, 404);
       assert.equal((await stack.request('GET', `/entity/${bare}/documents`, { key: otherKey })).status, 404);
     });
 
-    it('business documents accumulate; an owner\'s re-upload of a kind replaces it; no fileId is answered', async () => {
+    it("business documents accumulate; an owner's re-upload of a kind replaces it; no fileId is answered", async () => {
       const { entityId, ubos } = await profile([owner()]);
       const first = await documents({ entityId, requirementSlug: 'ukyb-certificate-of-incorporation' }, [{ bytes: FILES.pdf, name: 'cert-1.pdf' }]);
       assert.equal(first.status, 201, first.text);
       assert.equal(JSON.stringify(first.body).includes('fileId'), false);
-      assert.deepEqual(first.body.files.map((f: any) => [f.fileName, f.contentType]), [['cert-1.pdf', 'application/pdf']]);
+      assert.deepEqual(
+        first.body.files.map((f: any) => [f.fileName, f.contentType]),
+        [['cert-1.pdf', 'application/pdf']],
+      );
       await documents({ entityId, requirementSlug: 'ukyb-certificate-of-incorporation' }, [{ bytes: FILES.png, name: 'cert-2.png' }]);
       const memberId = ubos[0]!.entityId;
       const p1 = await documents({ entityId, memberId, documentType: 'PASSPORT' }, [{ bytes: FILES.jpeg, name: 'passport-old.jpg' }]);
@@ -242,9 +285,18 @@ describe('universal KYB', () => {
       await documents({ entityId, memberId, documentType: 'PASSPORT' }, [{ bytes: FILES.pdf, name: 'passport-new.pdf' }]);
       await documents({ entityId, memberId, documentType: 'UTILITY_BILL' }, [{ bytes: FILES.pdf, name: 'bill.pdf' }]);
       const m = await manifest(entityId);
-      assert.deepEqual(m.business['ukyb-certificate-of-incorporation'].map((f: any) => f.fileName), ['cert-1.pdf', 'cert-2.png']);
-      assert.deepEqual(m.ubos[0].documents.PASSPORT.map((f: any) => f.fileName), ['passport-new.pdf']);
-      assert.deepEqual(m.ubos[0].documents.UTILITY_BILL.map((f: any) => f.fileName), ['bill.pdf']);
+      assert.deepEqual(
+        m.business['ukyb-certificate-of-incorporation'].map((f: any) => f.fileName),
+        ['cert-1.pdf', 'cert-2.png'],
+      );
+      assert.deepEqual(
+        m.ubos[0].documents.PASSPORT.map((f: any) => f.fileName),
+        ['passport-new.pdf'],
+      );
+      assert.deepEqual(
+        m.ubos[0].documents.UTILITY_BILL.map((f: any) => f.fileName),
+        ['bill.pdf'],
+      );
       for (const f of [...m.business['ukyb-certificate-of-incorporation'], ...m.ubos[0].documents.PASSPORT]) {
         assert.match(f.fileId, /^[0-9a-f-]{36}$/);
         assert.ok(f.size > 0 && Date.parse(f.uploadedAt));
@@ -258,7 +310,10 @@ describe('universal KYB', () => {
         return res.body;
       };
       const p1m = await page('?limit=2');
-      assert.deepEqual(p1m.business['ukyb-certificate-of-incorporation'].map((f: any) => f.fileName), ['cert-1.pdf', 'cert-2.png']);
+      assert.deepEqual(
+        p1m.business['ukyb-certificate-of-incorporation'].map((f: any) => f.fileName),
+        ['cert-1.pdf', 'cert-2.png'],
+      );
       assert.deepEqual(p1m.ubos, [{ entityId: memberId, externalId: ubos[0]!.externalId, documents: {} }]);
       assert.deepEqual(p1m.meta, { page: 1, limit: 2, totalItems: 4, totalPages: 2 });
       const p2m = await page('?page=2&limit=2');
@@ -268,16 +323,52 @@ describe('universal KYB', () => {
       assert.equal((await stack.request('GET', `/entity/${entityId}/documents?limit=0`, { key })).status, 400);
     });
 
-    const refused: [string, () => Promise<{ fields: Record<string, string>; files?: { bytes: Buffer; name: string }[]; k?: string }>, number, string, string][] = [
-      ['both requirementSlug and memberId', async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address', memberId: randomUUID(), documentType: 'PASSPORT' } }), 400, '0000000300', 'requirementSlug'],
+    const refused: [
+      string,
+      () => Promise<{ fields: Record<string, string>; files?: { bytes: Buffer; name: string }[]; k?: string }>,
+      number,
+      string,
+      string,
+    ][] = [
+      [
+        'both requirementSlug and memberId',
+        async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address', memberId: randomUUID(), documentType: 'PASSPORT' } }),
+        400,
+        '0000000300',
+        'requirementSlug',
+      ],
       ['neither requirementSlug nor memberId', async () => ({ fields: {} }), 400, '0000000300', 'requirementSlug'],
       ['an unknown requirementSlug', async () => ({ fields: { requirementSlug: 'ukyc-id-document' } }), 400, '0000000300', 'requirementSlug'],
       ['memberId without documentType', async () => ({ fields: { memberId: randomUUID() } }), 400, '0000000300', 'documentType'],
       ['an unknown documentType', async () => ({ fields: { memberId: randomUUID(), documentType: 'SELFIE' } }), 400, '0000000300', 'documentType'],
-      ['a memberId that is not a declared owner', async () => ({ fields: { memberId: await entity('INDIVIDUAL'), documentType: 'PASSPORT' } }), 404, '0707000200', 'memberId'],
-      ['a file that is not a document', async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, files: [{ bytes: FILES.text, name: 'a.pdf' }] }), 415, '0708000500', 'files'],
-      ['an empty file', async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, files: [{ bytes: Buffer.alloc(0), name: 'a.pdf' }] }), 400, '0708000200', 'files'],
-      ['too many files', async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, files: Array.from({ length: 4 }, () => ({ bytes: FILES.pdf, name: 'a.pdf' })) }), 400, '0708000400', 'files'],
+      [
+        'a memberId that is not a declared owner',
+        async () => ({ fields: { memberId: await entity('INDIVIDUAL'), documentType: 'PASSPORT' } }),
+        404,
+        '0707000200',
+        'memberId',
+      ],
+      [
+        'a file that is not a document',
+        async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, files: [{ bytes: FILES.text, name: 'a.pdf' }] }),
+        415,
+        '0708000500',
+        'files',
+      ],
+      [
+        'an empty file',
+        async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, files: [{ bytes: Buffer.alloc(0), name: 'a.pdf' }] }),
+        400,
+        '0708000200',
+        'files',
+      ],
+      [
+        'too many files',
+        async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, files: Array.from({ length: 4 }, () => ({ bytes: FILES.pdf, name: 'a.pdf' })) }),
+        400,
+        '0708000400',
+        'files',
+      ],
       ['no file', async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, files: [] }), 400, '0708000100', 'files'],
       ['an unknown form field', async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address', colour: 'blue' } }), 400, '0000000300', 'colour'],
       ["another business's entity", async () => ({ fields: { requirementSlug: 'ukyb-proof-of-address' }, k: otherKey }), 404, '0702000100', 'entityId'],
@@ -305,47 +396,54 @@ describe('universal KYB', () => {
   });
 
   describe('presigned downloads (local store)', () => {
-    it('downloads the bytes without an API key; an owner\'s file only through the owner\'s entityId; 404 across businesses and for replaced files, old links included', async () => {
-      const { entityId, ubos } = await profile([owner()]);
-      const memberId = ubos[0]!.entityId;
-      await documents({ entityId, requirementSlug: 'ukyb-register-of-shareholders' }, [{ bytes: FILES.png, name: 'register.png' }]);
-      await documents({ entityId, memberId, documentType: 'ID_CARD' }, [{ bytes: FILES.jpeg, name: 'id-old.jpg' }]);
-      const old = (await manifest(entityId)).ubos[0].documents.ID_CARD[0].fileId;
-      const oldLink = (await stack.request('GET', `/entity/${memberId}/file/${old}/presigned-url`, { key })).body.url as string;
-      assert.equal((await fetch(oldLink)).status, 200, 'the link works while the file is live');
-      await documents({ entityId, memberId, documentType: 'ID_CARD' }, [{ bytes: FILES.pdf, name: 'id.pdf' }]);
-      // replaced: a link issued before the replacement is dead too, not only new requests for one
-      const dead = await fetch(oldLink);
-      assert.deepEqual([dead.status, ((await dead.json()) as any).code], [404, '0709000600']);
-      const m = await manifest(entityId);
-      const register = m.business['ukyb-register-of-shareholders'][0].fileId;
-      const idCard = m.ubos[0].documents.ID_CARD[0].fileId;
+    it(
+      "downloads the bytes without an API key; an owner's file only through the owner's entityId;" +
+        ' 404 across businesses and for replaced files, old links included',
+      async () => {
+        const { entityId, ubos } = await profile([owner()]);
+        const memberId = ubos[0]!.entityId;
+        await documents({ entityId, requirementSlug: 'ukyb-register-of-shareholders' }, [{ bytes: FILES.png, name: 'register.png' }]);
+        await documents({ entityId, memberId, documentType: 'ID_CARD' }, [{ bytes: FILES.jpeg, name: 'id-old.jpg' }]);
+        const old = (await manifest(entityId)).ubos[0].documents.ID_CARD[0].fileId;
+        const oldLink = (await stack.request('GET', `/entity/${memberId}/file/${old}/presigned-url`, { key })).body.url as string;
+        assert.equal((await fetch(oldLink)).status, 200, 'the link works while the file is live');
+        await documents({ entityId, memberId, documentType: 'ID_CARD' }, [{ bytes: FILES.pdf, name: 'id.pdf' }]);
+        // replaced: a link issued before the replacement is dead too, not only new requests for one
+        const dead = await fetch(oldLink);
+        assert.deepEqual([dead.status, ((await dead.json()) as any).code], [404, '0709000600']);
+        const m = await manifest(entityId);
+        const register = m.business['ukyb-register-of-shareholders'][0].fileId;
+        const idCard = m.ubos[0].documents.ID_CARD[0].fileId;
 
-      const signed = await stack.request('GET', `/entity/${entityId}/file/${register}/presigned-url`, { key });
-      assert.equal(signed.status, 200, signed.text);
-      assert.ok(Date.parse(signed.body.expiresAt) > Date.now() + 14 * 60_000 && Date.parse(signed.body.expiresAt) <= Date.now() + 15 * 60_000 + 1000);
-      const got = await fetch(signed.body.url);
-      assert.equal(got.status, 200);
-      assert.deepEqual(Buffer.from(await got.arrayBuffer()), FILES.png);
-      assert.equal(got.headers.get('content-type'), 'image/png');
-      assert.match(got.headers.get('content-disposition') ?? '', /attachment; filename="register.png"/);
-      // a link is a credential: the request log names it by a hash only
-      const token = new URL(signed.body.url).pathname.slice('/files/'.length);
-      for (let i = 0; i < 50 && !stack.logs.some((l) => String(l.path ?? '').startsWith('/files/')); i++) await new Promise((r) => setTimeout(r, 20));
-      const logged = stack.logs.filter((l) => String(l.path ?? '').startsWith('/files/'));
-      assert.ok(logged.length > 0, 'downloads are logged');
-      assert.ok(logged.every((l) => /^\/files\/\[link sha256:[0-9a-f]{12}\]$/.test(String(l.path))), JSON.stringify(logged.map((l) => l.path)));
-      assert.ok(!JSON.stringify(stack.logs).includes(token), 'the link appears nowhere in the logs');
+        const signed = await stack.request('GET', `/entity/${entityId}/file/${register}/presigned-url`, { key });
+        assert.equal(signed.status, 200, signed.text);
+        assert.ok(Date.parse(signed.body.expiresAt) > Date.now() + 14 * 60_000 && Date.parse(signed.body.expiresAt) <= Date.now() + 15 * 60_000 + 1000);
+        const got = await fetch(signed.body.url);
+        assert.equal(got.status, 200);
+        assert.deepEqual(Buffer.from(await got.arrayBuffer()), FILES.png);
+        assert.equal(got.headers.get('content-type'), 'image/png');
+        assert.match(got.headers.get('content-disposition') ?? '', /attachment; filename="register.png"/);
+        // a link is a credential: the request log names it by a hash only
+        const token = new URL(signed.body.url).pathname.slice('/files/'.length);
+        for (let i = 0; i < 50 && !stack.logs.some((l) => String(l.path ?? '').startsWith('/files/')); i++) await new Promise((r) => setTimeout(r, 20));
+        const logged = stack.logs.filter((l) => String(l.path ?? '').startsWith('/files/'));
+        assert.ok(logged.length > 0, 'downloads are logged');
+        assert.ok(
+          logged.every((l) => /^\/files\/\[link sha256:[0-9a-f]{12}\]$/.test(String(l.path))),
+          JSON.stringify(logged.map((l) => l.path)),
+        );
+        assert.ok(!JSON.stringify(stack.logs).includes(token), 'the link appears nowhere in the logs');
 
-      const viaBusiness = await stack.request('GET', `/entity/${entityId}/file/${idCard}/presigned-url`, { key });
-      assert.deepEqual([viaBusiness.status, viaBusiness.body.code], [404, '0709000600']);
-      const viaOwner = await stack.request('GET', `/entity/${memberId}/file/${idCard}/presigned-url`, { key });
-      assert.equal(viaOwner.status, 200);
-      assert.deepEqual(Buffer.from(await (await fetch(viaOwner.body.url)).arrayBuffer()), FILES.pdf);
-      assert.equal((await stack.request('GET', `/entity/${memberId}/file/${old}/presigned-url`, { key })).status, 404);
-      assert.equal((await stack.request('GET', `/entity/${entityId}/file/${register}/presigned-url`, { key: otherKey })).status, 404);
-      assert.equal((await stack.request('GET', `/entity/${entityId}/file/${randomUUID()}/presigned-url`, { key })).status, 404);
-    });
+        const viaBusiness = await stack.request('GET', `/entity/${entityId}/file/${idCard}/presigned-url`, { key });
+        assert.deepEqual([viaBusiness.status, viaBusiness.body.code], [404, '0709000600']);
+        const viaOwner = await stack.request('GET', `/entity/${memberId}/file/${idCard}/presigned-url`, { key });
+        assert.equal(viaOwner.status, 200);
+        assert.deepEqual(Buffer.from(await (await fetch(viaOwner.body.url)).arrayBuffer()), FILES.pdf);
+        assert.equal((await stack.request('GET', `/entity/${memberId}/file/${old}/presigned-url`, { key })).status, 404);
+        assert.equal((await stack.request('GET', `/entity/${entityId}/file/${register}/presigned-url`, { key: otherKey })).status, 404);
+        assert.equal((await stack.request('GET', `/entity/${entityId}/file/${randomUUID()}/presigned-url`, { key })).status, 404);
+      },
+    );
 
     it('answers 403 to a changed or expired link, and 200 to the same link unchanged', async () => {
       const { entityId } = await profile([]);
@@ -393,48 +491,66 @@ describe('universal KYB', () => {
       assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.latestSubmission, null);
     });
 
-    it('waits for every owner, then APPROVED by a signed kyb_status_change webhook; the business card program enabled; no personal data in the history', async () => {
-      const { entityId, ubos } = await profile([owner(), owner((o) => ((o.firstName = 'Grace'), (o.lastName = 'Hopper')))]);
-      await complete(entityId, ubos.map((u) => u.entityId));
-      const res = await submit(entityId);
-      assert.equal(res.status, 202, res.text);
-      assert.equal(res.body.status, 'IN_REVIEW');
-      const again = await submit(entityId);
-      assert.equal(again.body.submissionId, res.body.submissionId);
-      await verifyOwner(entityId, ubos[0]!.entityId);
-      const handle = stack.temporal.workflow.getHandle(universalKybWorkflowId(res.body.submissionId));
-      for (let i = 0; i < 50 && (await handle.query(kybProgressQuery)).ownersDecided < 1; i++) await new Promise((r) => setTimeout(r, 100));
-      assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.status, 'IN_REVIEW');
-      await verifyOwner(entityId, ubos[1]!.entityId);
-      const [e] = await events(entityId, 'kyb_status_change', 1);
-      assert.ok(verifyWebhook(e!.raw.body, e!.raw.headers['vouch-signature'] as string, testKeyRing().map(publicKeyOf)));
-      assert.equal(e!.body.eventName, 'kyb_status_updated');
-      assert.deepEqual(eventBodySchema('kyb_status_change')!.parse(e!.body), e!.body, 'as the API description documents it');
-      assert.equal(e!.body.data.status, 'APPROVED');
-      assert.equal(e!.body.data.submissionId, res.body.submissionId);
-      assert.deepEqual(e!.body.data.ubos.map((u: any) => u.status), ['APPROVED', 'APPROVED']);
-      assert.equal('rejectLabels' in e!.body.data, false);
-      const read = (await stack.request('GET', `/ukyb/${entityId}`, { key })).body;
-      assert.deepEqual([read.status, read.latestSubmission.status], ['DECIDED', 'decided'], 'the stage, not the outcome (1.4: the webhook alone tells it)');
-      const ent = (await stack.request('GET', `/entity/${entityId}`, { key })).body;
-      assert.deepEqual(ent.enabledFeatures.map((f: any) => f.slug), ['business-card-program']);
-      assert.equal(ent.verifiedBy, 'universal-kyb');
-      assert.ok(ent.submittedRequirements.every((r: any) => r.status === 'APPROVED'), JSON.stringify(ent.submittedRequirements));
-      assert.deepEqual(await handle.result(), { outcome: 'decided', status: 'APPROVED' });
-      const history = JSON.stringify(await handle.fetchHistory());
-      for (const secret of ['Grace', 'Hopper', 'Lovelace', '1980-12-10', 'Acme']) assert.equal(history.includes(secret), false, secret);
-      assert.equal((await events(entityId, 'kyb_status_change', 1)).length, 1);
-      // the business's verification moved: waiting for its owners, in review once they were decided, decided
-      const stages = await events(entityId, 'verification_status_change', 3);
-      assert.deepEqual(stages.map((s) => s.body.data.verificationStatus).sort(), ['DECIDED', 'IN_REVIEW', 'WAITING_FOR_PERSON']);
-      assert.ok(stages.every((s) => s.body.data.verificationPath === 'universal-kyb' && s.body.data.verificationId === res.body.submissionId));
-    });
+    it(
+      'waits for every owner, then APPROVED by a signed kyb_status_change webhook; the business ' + 'card program enabled; no personal data in the history',
+      async () => {
+        const { entityId, ubos } = await profile([owner(), owner((o) => ((o.firstName = 'Grace'), (o.lastName = 'Hopper')))]);
+        await complete(
+          entityId,
+          ubos.map((u) => u.entityId),
+        );
+        const res = await submit(entityId);
+        assert.equal(res.status, 202, res.text);
+        assert.equal(res.body.status, 'IN_REVIEW');
+        const again = await submit(entityId);
+        assert.equal(again.body.submissionId, res.body.submissionId);
+        await verifyOwner(entityId, ubos[0]!.entityId);
+        const handle = stack.temporal.workflow.getHandle(universalKybWorkflowId(res.body.submissionId));
+        for (let i = 0; i < 50 && (await handle.query(kybProgressQuery)).ownersDecided < 1; i++) await new Promise((r) => setTimeout(r, 100));
+        assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.status, 'IN_REVIEW');
+        await verifyOwner(entityId, ubos[1]!.entityId);
+        const [e] = await events(entityId, 'kyb_status_change', 1);
+        assert.ok(verifyWebhook(e!.raw.body, e!.raw.headers['vouch-signature'] as string, testKeyRing().map(publicKeyOf)));
+        assert.equal(e!.body.eventName, 'kyb_status_updated');
+        assert.deepEqual(eventBodySchema('kyb_status_change')!.parse(e!.body), e!.body, 'as the API description documents it');
+        assert.equal(e!.body.data.status, 'APPROVED');
+        assert.equal(e!.body.data.submissionId, res.body.submissionId);
+        assert.deepEqual(
+          e!.body.data.ubos.map((u: any) => u.status),
+          ['APPROVED', 'APPROVED'],
+        );
+        assert.equal('rejectLabels' in e!.body.data, false);
+        const read = (await stack.request('GET', `/ukyb/${entityId}`, { key })).body;
+        assert.deepEqual([read.status, read.latestSubmission.status], ['DECIDED', 'decided'], 'the stage, not the outcome (1.4: the webhook alone tells it)');
+        const ent = (await stack.request('GET', `/entity/${entityId}`, { key })).body;
+        assert.deepEqual(
+          ent.enabledFeatures.map((f: any) => f.slug),
+          ['business-card-program'],
+        );
+        assert.equal(ent.verifiedBy, 'universal-kyb');
+        assert.ok(
+          ent.submittedRequirements.every((r: any) => r.status === 'APPROVED'),
+          JSON.stringify(ent.submittedRequirements),
+        );
+        assert.deepEqual(await handle.result(), { outcome: 'decided', status: 'APPROVED' });
+        const history = JSON.stringify(await handle.fetchHistory());
+        for (const secret of ['Grace', 'Hopper', 'Lovelace', '1980-12-10', 'Acme']) assert.equal(history.includes(secret), false, secret);
+        assert.equal((await events(entityId, 'kyb_status_change', 1)).length, 1);
+        // the business's verification moved: waiting for its owners, in review once they were decided, decided
+        const stages = await events(entityId, 'verification_status_change', 3);
+        assert.deepEqual(stages.map((s) => s.body.data.verificationStatus).sort(), ['DECIDED', 'IN_REVIEW', 'WAITING_FOR_PERSON']);
+        assert.ok(stages.every((s) => s.body.data.verificationPath === 'universal-kyb' && s.body.data.verificationId === res.body.submissionId));
+      },
+    );
 
     it('an owner already verified before submission counts; one REJECTED makes the business REJECTED with its labels', async () => {
       const { entityId, ubos } = await profile([owner(), owner()]);
       await verifyOwner(entityId, ubos[0]!.entityId); // verified before the submission
       await events(ubos[0]!.entityId, 'account_status_change', 1);
-      await complete(entityId, ubos.map((u) => u.entityId));
+      await complete(
+        entityId,
+        ubos.map((u) => u.entityId),
+      );
       const res = await submit(entityId);
       assert.equal(res.status, 202, res.text);
       await verifyOwner(entityId, ubos[1]!.entityId, { reviewAnswer: 'RED', rejectLabels: ['FORGERY'], reviewRejectType: 'FINAL' });
@@ -443,48 +559,74 @@ describe('universal KYB', () => {
       assert.deepEqual(e!.body.data.rejectLabels, ['UBO_REJECTED', 'FORGERY']);
       assert.equal(e!.body.data.reviewRejectType, 'FINAL');
       assert.match(e!.body.data.moderationComment, new RegExp(ubos[1]!.externalId));
-      assert.deepEqual(e!.body.data.ubos.map((u: any) => u.status), ['APPROVED', 'REJECTED']);
+      assert.deepEqual(
+        e!.body.data.ubos.map((u: any) => u.status),
+        ['APPROVED', 'REJECTED'],
+      );
       assert.deepEqual((await stack.request('GET', `/entity/${entityId}`, { key })).body.enabledFeatures, []);
       const read = (await stack.request('GET', `/ukyb/${entityId}`, { key })).body;
       assert.equal(read.status, 'DECIDED', 'a rejected business reads as an approved one does');
       assert.doesNotMatch(JSON.stringify(read), /APPROVED|REJECTED/);
     });
 
-    it('decides REJECTED (RETRY) when owners are still unverified at the deadline; a change supersedes a waiting submission and a new submission decides again', async () => {
-      const { entityId, ubos } = await profile([owner()]);
-      await complete(entityId, ubos.map((u) => u.entityId));
-      const first = await submit(entityId);
-      const [e] = await events(entityId, 'kyb_status_change', 1, (DEADLINE_SECONDS + 20) * 1000);
-      assert.equal(e!.body.data.status, 'REJECTED');
-      assert.deepEqual([e!.body.data.rejectLabels, e!.body.data.reviewRejectType], [['UBO_VERIFICATION_INCOMPLETE'], 'RETRY']);
-      assert.deepEqual(e!.body.data.ubos.map((u: any) => u.status), ['PENDING']);
-      assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.latestSubmission.status, 'expired');
+    it(
+      'decides REJECTED (RETRY) when owners are still unverified at the deadline; a change ' +
+        'supersedes a waiting submission and a new submission decides again',
+      async () => {
+        const { entityId, ubos } = await profile([owner()]);
+        await complete(
+          entityId,
+          ubos.map((u) => u.entityId),
+        );
+        const first = await submit(entityId);
+        const [e] = await events(entityId, 'kyb_status_change', 1, (DEADLINE_SECONDS + 20) * 1000);
+        assert.equal(e!.body.data.status, 'REJECTED');
+        assert.deepEqual([e!.body.data.rejectLabels, e!.body.data.reviewRejectType], [['UBO_VERIFICATION_INCOMPLETE'], 'RETRY']);
+        assert.deepEqual(
+          e!.body.data.ubos.map((u: any) => u.status),
+          ['PENDING'],
+        );
+        assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.latestSubmission.status, 'expired');
 
-      const second = await submit(entityId);
-      assert.notEqual(second.body.submissionId, first.body.submissionId);
-      const changed = await patch({ entityId, business: { tradingName: 'Acme' } });
-      assert.equal(changed.body.status, 'DRAFT');
-      const superseded = stack.temporal.workflow.getHandle(universalKybWorkflowId(second.body.submissionId));
-      assert.deepEqual(await superseded.result(), { outcome: 'superseded' });
-      // the replaced submission's verification ends as SUPERSEDED (verification_status_change), not left waiting
-      const isSuperseded = (b: any) => b.data.verificationId === second.body.submissionId && b.data.verificationStatus === 'SUPERSEDED';
-      for (let i = 0; i < 300 && !(await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)); i++) await new Promise((r) => setTimeout(r, 100));
-      assert.ok((await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)), 'SUPERSEDED delivered');
-      const third = await submit(entityId);
-      await verifyOwner(entityId, ubos[0]!.entityId);
-      const all = await events(entityId, 'kyb_status_change', 2);
-      assert.equal(all.length, 2);
-      assert.deepEqual([all[1]!.body.data.submissionId, all[1]!.body.data.status], [third.body.submissionId, 'APPROVED']);
-    });
+        const second = await submit(entityId);
+        assert.notEqual(second.body.submissionId, first.body.submissionId);
+        const changed = await patch({ entityId, business: { tradingName: 'Acme' } });
+        assert.equal(changed.body.status, 'DRAFT');
+        const superseded = stack.temporal.workflow.getHandle(universalKybWorkflowId(second.body.submissionId));
+        assert.deepEqual(await superseded.result(), { outcome: 'superseded' });
+        // the replaced submission's verification ends as SUPERSEDED (verification_status_change), not left waiting
+        const isSuperseded = (b: any) => b.data.verificationId === second.body.submissionId && b.data.verificationStatus === 'SUPERSEDED';
+        for (let i = 0; i < 300 && !(await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)); i++)
+          await new Promise((r) => setTimeout(r, 100));
+        assert.ok(
+          (await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)),
+          'SUPERSEDED delivered',
+        );
+        const third = await submit(entityId);
+        await verifyOwner(entityId, ubos[0]!.entityId);
+        const all = await events(entityId, 'kyb_status_change', 2);
+        assert.equal(all.length, 2);
+        assert.deepEqual([all[1]!.body.data.submissionId, all[1]!.body.data.status], [third.body.submissionId, 'APPROVED']);
+      },
+    );
 
     it('decides an owner verified through universal KYC too (any individual path wakes the submission)', async () => {
       const { entityId, ubos } = await profile([owner()]);
-      await complete(entityId, ubos.map((u) => u.entityId));
+      await complete(
+        entityId,
+        ubos.map((u) => u.entityId),
+      );
       assert.equal((await submit(entityId)).status, 202);
       const memberId = ubos[0]!.entityId;
-      const data = await stack.request('POST', `/entity/${memberId}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) } });
+      const data = await stack.request('POST', `/entity/${memberId}/requirement`, {
+        key,
+        json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
+      });
       assert.equal(data.status, 201, data.text);
-      const up = await stack.request('POST', `/entity/${memberId}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm([{ bytes: FILES.pdf, name: 'p.pdf' }]) });
+      const up = await stack.request('POST', `/entity/${memberId}/requirement-slug/ukyc-id-document/upload`, {
+        key,
+        form: filesForm([{ bytes: FILES.pdf, name: 'p.pdf' }]),
+      });
       assert.equal(up.status, 201, up.text);
       const [e] = await events(entityId, 'kyb_status_change', 1);
       assert.equal(e!.body.data.status, 'APPROVED');

@@ -34,12 +34,19 @@ describe('lifecycle events', () => {
   let n = 0;
 
   const subscribe = async (k: string, types: string[]) => {
-    const res = await stack.request('POST', '/notification', { key: k, json: { notificationChannel: 'WEBHOOK', notificationTypes: types, webhookUrl: receiver.url } });
+    const res = await stack.request('POST', '/notification', {
+      key: k,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: types, webhookUrl: receiver.url },
+    });
     assert.equal(res.status, 201, res.text);
   };
 
   before(async () => {
-    stack = await startStack({ workers: true, providerCallbacks: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', UKYC_SUBMISSION_DEADLINE_SECONDS: String(DEADLINE_SECONDS) } });
+    stack = await startStack({
+      workers: true,
+      providerCallbacks: true,
+      env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', UKYC_SUBMISSION_DEADLINE_SECONDS: String(DEADLINE_SECONDS) },
+    });
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Listens to everything' }));
     // a business that takes only decisions: none of the new types reach it (nor are recorded for it)
@@ -63,7 +70,10 @@ describe('lifecycle events', () => {
     for (;;) {
       const events = all();
       if (pick(events)) return events;
-      if (Date.now() > end) throw new Error(`${what}: not received; got ${JSON.stringify(events.map((e) => [e.eventType, e.data.verificationStatus ?? e.data.access ?? '', e.data.entityId]))}`);
+      if (Date.now() > end)
+        throw new Error(
+          `${what}: not received; got ${JSON.stringify(events.map((e) => [e.eventType, e.data.verificationStatus ?? e.data.access ?? '', e.data.entityId]))}`,
+        );
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -72,7 +82,8 @@ describe('lifecycle events', () => {
   const recordedStages = async (entityId: string) =>
     (
       await stack.db.query<{ stage: string }>(
-        "SELECT payload->'data'->>'verificationStatus' AS stage FROM events WHERE entity_id = $1 AND event_type = 'verification_status_change' ORDER BY created_at, id",
+        "SELECT payload->'data'->>'verificationStatus' AS stage FROM events WHERE entity_id = $1 " +
+          "AND event_type = 'verification_status_change' ORDER BY created_at, id",
         [entityId],
       )
     ).map((r) => r.stage);
@@ -84,7 +95,10 @@ describe('lifecycle events', () => {
   const submit = (entityId: string, payload: unknown, k = key) =>
     stack.request('POST', `/entity/${entityId}/requirement`, { key: k, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(payload) } });
   const uploadPassport = (entityId: string, k = key) =>
-    stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, { key: k, form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]) });
+    stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, {
+      key: k,
+      form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]),
+    });
 
   it('universal KYC: WAITING_FOR_DOCUMENTS, IN_REVIEW, DECIDED, and the feature enabled — each signed, shaped like 2.10, without the outcome', async () => {
     const entityId = await person();
@@ -92,7 +106,10 @@ describe('lifecycle events', () => {
     assert.equal(submitted.status, 201, submitted.text);
     await until('waiting for documents', (e) => stagesOf(e, entityId).includes('WAITING_FOR_DOCUMENTS'));
     assert.equal((await uploadPassport(entityId)).status, 201);
-    const events = await until('decided and feature', (e) => stagesOf(e, entityId).includes('DECIDED') && e.some((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId));
+    const events = await until(
+      'decided and feature',
+      (e) => stagesOf(e, entityId).includes('DECIDED') && e.some((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId),
+    );
     // delivery order is not guaranteed (6.3): the set, and the order in which they were recorded
     assert.deepEqual(stagesOf(events, entityId).sort(), ['DECIDED', 'IN_REVIEW', 'WAITING_FOR_DOCUMENTS']);
     assert.deepEqual(await recordedStages(entityId), ['WAITING_FOR_DOCUMENTS', 'IN_REVIEW', 'DECIDED']);
@@ -106,15 +123,30 @@ describe('lifecycle events', () => {
       if (e.eventType !== 'account_status_change') assert.ok(!('status' in e.data), `${e.eventType} carries no decision`);
     }
     const stage = events.find((e) => e.data.entityId === entityId && e.data.verificationStatus === 'IN_REVIEW')!;
-    assert.deepEqual([stage.eventName, stage.data.verificationPath, stage.data.verificationId], ['verification_status_updated', 'universal-kyc', submitted.body.submissionId]);
+    assert.deepEqual(
+      [stage.eventName, stage.data.verificationPath, stage.data.verificationId],
+      ['verification_status_updated', 'universal-kyc', submitted.body.submissionId],
+    );
     const feature = events.find((e) => e.eventType === 'feature_access_change' && e.data.entityId === entityId)!;
     assert.deepEqual([feature.eventName, feature.data.access, feature.data.feature.slug], ['feature_access_updated', 'ENABLED', 'card-issuance-api-access']);
 
     // a REJECTED decision takes the feature away: REMOVED; the decision itself stays in account_status_change
-    assert.equal((await submit(entityId, canonicalPayload((p) => (p.provider.status = 'REJECTED')))).status, 201);
+    assert.equal(
+      (
+        await submit(
+          entityId,
+          canonicalPayload((p) => (p.provider.status = 'REJECTED')),
+        )
+      ).status,
+      201,
+    );
     assert.equal((await uploadPassport(entityId)).status, 201);
-    await until('feature removed', (e) => e.some((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId && x.data.access === 'REMOVED'));
-    const decisions = all().filter((e) => e.eventType === 'account_status_change' && e.data.entityId === entityId).map((e) => e.data.status);
+    await until('feature removed', (e) =>
+      e.some((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId && x.data.access === 'REMOVED'),
+    );
+    const decisions = all()
+      .filter((e) => e.eventType === 'account_status_change' && e.data.entityId === entityId)
+      .map((e) => e.data.status);
     assert.deepEqual(decisions.sort(), ['APPROVED', 'REJECTED']);
   });
 
@@ -123,7 +155,10 @@ describe('lifecycle events', () => {
     const externalId = (await stack.request('GET', `/entity/${entityId}`, { key })).body.externalId;
     const first = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId, shareToken: await donor.token() } });
     assert.equal(first.status, 200, first.text);
-    let events = await until('sync decided', (e) => stagesOf(e, entityId!).includes('DECIDED') && e.some((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId));
+    let events = await until(
+      'sync decided',
+      (e) => stagesOf(e, entityId!).includes('DECIDED') && e.some((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId),
+    );
     assert.deepEqual(stagesOf(events, entityId!).sort(), ['DECIDED', 'STARTED']);
     assert.deepEqual(await recordedStages(entityId!), ['STARTED', 'DECIDED']);
     const started = events.find((e) => e.data.entityId === entityId && e.data.verificationStatus === 'STARTED')!;
@@ -132,7 +167,10 @@ describe('lifecycle events', () => {
     await new Promise((r) => setTimeout(r, 400)); // the sync limit is 3 a second
     const renewal = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId, shareToken: await donor.token() } });
     assert.equal(renewal.status, 200, renewal.text);
-    events = await until('renewal decided', (e) => stagesOf(e, entityId!).length === 4 && e.filter((x) => x.eventType === 'account_status_change' && x.data.entityId === entityId).length === 2);
+    events = await until(
+      'renewal decided',
+      (e) => stagesOf(e, entityId!).length === 4 && e.filter((x) => x.eventType === 'account_status_change' && x.data.entityId === entityId).length === 2,
+    );
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(all().filter((x) => x.eventType === 'feature_access_change' && x.data.entityId === entityId).length, 1);
   });
@@ -157,34 +195,42 @@ describe('lifecycle events', () => {
     await until('waiting for the person', (e) => stagesOf(e, entityId).includes('WAITING_FOR_PERSON'));
     await new Promise((r) => setTimeout(r, 500));
     assert.deepEqual(stagesOf(all(), entityId), ['WAITING_FOR_PERSON']);
-    const [row] = await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE entity_id = $1 AND event_type = 'verification_status_change'", [entityId]);
+    const [row] = await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE entity_id = $1 AND event_type = 'verification_status_change'", [
+      entityId,
+    ]);
     assert.equal(Number(row!.n), 1);
   });
 
-  it('reminds a universal KYC submission still without its document once, near its deadline (fixed clock); not before, not twice, not a complete one', async () => {
-    const waiting = await person();
-    const complete = await person();
-    const s = await submit(waiting, canonicalPayload());
-    assert.equal(s.status, 201, s.text);
-    const deadline = Date.parse(s.body.deadlineAt);
-    // the wait is an hour: half of it is the lead
-    assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline - 31 * 60_000)), 0, 'not due yet');
-    const c = await submit(complete, canonicalPayload());
-    await uploadPassport(complete);
-    await until('complete one decided', (e) => stagesOf(e, complete).includes('DECIDED'));
-    const near = new Date(deadline - 29 * 60_000);
-    assert.ok(c.status === 201);
-    const sent = await remindWaitingSubmissions(stack.db, near);
-    assert.ok(sent >= 1);
-    assert.equal(await remindWaitingSubmissions(stack.db, near), 0, 'once');
-    const events = await until('reminder', (e) => e.some((x) => x.eventType === 'reminder' && x.data.entityId === waiting));
-    const reminder = events.find((x) => x.eventType === 'reminder' && x.data.entityId === waiting)!;
-    assert.equal(reminder.eventName, 'action_required_reminder');
-    assert.deepEqual([reminder.data.reminderFor, reminder.data.submissionId, reminder.data.deadlineAt, reminder.data.waitingFor], ['universal-kyc-document', s.body.submissionId, s.body.deadlineAt, ['ukyc-id-document']]);
-    assert.match(reminder.data.message, /upload/);
-    assert.ok(!events.some((x) => x.eventType === 'reminder' && x.data.entityId === complete));
-    assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline + 1000)), 0, 'past the deadline: too late to remind');
-  });
+  it(
+    'reminds a universal KYC submission still without its document once, near its deadline ' + '(fixed clock); not before, not twice, not a complete one',
+    async () => {
+      const waiting = await person();
+      const complete = await person();
+      const s = await submit(waiting, canonicalPayload());
+      assert.equal(s.status, 201, s.text);
+      const deadline = Date.parse(s.body.deadlineAt);
+      // the wait is an hour: half of it is the lead
+      assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline - 31 * 60_000)), 0, 'not due yet');
+      const c = await submit(complete, canonicalPayload());
+      await uploadPassport(complete);
+      await until('complete one decided', (e) => stagesOf(e, complete).includes('DECIDED'));
+      const near = new Date(deadline - 29 * 60_000);
+      assert.ok(c.status === 201);
+      const sent = await remindWaitingSubmissions(stack.db, near);
+      assert.ok(sent >= 1);
+      assert.equal(await remindWaitingSubmissions(stack.db, near), 0, 'once');
+      const events = await until('reminder', (e) => e.some((x) => x.eventType === 'reminder' && x.data.entityId === waiting));
+      const reminder = events.find((x) => x.eventType === 'reminder' && x.data.entityId === waiting)!;
+      assert.equal(reminder.eventName, 'action_required_reminder');
+      assert.deepEqual(
+        [reminder.data.reminderFor, reminder.data.submissionId, reminder.data.deadlineAt, reminder.data.waitingFor],
+        ['universal-kyc-document', s.body.submissionId, s.body.deadlineAt, ['ukyc-id-document']],
+      );
+      assert.match(reminder.data.message, /upload/);
+      assert.ok(!events.some((x) => x.eventType === 'reminder' && x.data.entityId === complete));
+      assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline + 1000)), 0, 'past the deadline: too late to remind');
+    },
+  );
 
   it('reminds a KYB submission whose declared owners are not all verified, naming the undecided ones (fixed clock)', async () => {
     const company = (await stack.request('POST', '/entity', { key, json: { externalId: `life-kyb-${n++}`, type: 'BUSINESS' } })).body.id as string;
@@ -193,8 +239,14 @@ describe('lifecycle events', () => {
     const submissionId = randomUUID();
     const created = new Date(Date.now() - 29 * 86_400_000);
     const deadline = new Date(created.getTime() + 30 * 86_400_000);
-    await stack.db.query("INSERT INTO kyb_submissions (id, business_id, entity_id, owners, status, deadline_at, created_at) VALUES ($1, $2, $3, $4, 'waiting', $5, $6)", [submissionId, businessId, company, [decided, undecided], deadline, created]);
-    await stack.db.query("INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')", [randomUUID(), decided, `app-${n++}`]);
+    await stack.db.query(
+      "INSERT INTO kyb_submissions (id, business_id, entity_id, owners, status, deadline_at, created_at) VALUES ($1, $2, $3, $4, 'waiting', $5, $6)",
+      [submissionId, businessId, company, [decided, undecided], deadline, created],
+    );
+    await stack.db.query(
+      "INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')",
+      [randomUUID(), decided, `app-${n++}`],
+    );
     assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline.getTime() - 25 * 3600_000)), 0, 'more than a day left');
     const near = new Date(deadline.getTime() - 23 * 3600_000);
     assert.ok((await remindWaitingSubmissions(stack.db, near)) >= 1);
@@ -205,14 +257,24 @@ describe('lifecycle events', () => {
   });
 
   it('announces a feature new to the catalog to each subscribed business once, and the features it already had to nobody', async () => {
-    const extra = { ...features[0]!, id: '9d6c1c1e-7a0b-4a43-9b56-2f1d3c4e5a60', slug: 'virtual-cards', name: 'Virtual cards', description: 'Cards without plastic.', requirements: [] };
+    const extra = {
+      ...features[0]!,
+      id: '9d6c1c1e-7a0b-4a43-9b56-2f1d3c4e5a60',
+      slug: 'virtual-cards',
+      name: 'Virtual cards',
+      description: 'Cards without plastic.',
+      requirements: [],
+    };
     assert.equal(await announceNewFeatures(stack.db, features, new Date()), 0, 'the catalog as migrated is not new');
     assert.equal(await announceNewFeatures(stack.db, [...features, extra], new Date()), 1);
     assert.equal(await announceNewFeatures(stack.db, [...features, extra], new Date()), 0, 'once');
     const events = await until('new feature', (e) => e.some((x) => x.eventType === 'new_feature'));
     const mine = events.filter((x) => x.eventType === 'new_feature');
     assert.equal(mine.length, 1);
-    assert.deepEqual([mine[0]!.eventName, mine[0]!.businessId, mine[0]!.data.feature.slug, 'entityId' in mine[0]!.data], ['feature_catalog_updated', businessId, 'virtual-cards', false]);
+    assert.deepEqual(
+      [mine[0]!.eventName, mine[0]!.businessId, mine[0]!.data.feature.slug, 'entityId' in mine[0]!.data],
+      ['feature_catalog_updated', businessId, 'virtual-cards', false],
+    );
     const quiet = await stack.db.query('SELECT 1 FROM events WHERE business_id = $1 AND event_type = $2', [quietBusinessId, 'new_feature']);
     assert.equal(quiet.length, 0);
   });

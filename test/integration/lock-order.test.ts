@@ -62,8 +62,8 @@ describe('one lock order: a business entity before its members, an entity before
     }
   };
 
-  const profile = (entityId: string, mode: 'create' | 'change') =>
-    (d: Db) => saveProfile(d, { mode, businessId, entityId, business: () => ({ legalName: 'Locks Ltd' }), owners: [] });
+  const profile = (entityId: string, mode: 'create' | 'change') => (d: Db) =>
+    saveProfile(d, { mode, businessId, entityId, business: () => ({ legalName: 'Locks Ltd' }), owners: [] });
 
   it('universal KYB: saving, submitting, settling and deleting', async () => {
     const company = await createEntity(db, businessId, { externalId: `co-${randomUUID()}`, type: 'BUSINESS' });
@@ -140,7 +140,8 @@ describe('one lock order: a business entity before its members, an entity before
   it('deleting a declared owner while its business entity saves its profile: the delete waits for the business entity, neither deadlocks', async () => {
     const company = await createEntity(db, businessId, { externalId: `co-${randomUUID()}`, type: 'BUSINESS' });
     const owner = { externalId: `owner-${randomUUID()}`, role: 'UBO', ownershipPercentage: 100, details: {} };
-    const save = (d: Db, mode: 'create' | 'change') => saveProfile(d, { mode, businessId, entityId: company, business: () => ({ legalName: 'Locks Ltd' }), owners: [owner] });
+    const save = (d: Db, mode: 'create' | 'change') =>
+      saveProfile(d, { mode, businessId, entityId: company, business: () => ({ legalName: 'Locks Ltd' }), owners: [owner] });
     const created = await save(db, 'create');
     assert.ok(!('problem' in created));
     const ownerId = created.owners[0]!.entityId;

@@ -29,7 +29,10 @@ describe('metrics', () => {
 
   it('counts requests, records, provider calls and webhook attempts, with the Temporal SDK core metrics beside them', async () => {
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Metrics' });
-    await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+    await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
     assert.equal((await stack.request('GET', '/entity/00000000-0000-4000-8000-000000000000', { key })).status, 404);
     await bulkEntities(stack.db, businessId, ['m-1', 'm-2']);
     const [ok] = bulkTokens(stack.sim!, 'metrics-donor', stack.recipient!.clientId, ['complete']);
@@ -41,11 +44,17 @@ describe('metrics', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
     const text = await res.text();
-    assert.ok((value(text, /^vouch_http_requests_total\{route="\/entity\/:entityId",method="GET",status="404"\}/) ?? 0) >= 1, 'HTTP requests by route pattern and status');
+    assert.ok(
+      (value(text, /^vouch_http_requests_total\{route="\/entity\/:entityId",method="GET",status="404"\}/) ?? 0) >= 1,
+      'HTTP requests by route pattern and status',
+    );
     assert.match(text, /^vouch_http_request_duration_seconds_bucket\{le="0\.05",route="\/entity\/kyc\/import\/sync",method="POST",status="200"\}/m);
     assert.equal(value(text, /^vouch_records_total\{kind="sync",outcome="succeeded",category=""\}/), 1);
     assert.equal(value(text, /^vouch_records_total\{kind="sync",outcome="failed",category="TOKEN_EXPIRED_OR_INVALID"\}/), 1);
-    assert.ok((value(text, /^vouch_provider_calls_total\{operation="POST \/resources\/api\/reusableIdentity\/reuse",outcome="ok"\}/) ?? 0) >= 1, 'provider calls by operation and outcome');
+    assert.ok(
+      (value(text, /^vouch_provider_calls_total\{operation="POST \/resources\/api\/reusableIdentity\/reuse",outcome="ok"\}/) ?? 0) >= 1,
+      'provider calls by operation and outcome',
+    );
     assert.ok((value(text, /^vouch_provider_calls_total\{operation="POST \/resources\/api\/reusableIdentity\/reuse",outcome="token_invalid"\}/) ?? 0) >= 1);
     assert.match(text, /^vouch_provider_call_duration_seconds_count\{operation="POST \/resources\/api\/reusableIdentity\/reuse",outcome="ok"\} \d+/m);
     assert.ok((value(text, /^vouch_webhook_attempts_total\{outcome="delivered"\}/) ?? 0) >= 1, 'webhook attempts by outcome');
@@ -55,7 +64,9 @@ describe('metrics', () => {
     assert.doesNotMatch(text, /route="\/entity\/00000000/, 'routes are patterns, never raw paths with ids');
 
     // the Grafana dashboard in the repository queries only metrics this serves
-    const dashboard = JSON.parse(readFileSync(new URL('../../grafana/vouch-dashboard.json', import.meta.url), 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+    const dashboard = JSON.parse(readFileSync(new URL('../../grafana/vouch-dashboard.json', import.meta.url), 'utf8')) as {
+      panels: { targets?: { expr: string }[] }[];
+    };
     const queried = new Set(dashboard.panels.flatMap((p) => p.targets ?? []).flatMap((t) => t.expr.match(/\b(vouch|temporal)_[a-z_]+/g) ?? []));
     assert.ok(queried.size >= 10, `metrics the dashboard queries: ${[...queried].join(', ')}`);
     for (const name of queried) assert.match(text, new RegExp(`^${name}[{ ]`, 'm'), `the dashboard queries ${name}, which /metrics does not serve`);

@@ -28,11 +28,17 @@ describe('runs as an operator finds them', () => {
   });
 
   /** `temporal workflow list --query …` as JSON lines, waiting for visibility to catch up to `count` runs. */
-  async function list(query: string, count: number): Promise<{ execution: { workflowId: string }; type: { name: string }; searchAttributes?: { indexedFields?: Record<string, { data: string }> } }[]> {
+  async function list(
+    query: string,
+    count: number,
+  ): Promise<{ execution: { workflowId: string }; type: { name: string }; searchAttributes?: { indexedFields?: Record<string, { data: string }> } }[]> {
     const cli = requireTemporalCli();
     for (let i = 0; ; i++) {
       const { stdout } = await run(cli, ['workflow', 'list', '--address', testEnv('TEMPORAL_ADDRESS'), '--query', query, '--output', 'jsonl']);
-      const runs = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const runs = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       if (runs.length >= count || i >= 100) return runs;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -40,7 +46,10 @@ describe('runs as an operator finds them', () => {
 
   it("finds a batch by BatchId, a business's failed runs by BusinessId and VouchStatus, and a person's runs by EntityId", async () => {
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Operators' });
-    await stack.request('POST', '/notification', { key, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+    await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
     await bulkEntities(stack.db, businessId, ['op-1', 'op-2']);
     const tokens = bulkTokens(stack.sim!, 'op-donor', stack.recipient!.clientId, ['complete', 'complete']);
     const res = await upload(stack, key, csvOf('externalId,shareToken', [['op-1', tokens[0]!]]));
@@ -49,20 +58,29 @@ describe('runs as an operator finds them', () => {
     await waitForBatch(stack, key, batchId);
 
     const byBatch = await list(`BatchId='${batchId}' AND VouchStatus='completed'`, 1);
-    assert.deepEqual(byBatch.map((r) => r.execution.workflowId), [batchWorkflowId(batchId)]);
+    assert.deepEqual(
+      byBatch.map((r) => r.execution.workflowId),
+      [batchWorkflowId(batchId)],
+    );
 
     // a sync import refused by the provider: its run is found among the business's failed runs
     const refused = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId: 'op-2', shareToken: 'not-a-token' } });
     assert.equal(refused.status, 400, refused.text);
     const failed = await list(`BusinessId='${businessId}' AND VouchStatus='failed'`, 1);
-    assert.deepEqual(failed.map((r) => r.type.name), ['syncImportWorkflow']);
+    assert.deepEqual(
+      failed.map((r) => r.type.name),
+      ['syncImportWorkflow'],
+    );
 
     // a person verified through the sandbox: found by EntityId, with the decision as VouchStatus
     const person = (await stack.request('POST', '/entity', { key, json: { externalId: 'op-person', type: 'INDIVIDUAL' } })).body.id as string;
     const played = { firstName: 'Evangelina', lastName: 'Thistlewood', dob: '1979-06-21' };
     assert.equal((await stack.request('POST', `/sandbox/entity/${person}/kyc/complete`, { key, json: { reviewAnswer: 'GREEN', person: played } })).status, 202);
     const approved = await list(`EntityId='${person}' AND VouchStatus='approved'`, 1);
-    assert.deepEqual(approved.map((r) => r.execution.workflowId), [personVerificationWorkflowId(person)]);
+    assert.deepEqual(
+      approved.map((r) => r.execution.workflowId),
+      [personVerificationWorkflowId(person)],
+    );
     const all = await list(`EntityId='${person}'`, 2);
     assert.deepEqual(all.map((r) => r.type.name).sort(), ['personVerificationWorkflow', 'sandboxReviewWorkflow']);
 

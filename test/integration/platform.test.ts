@@ -34,10 +34,18 @@ describe('authentication', () => {
     it(`${method} ${path}: 401 0000000100 without a key, 0000000200 with a wrong one`, async () => {
       const missing = await stack.request(method, path, { headers: V });
       assert.equal(missing.status, 401);
-      assert.deepEqual(missing.body, { code: '0000000100', message: 'The x-vouch-api-key header is missing; send your API key in it.', parameter: 'x-vouch-api-key' });
+      assert.deepEqual(missing.body, {
+        code: '0000000100',
+        message: 'The x-vouch-api-key header is missing; send your API key in it.',
+        parameter: 'x-vouch-api-key',
+      });
       const wrong = await stack.request(method, path, { key: 'vk_sandbox_not-a-real-key', headers: V });
       assert.equal(wrong.status, 401);
-      assert.deepEqual(wrong.body, { code: '0000000200', message: 'The API key in x-vouch-api-key is unknown or revoked; check it, or use a current key.', parameter: 'x-vouch-api-key' });
+      assert.deepEqual(wrong.body, {
+        code: '0000000200',
+        message: 'The API key in x-vouch-api-key is unknown or revoked; check it, or use a current key.',
+        parameter: 'x-vouch-api-key',
+      });
     });
   }
 
@@ -80,7 +88,11 @@ describe('errors and routing', () => {
   it('answers an unknown path with 404 0000000500 in the error shape', async () => {
     const res = await stack.request('GET', '/no/such/thing', { key });
     assert.equal(res.status, 404);
-    assert.deepEqual(res.body, { code: '0000000500', message: 'No endpoint GET /no/such/thing; check the path against the API reference (/docs).', parameter: '' });
+    assert.deepEqual(res.body, {
+      code: '0000000500',
+      message: 'No endpoint GET /no/such/thing; check the path against the API reference (/docs).',
+      parameter: '',
+    });
   });
 
   it('answers a known path with the wrong method with 405 0000000510 and Allow', async () => {
@@ -109,7 +121,13 @@ describe('errors and routing', () => {
     };
     const lines: string[] = [];
     const log = createLogger('error', 'x', new Writable({ write: (c, _e, done) => (lines.push(c.toString()), done()) }));
-    const server = buildApp({ config: stack.config, db: failing, temporal: stack.temporal, log, keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] } }).listen(0, '127.0.0.1');
+    const server = buildApp({
+      config: stack.config,
+      db: failing,
+      temporal: stack.temporal,
+      log,
+      keys: { webhooks: [], standardWebhooks: [], signedPayloads: [] },
+    }).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const { port } = server.address() as { port: number };
     const res = await fetch(`http://127.0.0.1:${port}/entity`, { headers: { 'x-vouch-api-key': 'whatever', ...V } });

@@ -16,7 +16,10 @@ describe('the provider queue shared fairly between businesses', () => {
   before(async () => {
     // at the spec's cap the queue, not this machine, is what holds calls back, however busy the
     // machine is (at 40/s a loaded run fell behind the cap: no backlog, nothing to be fair about)
-    stack = await startStack({ workers: true, env: { PROVIDER_RATE_LIMIT_PER_SECOND: '10', BATCH_CONCURRENCY: '50', BATCH_PAGE_SIZE: '20', API_RATE_LIMIT_PER_SECOND: '100000' } });
+    stack = await startStack({
+      workers: true,
+      env: { PROVIDER_RATE_LIMIT_PER_SECOND: '10', BATCH_CONCURRENCY: '50', BATCH_PAGE_SIZE: '20', API_RATE_LIMIT_PER_SECOND: '100000' },
+    });
     stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1e9, getPer5s: 1e9 } });
   });
   after(() => stack.close());
@@ -25,8 +28,19 @@ describe('the provider queue shared fairly between businesses', () => {
     const { apiKey, businessId } = await stack.newBusiness({ name: label });
     const ids = Array.from({ length: rows }, (_, i) => `${label}-${i}`);
     await bulkEntities(stack.db, businessId, ids);
-    const tokens = bulkTokens(stack.sim!, `${label}-donor`, stack.recipient!.clientId, ids.map(() => 'complete'));
-    return { apiKey, csv: csvOf('externalId,shareToken', ids.map((e, i) => [e, tokens[i]!])) };
+    const tokens = bulkTokens(
+      stack.sim!,
+      `${label}-donor`,
+      stack.recipient!.clientId,
+      ids.map(() => 'complete'),
+    );
+    return {
+      apiKey,
+      csv: csvOf(
+        'externalId,shareToken',
+        ids.map((e, i) => [e, tokens[i]!]),
+      ),
+    };
   }
   const doneOf = async (batchId: string) =>
     Number((await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM import_records WHERE batch_id = $1 AND status <> 'pending'", [batchId]))[0]!.n);
@@ -34,7 +48,13 @@ describe('the provider queue shared fairly between businesses', () => {
   it("interleaves B's 10 calls with A's, one for one, instead of queueing them behind A's", async () => {
     const a = await fixture('fair-a', 200);
     const b = await fixture('fair-b', 10);
-    const bTokens = new Set(b.csv.split('\n').slice(1).map((l) => l.split(',')[1]).filter(Boolean));
+    const bTokens = new Set(
+      b.csv
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(',')[1])
+        .filter(Boolean),
+    );
     // the order in which the provider receives the imports, by business
     const calls: ('A' | 'B')[] = [];
     const state = stack.sim!.state;

@@ -36,7 +36,10 @@ describe('request signing', () => {
   });
 
   it('matches a fixed vector (GET, no body)', () => {
-    assert.equal(signRequest('key', '1', 'GET', '/x'), execFileSync('openssl', ['dgst', '-sha256', '-hmac', 'key'], { input: '1GET/x' }).toString().trim().split(' ').pop());
+    assert.equal(
+      signRequest('key', '1', 'GET', '/x'),
+      execFileSync('openssl', ['dgst', '-sha256', '-hmac', 'key'], { input: '1GET/x' }).toString().trim().split(' ').pop(),
+    );
   });
 });
 
@@ -77,7 +80,10 @@ describe('Sumsub client against the simulator', () => {
     });
 
     it('classifies refused credentials as credentials, without the provider text in the message', async () => {
-      const err = await rejectsWith(w.clientFor(w.us, { secretKey: 'not-our-secret' }).createSdkToken({ userId: 'u', levelName: 'basic-kyc-level' }), 'credentials');
+      const err = await rejectsWith(
+        w.clientFor(w.us, { secretKey: 'not-our-secret' }).createSdkToken({ userId: 'u', levelName: 'basic-kyc-level' }),
+        'credentials',
+      );
       assert.equal(err.status, 401);
       assert.doesNotMatch(err.message, /signature mismatch/);
       assert.match(err.detail ?? '', /signature mismatch/);
@@ -235,7 +241,11 @@ describe('Sumsub client against the simulator', () => {
         w.sim.state.updateClient(w.us.clientId, { webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
         const { token } = await w.shareToken();
         const imported = await w.recipientApi.importApplicant({ shareToken: token });
-        await w.recipientApi.call('POST', `/resources/applicants/${imported.id}/status/testCompleted`, { reviewAnswer: 'RED', rejectLabels: ['BAD_PROOF_OF_ADDRESS'], reviewRejectType: 'RETRY' });
+        await w.recipientApi.call('POST', `/resources/applicants/${imported.id}/status/testCompleted`, {
+          reviewAnswer: 'RED',
+          rejectLabels: ['BAD_PROOF_OF_ADDRESS'],
+          reviewRejectType: 'RETRY',
+        });
         for (let i = 0; i < 50 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
         assert.equal(received.length, 2, 'one on import (inherited status), one after testCompleted');
         const last = received[1]!;
@@ -277,7 +287,12 @@ describe('Sumsub client against the simulator', () => {
     it('fails a used token with a non-retryable RecordFailure.TOKEN_ALREADY_USED, the provider kind in its details', async () => {
       const { token } = await w.shareToken();
       await env().run(activities().importApplicant, { shareToken: token });
-      const err = await env().run(activities().importApplicant, { shareToken: token }).then(() => null, (e) => e);
+      const err = await env()
+        .run(activities().importApplicant, { shareToken: token })
+        .then(
+          () => null,
+          (e) => e,
+        );
       assert.ok(err instanceof ApplicationFailure);
       assert.equal(err.type, 'RecordFailure.TOKEN_ALREADY_USED');
       assert.equal(err.nonRetryable, true);
@@ -288,7 +303,12 @@ describe('Sumsub client against the simulator', () => {
       const limited = w.sim.state.addClient({ clientId: `act-limited-${Date.now()}`, limits: { postPer5s: 1, getPer5s: 300 } });
       const acts = createProviderActivities({ provider: w.clientFor(limited) });
       await acts.importApplicant({ shareToken: 'x' }).catch(() => {});
-      const err = await env().run(acts.importApplicant, { shareToken: 'y' }).then(() => null, (e) => e);
+      const err = await env()
+        .run(acts.importApplicant, { shareToken: 'y' })
+        .then(
+          () => null,
+          (e) => e,
+        );
       assert.ok(err instanceof ApplicationFailure);
       assert.equal(err.type, 'RecordFailure.PROVIDER_UNAVAILABLE');
       assert.equal((err.details?.[0] as { kind: string }).kind, 'rate_limited');

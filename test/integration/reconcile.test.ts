@@ -31,7 +31,8 @@ describe('the reconciler', () => {
     await stack.close();
   });
 
-  const housekeeping = () => stack.temporal.workflow.execute(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `housekeeping-test-${randomUUID()}` });
+  const housekeeping = () =>
+    stack.temporal.workflow.execute(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `housekeeping-test-${randomUUID()}` });
   /** As if the last change were minutes ago: what the reconciler waits for before it looks. */
   const age = (table: 'import_batches' | 'webhook_deliveries', id: string) =>
     stack.db.query(
@@ -45,7 +46,12 @@ describe('the reconciler', () => {
     const { apiKey, businessId } = await stack.newBusiness({ name: label });
     const externalIds = Array.from({ length: rows }, (_, i) => `${label}-${i}`);
     await bulkEntities(stack.db, businessId, externalIds);
-    const tokens = bulkTokens(stack.sim!, `${label}-donor`, stack.recipient!.clientId, externalIds.map(() => 'complete'));
+    const tokens = bulkTokens(
+      stack.sim!,
+      `${label}-donor`,
+      stack.recipient!.clientId,
+      externalIds.map(() => 'complete'),
+    );
     return { apiKey, businessId, externalIds, tokens };
   }
 
@@ -57,7 +63,13 @@ describe('the reconciler', () => {
       idempotencyKey: randomUUID(),
       contentSha256: randomUUID(),
       fileName: null,
-      rows: f.externalIds.map((externalId, i) => ({ rowNumber: i + 2, externalId, shareToken: f.tokens[i]!, applicantLevel: null, cardProcessorPublicToken: null })),
+      rows: f.externalIds.map((externalId, i) => ({
+        rowNumber: i + 2,
+        externalId,
+        shareToken: f.tokens[i]!,
+        applicantLevel: null,
+        cardProcessorPublicToken: null,
+      })),
     });
     await age('import_batches', batch.id);
     const result = await housekeeping();
@@ -71,7 +83,14 @@ describe('the reconciler', () => {
     const f = await fixture('terminated', 40);
     stack.sim!.state.faults = { ...stack.sim!.state.faults, latencyMs: 300, pathPattern: 'reusableIdentity' };
     try {
-      const res = await upload(stack, f.apiKey, csvOf('externalId,shareToken', f.externalIds.map((e, i) => [e, f.tokens[i]!])));
+      const res = await upload(
+        stack,
+        f.apiKey,
+        csvOf(
+          'externalId,shareToken',
+          f.externalIds.map((e, i) => [e, f.tokens[i]!]),
+        ),
+      );
       assert.equal(res.status, 201, res.text);
       const batchId: string = res.body.batchId;
       for (;;) {
@@ -121,7 +140,8 @@ describe('the reconciler', () => {
     return { deliveryId: d!.id, eventId, handle, before };
   }
 
-  const statusOf = async (deliveryId: string) => (await stack.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1', [deliveryId]))[0]!.status;
+  const statusOf = async (deliveryId: string) =>
+    (await stack.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1', [deliveryId]))[0]!.status;
 
   it('restarts the retry workflow of a waiting delivery whose workflow is gone, and it is delivered', async () => {
     const d = await failedDelivery('lost-retry');
@@ -145,7 +165,10 @@ describe('the reconciler', () => {
     // recorded in a transaction that leaves the delivery waiting for a workflow that was never started
     const eventId = await stack.db.tx(async (q) => {
       const id = await recordTestEvent(q, businessId, 'no-hand-off');
-      await q.query("UPDATE webhook_deliveries SET mode = 'workflow', run_attempts = 1, attempts = 1, next_attempt_at = now() - interval '5 minutes' WHERE event_id = $1", [id]);
+      await q.query(
+        "UPDATE webhook_deliveries SET mode = 'workflow', run_attempts = 1, attempts = 1, next_attempt_at = now() - interval '5 minutes' WHERE event_id = $1",
+        [id],
+      );
       return id;
     });
     const result = await housekeeping();
@@ -180,7 +203,12 @@ describe('the reconciler', () => {
       key,
       json: {
         entityId: company,
-        business: { legalName: 'Lost Wake Ltd', registrationNumber: '7', country: 'GBR', address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' } },
+        business: {
+          legalName: 'Lost Wake Ltd',
+          registrationNumber: '7',
+          country: 'GBR',
+          address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street' },
+        },
         ubos: [{ externalId: 'lost-wake-owner', firstName: 'Ada', lastName: 'Lovelace', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 50 }],
       },
     });
@@ -190,14 +218,18 @@ describe('the reconciler', () => {
       const form = documentsForm(fields);
       assert.equal((await stack.request('POST', '/ukyb/documents', { key, form })).status, 201);
     };
-    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders']) await document({ entityId: company, requirementSlug });
+    for (const requirementSlug of ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders'])
+      await document({ entityId: company, requirementSlug });
     await document({ entityId: company, memberId: owner, documentType: 'ID_CARD' });
     const submitted = await stack.request('POST', '/ukyb/submit', { key, json: { entityId: company } });
     assert.equal(submitted.status, 202, submitted.text);
     const submissionId = submitted.body.submissionId as string;
     await stack.temporal.workflow.getHandle(universalKybWorkflowId(submissionId)).terminate('test: the workflow is gone');
     // the owner is decided with no wake reaching the submission (as when a worker dies between the two)
-    await stack.db.query("INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')", [randomUUID(), owner, `lost-wake-${randomUUID()}`]);
+    await stack.db.query(
+      "INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')",
+      [randomUUID(), owner, `lost-wake-${randomUUID()}`],
+    );
     const before = receiver.received.length;
     assert.equal((await housekeeping()).kybSubmissionsWoken, 0, 'a fresh submission is left to its workflow');
     await stack.db.query("UPDATE kyb_submissions SET created_at = now() - interval '5 minutes' WHERE id = $1", [submissionId]);
@@ -207,7 +239,9 @@ describe('the reconciler', () => {
     const event = JSON.parse(receiver.received.at(-1)!.body.toString());
     assert.deepEqual([event.eventType, event.data.entityId, event.data.status], ['kyb_status_change', company, 'APPROVED']);
     assert.equal((await housekeeping()).kybSubmissionsWoken, 0, 'settled: nothing left to wake');
-    const [{ n }] = (await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE entity_id = $1 AND event_type = 'kyb_status_change'", [company])) as [{ n: string }];
+    const [{ n }] = (await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE entity_id = $1 AND event_type = 'kyb_status_change'", [
+      company,
+    ])) as [{ n: string }];
     assert.equal(Number(n), 1);
   });
 });

@@ -30,7 +30,10 @@ describe('sandbox control and signed payloads', () => {
     ({ apiKey: key } = await stack.newBusiness({ name: 'Sandbox' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', { key: k, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+      const sub = await stack.request('POST', '/notification', {
+        key: k,
+        json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+      });
       assert.equal(sub.status, 201, sub.text);
     }
   });
@@ -44,7 +47,8 @@ describe('sandbox control and signed payloads', () => {
     assert.equal(res.status, 201, res.text);
     return res.body.id as string;
   };
-  const complete = (entityId: string, json: unknown, k = key, query = '') => stack.request('POST', `/sandbox/entity/${entityId}/kyc/complete${query}`, { key: k, json });
+  const complete = (entityId: string, json: unknown, k = key, query = '') =>
+    stack.request('POST', `/sandbox/entity/${entityId}/kyc/complete${query}`, { key: k, json });
   const decisions = async (entityId: string, count: number) => {
     for (let i = 0; i < 300; i++) {
       const mine = receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
@@ -79,25 +83,40 @@ describe('sandbox control and signed payloads', () => {
       assert.match(d!.data.message, /hosted SDK/);
       assert.equal(verifyWebhook(d!.raw.body, d!.raw.headers['vouch-signature'], testKeyRing().map(publicKeyOf)), true);
       const sent = stack.sim!.state.stats.webhooks.filter((w) => w.applicantId === res.body.applicantId);
-      assert.deepEqual(sent.map((w) => [w.type, w.status]), [['applicantReviewed', 200]], "the provider's callback reached our endpoint");
+      assert.deepEqual(
+        sent.map((w) => [w.type, w.status]),
+        [['applicantReviewed', 200]],
+        "the provider's callback reached our endpoint",
+      );
       assert.equal((await stack.request('GET', `/entity/${person}`, { key })).body.verifiedBy, 'sumsub');
     });
 
     it('turns RED with labels into REJECTED, and a later GREEN for the same person (applicant reused) into APPROVED', async () => {
       const person = await entity();
-      const red = await complete(person, { reviewAnswer: 'RED', rejectLabels: ['BAD_PROOF_OF_IDENTITY'], reviewRejectType: 'RETRY', moderationComment: 'Upload a readable passport.' });
+      const red = await complete(person, {
+        reviewAnswer: 'RED',
+        rejectLabels: ['BAD_PROOF_OF_IDENTITY'],
+        reviewRejectType: 'RETRY',
+        moderationComment: 'Upload a readable passport.',
+      });
       assert.equal(red.status, 202, red.text);
       const [first] = await decisions(person, 1);
-      assert.deepEqual([first!.data.status, first!.data.rejectLabels, first!.data.reviewRejectType, first!.data.moderationComment], ['REJECTED', ['BAD_PROOF_OF_IDENTITY'], 'RETRY', 'Upload a readable passport.']);
+      assert.deepEqual(
+        [first!.data.status, first!.data.rejectLabels, first!.data.reviewRejectType, first!.data.moderationComment],
+        ['REJECTED', ['BAD_PROOF_OF_IDENTITY'], 'RETRY', 'Upload a readable passport.'],
+      );
       const green = await complete(person, { reviewAnswer: 'GREEN' });
       assert.equal(green.status, 202, green.text);
       assert.equal(green.body.applicantCreated, false);
       assert.equal(green.body.applicantId, red.body.applicantId);
       const all = await decisions(person, 2);
-      assert.deepEqual(all.map((x) => x.data.status), ['REJECTED', 'APPROVED']);
+      assert.deepEqual(
+        all.map((x) => x.data.status),
+        ['REJECTED', 'APPROVED'],
+      );
     });
 
-    it("reaches the reliance rules through the test person: no address → REJECTED MISSING_ADDRESS although the review is GREEN", async () => {
+    it('reaches the reliance rules through the test person: no address → REJECTED MISSING_ADDRESS although the review is GREEN', async () => {
       const person = await entity();
       assert.equal((await complete(person, { reviewAnswer: 'GREEN', person: { address: null } })).status, 202);
       const [d] = await decisions(person, 1);
@@ -106,7 +125,9 @@ describe('sandbox control and signed payloads', () => {
 
     it('verifies a declared member of a business entity with memberId', async () => {
       const member = await entity();
-      const business = await entity('BUSINESS', key, [{ requirementSlug: 'kyb-ubo-declaration', value: { members: [{ entityId: member, role: 'UBO', ownershipPercent: 60 }] } }]);
+      const business = await entity('BUSINESS', key, [
+        { requirementSlug: 'kyb-ubo-declaration', value: { members: [{ entityId: member, role: 'UBO', ownershipPercent: 60 }] } },
+      ]);
       assert.equal((await complete(business, { reviewAnswer: 'GREEN' }, key, `?memberId=${member}`)).status, 202);
       const [d] = await decisions(member, 1);
       assert.equal(d!.data.status, 'APPROVED');
@@ -151,7 +172,13 @@ describe('sandbox control and signed payloads', () => {
     });
 
     it('does not exist outside the sandbox environment', async () => {
-      const production = buildApp({ config: { ...stack.config, environment: 'production' }, db: stack.db, temporal: stack.temporal, log: createLogger('silent'), keys: testKeyRings() });
+      const production = buildApp({
+        config: { ...stack.config, environment: 'production' },
+        db: stack.db,
+        temporal: stack.temporal,
+        log: createLogger('silent'),
+        keys: testKeyRings(),
+      });
       const server = production.listen(0, '127.0.0.1');
       try {
         await new Promise((r) => server.once('listening', r));
@@ -164,7 +191,10 @@ describe('sandbox control and signed payloads', () => {
         });
         assert.equal(res.status, 404);
         const doc = (await (await fetch(`http://127.0.0.1:${port}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-        assert.equal(Object.keys(doc.paths).some((p) => p.startsWith('/sandbox')), false);
+        assert.equal(
+          Object.keys(doc.paths).some((p) => p.startsWith('/sandbox')),
+          false,
+        );
       } finally {
         server.close();
       }
@@ -196,7 +226,10 @@ describe('sandbox control and signed payloads', () => {
         run("jq -cjS 'del(.signature)' payload.json > canonical.json && jq -r .signature payload.json | base64 -d > signature.bin");
         assert.match(run('openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in canonical.json -sigfile signature.bin'), /Signature Verified Successfully/);
         run(`jq -cjS 'del(.signature) | .lastName = "Other"' payload.json > changed.json`);
-        assert.throws(() => run('openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in changed.json -sigfile signature.bin'), 'openssl refuses a changed field');
+        assert.throws(
+          () => run('openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in changed.json -sigfile signature.bin'),
+          'openssl refuses a changed field',
+        );
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -220,7 +253,13 @@ describe('sandbox control and signed payloads', () => {
       }
       // signed by our key, but its time is over
       const ring = testKeyRings().signedPayloads;
-      const person = { firstName: 'Alex', lastName: 'Sandbox', dob: '1990-01-01', residentialAddress: payload.residentialAddress, idDocument: { type: 'PASSPORT', number: 'P1', validUntil: null } };
+      const person = {
+        firstName: 'Alex',
+        lastName: 'Sandbox',
+        dob: '1990-01-01',
+        residentialAddress: payload.residentialAddress,
+        idDocument: { type: 'PASSPORT', number: 'P1', validUntil: null },
+      };
       const old = signPayload(person, ring, new Date(Date.now() - 6 * 3600_000), 3600);
       assert.ok(Date.parse(old.expiresAt) < Date.now());
       assert.deepEqual((await verify(old)).body, { valid: false });
@@ -236,7 +275,13 @@ describe('sandbox control and signed payloads', () => {
       assert.deepEqual((await verify({ ...spec, keyId: 'sandbox-payload-unknown' })).body, { valid: false }, 'a key id that is not ours');
       // signed by our key, but its time is over
       const ring = testKeyRings().signedPayloads;
-      const person = { firstName: 'Alex', lastName: 'Sandbox', dob: '1990-01-01', residentialAddress: spec.residentialAddress, idDocument: { type: 'PASSPORT', number: 'P1', validUntil: null } };
+      const person = {
+        firstName: 'Alex',
+        lastName: 'Sandbox',
+        dob: '1990-01-01',
+        residentialAddress: spec.residentialAddress,
+        idDocument: { type: 'PASSPORT', number: 'P1', validUntil: null },
+      };
       const { keyId: _k, ...old } = signPayload(person, ring, new Date(Date.now() - 6 * 3600_000), 3600);
       assert.deepEqual((await verify(old)).body, { valid: false }, 'expired');
     });
@@ -244,7 +289,10 @@ describe('sandbox control and signed payloads', () => {
     it('never signs past the identity document: expiresAt is the start of the day after its expiry when that comes first', async () => {
       const person = await entity();
       const soon = new Date().toISOString().slice(0, 10); // the document's last valid day is today: before the 24-hour TTL ends
-      const res = await complete(person, { reviewAnswer: 'GREEN', person: { idDocument: { type: 'ID_CARD', country: 'DEU', number: 'L01X00T47', validUntil: soon } } });
+      const res = await complete(person, {
+        reviewAnswer: 'GREEN',
+        person: { idDocument: { type: 'ID_CARD', country: 'DEU', number: 'L01X00T47', validUntil: soon } },
+      });
       assert.equal(res.status, 202, res.text);
       assert.equal((await decisions(person, 1))[0]!.data.status, 'APPROVED');
       const payload = await payloadOf(person);
@@ -289,7 +337,11 @@ describe('sandbox control and signed payloads', () => {
       await decisions(rejected, 1);
       const res = await stack.request('GET', `/entity/${rejected}/signed-payload`, { key });
       assert.equal(res.status, 409);
-      assert.equal(res.body.message, none.body.message.replace(fresh, rejected), 'the same answer as for a person not yet decided: no hint of the decision (1.4)');
+      assert.equal(
+        res.body.message,
+        none.body.message.replace(fresh, rejected),
+        'the same answer as for a person not yet decided: no hint of the decision (1.4)',
+      );
       assert.doesNotMatch(res.body.message, /REJECTED|rejected/);
       const business = await entity('BUSINESS');
       assert.equal((await stack.request('GET', `/entity/${business}/signed-payload`, { key })).body.parameter, 'memberId');

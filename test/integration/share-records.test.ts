@@ -36,14 +36,25 @@ describe('share record steps', () => {
     const { businessId } = await stack.newBusiness({ name: label });
     const externalIds = Array.from({ length: rows }, (_, i) => `${label}-${i}`);
     await bulkEntities(stack.db, businessId, externalIds);
-    const tokens = bulkTokens(stack.sim!, `${label}-donor`, stack.recipient!.clientId, externalIds.map(() => 'complete'));
+    const tokens = bulkTokens(
+      stack.sim!,
+      `${label}-donor`,
+      stack.recipient!.clientId,
+      externalIds.map(() => 'complete'),
+    );
     const batch = await createBatch(stack.db, {
       businessId,
       provider: 'sumsub',
       idempotencyKey: randomUUID(),
       contentSha256: randomUUID(),
       fileName: null,
-      rows: externalIds.map((externalId, i) => ({ rowNumber: i + 2, externalId, shareToken: tokens[i]!, applicantLevel: null, cardProcessorPublicToken: null })),
+      rows: externalIds.map((externalId, i) => ({
+        rowNumber: i + 2,
+        externalId,
+        shareToken: tokens[i]!,
+        applicantLevel: null,
+        cardProcessorPublicToken: null,
+      })),
     });
     return { batchId: batch.id, businessId, tokens };
   }
@@ -65,7 +76,7 @@ describe('share record steps', () => {
     );
     const c = await counters(batchId);
     assert.equal(Number(c.s) + Number(c.f), 20, 'each record counted once');
-    const [events] = await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE source_key LIKE $1", [`vouch-batch-${batchId}-%`]);
+    const [events] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE source_key LIKE $1', [`vouch-batch-${batchId}-%`]);
     assert.equal(Number(events!.n), 20, 'one event per record');
     const [accounts] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM kyc_accounts WHERE source_ref LIKE $1', [`vouch-batch-${batchId}-%`]);
     assert.equal(Number(accounts!.n), 20);
@@ -74,14 +85,30 @@ describe('share record steps', () => {
   it('answers a retried attempt with the outcome it stored: succeeded stays succeeded, failed keeps its category', async () => {
     const { businessId, tokens } = await batchOf(1, 'retried');
     const requestId = randomUUID();
-    await createSyncImport(stack.db, { requestId, businessId, externalId: 'retried-0', shareToken: tokens[0]!, cardProcessorPublicToken: null, idempotencyKey: null, requestSha256: 'x' });
+    await createSyncImport(stack.db, {
+      requestId,
+      businessId,
+      externalId: 'retried-0',
+      shareToken: tokens[0]!,
+      cardProcessorPublicToken: null,
+      idempotencyKey: null,
+      requestSha256: 'x',
+    });
     const ref: ShareRef = { kind: 'sync', requestId };
     assert.deepEqual(await run(share.processShare, 1, ref), { outcome: 'succeeded' });
     assert.deepEqual(await run(share.processShare, 2, ref), { outcome: 'succeeded' }, 'the retry of a finished record');
     assert.equal(stack.sim!.state.stats.imports[tokens[0]!]?.attempts, 1, 'no second provider call');
 
     const failedId = randomUUID();
-    await createSyncImport(stack.db, { requestId: failedId, businessId, externalId: 'no-such-entity', shareToken: 'x', cardProcessorPublicToken: null, idempotencyKey: null, requestSha256: 'y' });
+    await createSyncImport(stack.db, {
+      requestId: failedId,
+      businessId,
+      externalId: 'no-such-entity',
+      shareToken: 'x',
+      cardProcessorPublicToken: null,
+      idempotencyKey: null,
+      requestSha256: 'y',
+    });
     const failedRef: ShareRef = { kind: 'sync', requestId: failedId };
     assert.deepEqual(await run(share.processShare, 1, failedRef), { outcome: 'failed', category: 'ENTITY_NOT_FOUND' });
     assert.deepEqual(await run(share.processShare, 2, failedRef), { outcome: 'failed', category: 'ENTITY_NOT_FOUND' });
@@ -135,8 +162,14 @@ describe('share record steps', () => {
       const ref = await lostAnswer('lag');
       stack.sim!.state.faults = { ...stack.sim!.state.faults, lookupLagMs: 60_000 };
       try {
-        await assert.rejects(run(share.recoverShare, 1, ref), (err: unknown) => err instanceof ApplicationFailure && err.type === LOOKUP_PENDING_FAILURE && !err.nonRetryable);
-        await assert.rejects(run(share.recoverShare, RECOVER_LOOKUP_MAX_ATTEMPTS - 1, ref), (err: unknown) => err instanceof ApplicationFailure && err.type === LOOKUP_PENDING_FAILURE);
+        await assert.rejects(
+          run(share.recoverShare, 1, ref),
+          (err: unknown) => err instanceof ApplicationFailure && err.type === LOOKUP_PENDING_FAILURE && !err.nonRetryable,
+        );
+        await assert.rejects(
+          run(share.recoverShare, RECOVER_LOOKUP_MAX_ATTEMPTS - 1, ref),
+          (err: unknown) => err instanceof ApplicationFailure && err.type === LOOKUP_PENDING_FAILURE,
+        );
       } finally {
         stack.sim!.state.faults = { ...stack.sim!.state.faults, lookupLagMs: 0 };
       }
@@ -144,7 +177,7 @@ describe('share record steps', () => {
     });
 
     it('decides at once when the request that heard "already used" was our first (someone else used it)', async () => {
-      const { batchId, tokens } = await batchOf(1, "theirs");
+      const { batchId, tokens } = await batchOf(1, 'theirs');
       const ref: ShareRef = { kind: 'batch', batchId, rowNumber: 2 };
       stack.sim!.state.shareTokens.get(tokens[0]!)!.usedAt = Date.now();
       assert.deepEqual(await run(share.processShare, 1, ref), { outcome: 'token_used' });

@@ -95,58 +95,71 @@ describe('a client written from the interface document alone', () => {
     await stack?.close();
   });
 
-  it('token sharing, sync: register a webhook, create the entity, share, get completed, then the signed decision (2.5, 2.10); renewal decides again', async () => {
-    const client = await newClient('Spec client: sync');
-    const hook = `${receiver.url}/sync`;
-    assertSubscription(await client.registerWebhook(hook, ['account_status_change']), hook, ['account_status_change']);
+  it(
+    'token sharing, sync: register a webhook, create the entity, share, get completed, then the' + ' signed decision (2.5, 2.10); renewal decides again',
+    async () => {
+      const client = await newClient('Spec client: sync');
+      const hook = `${receiver.url}/sync`;
+      assertSubscription(await client.registerWebhook(hook, ['account_status_change']), hook, ['account_status_change']);
 
-    const externalId = ext('sync');
-    const entityId = await entity(client, externalId);
-    const first = await client.importSync({ externalId, shareToken: await donor.token() });
-    assert.ok(is2xx(first), show(first));
-    assert.equal(first.body.externalId, externalId);
-    assert.ok(sameStatus(first.body.status, 'completed'), show(first));
-    assert.match(first.body.requestId, UUID);
-    assert.equal(first.body.entityId, entityId);
+      const externalId = ext('sync');
+      const entityId = await entity(client, externalId);
+      const first = await client.importSync({ externalId, shareToken: await donor.token() });
+      assert.ok(is2xx(first), show(first));
+      assert.equal(first.body.externalId, externalId);
+      assert.ok(sameStatus(first.body.status, 'completed'), show(first));
+      assert.match(first.body.requestId, UUID);
+      assert.equal(first.body.entityId, entityId);
 
-    const events = await receiver.until('the decision', (all) => decisionsFor(all, '/sync', entityId).length >= 1);
-    const [decision] = decisionsFor(events, '/sync', entityId);
-    assert.deepEqual(eventProblems(decision!), []);
-    assert.equal(decision!.eventName, DECISION_EVENT.eventName);
-    assert.equal(decision!.eventType, DECISION_EVENT.eventType);
-    assert.equal(decision!.data.status, 'APPROVED');
-    assert.equal(decision!.data.entityId, entityId);
-    assert.equal(typeof decision!.data.message, 'string');
-    // the entity read (2.1): enabledFeatures present once approved
-    const read = await client.request('GET', `/entity/${entityId}`);
-    assert.equal(read.status, 200, show(read));
-    assert.deepEqual([read.body.id, read.body.externalId, read.body.type], [entityId, externalId, 'INDIVIDUAL']);
-    assert.equal(typeof read.body.businessId, 'string');
-    assert.ok('verifiedBy' in read.body, 'verifiedBy present in the single-entity read');
-    assert.ok(Array.isArray(read.body.enabledFeatures) && read.body.enabledFeatures.length > 0, show(read));
+      const events = await receiver.until('the decision', (all) => decisionsFor(all, '/sync', entityId).length >= 1);
+      const [decision] = decisionsFor(events, '/sync', entityId);
+      assert.deepEqual(eventProblems(decision!), []);
+      assert.equal(decision!.eventName, DECISION_EVENT.eventName);
+      assert.equal(decision!.eventType, DECISION_EVENT.eventType);
+      assert.equal(decision!.data.status, 'APPROVED');
+      assert.equal(decision!.data.entityId, entityId);
+      assert.equal(typeof decision!.data.message, 'string');
+      // the entity read (2.1): enabledFeatures present once approved
+      const read = await client.request('GET', `/entity/${entityId}`);
+      assert.equal(read.status, 200, show(read));
+      assert.deepEqual([read.body.id, read.body.externalId, read.body.type], [entityId, externalId, 'INDIVIDUAL']);
+      assert.equal(typeof read.body.businessId, 'string');
+      assert.ok('verifiedBy' in read.body, 'verifiedBy present in the single-entity read');
+      assert.ok(Array.isArray(read.body.enabledFeatures) && read.body.enabledFeatures.length > 0, show(read));
 
-    // renewal (1, concepts 6): a new share token, the same externalId → a second decision
-    const renewal = await client.importSync({ externalId, shareToken: await donor.token() });
-    assert.ok(is2xx(renewal), show(renewal));
-    assert.ok(sameStatus(renewal.body.status, 'completed'), show(renewal));
-    assert.equal(renewal.body.entityId, entityId);
-    assert.notEqual(renewal.body.requestId, first.body.requestId);
-    const again = decisionsFor(await receiver.until('the renewal decision', (all) => decisionsFor(all, '/sync', entityId).length >= 2), '/sync', entityId);
-    assert.equal(new Set(again.map((e) => e.data.eventId)).size, again.length, 'distinct events');
-    assert.deepEqual(again.map((e) => e.data.status), ['APPROVED', 'APPROVED']);
+      // renewal (1, concepts 6): a new share token, the same externalId → a second decision
+      const renewal = await client.importSync({ externalId, shareToken: await donor.token() });
+      assert.ok(is2xx(renewal), show(renewal));
+      assert.ok(sameStatus(renewal.body.status, 'completed'), show(renewal));
+      assert.equal(renewal.body.entityId, entityId);
+      assert.notEqual(renewal.body.requestId, first.body.requestId);
+      const again = decisionsFor(await receiver.until('the renewal decision', (all) => decisionsFor(all, '/sync', entityId).length >= 2), '/sync', entityId);
+      assert.equal(new Set(again.map((e) => e.data.eventId)).size, again.length, 'distinct events');
+      assert.deepEqual(
+        again.map((e) => e.data.status),
+        ['APPROVED', 'APPROVED'],
+      );
 
-    // a shared applicant whose data cannot support a card: REJECTED with its extra fields (2.10, 6.2)
-    const poorId = ext('sync-poor');
-    const poorEntity = await entity(client, poorId);
-    const poor = await client.importSync({ externalId: poorId, shareToken: await donor.token('missing-address') });
-    assert.ok(is2xx(poor), show(poor));
-    const [rejected] = decisionsFor(await receiver.until('the rejection', (all) => decisionsFor(all, '/sync', poorEntity).length >= 1), '/sync', poorEntity);
-    assert.equal(rejected!.data.status, 'REJECTED');
-    assert.deepEqual(eventProblems(rejected!), [], 'moderationComment, rejectLabels, reviewRejectType present');
+      // a shared applicant whose data cannot support a card: REJECTED with its extra fields (2.10, 6.2)
+      const poorId = ext('sync-poor');
+      const poorEntity = await entity(client, poorId);
+      const poor = await client.importSync({ externalId: poorId, shareToken: await donor.token('missing-address') });
+      assert.ok(is2xx(poor), show(poor));
+      const [rejected] = decisionsFor(await receiver.until('the rejection', (all) => decisionsFor(all, '/sync', poorEntity).length >= 1), '/sync', poorEntity);
+      assert.equal(rejected!.data.status, 'REJECTED');
+      assert.deepEqual(eventProblems(rejected!), [], 'moderationComment, rejectLabels, reviewRejectType present');
 
-    assert.deepEqual(receiver.refused.filter((r) => r.path === '/sync'), [], 'every delivery verified');
-    assert.deepEqual(receiver.malformed.filter((r) => r.path === '/sync'), []);
-  });
+      assert.deepEqual(
+        receiver.refused.filter((r) => r.path === '/sync'),
+        [],
+        'every delivery verified',
+      );
+      assert.deepEqual(
+        receiver.malformed.filter((r) => r.path === '/sync'),
+        [],
+      );
+    },
+  );
 
   it('token sharing, batch: upload (2.3), same key again is no duplicate, poll to completed, a used token fails alone as TOKEN_ALREADY_USED', async () => {
     const client = await newClient('Spec client: batch');
@@ -179,7 +192,10 @@ describe('a client written from the interface document alone', () => {
     // 2.3: completedAt is present only once the batch is completed; every status is one of 3.1's
     const early = await client.batchStatus(up.body.batchId);
     assert.equal(early.status, 200, show(early));
-    assert.ok(Object.values(BATCH_STATUS).some((v) => sameStatus(early.body.status, v)), show(early));
+    assert.ok(
+      Object.values(BATCH_STATUS).some((v) => sameStatus(early.body.status, v)),
+      show(early),
+    );
     if (!sameStatus(early.body.status, BATCH_STATUS.completed)) assert.ok(!('completedAt' in early.body), `completedAt before completion: ${show(early)}`);
 
     // a retried upload with the same key (4.1) never makes a second batch: the same batch while it
@@ -204,7 +220,10 @@ describe('a client written from the interface document alone', () => {
     if (failure.entityData?.externalId !== undefined) assert.deepEqual([failure.entityData.externalId, failure.entityData.shareToken], [ids[2], used]);
 
     // the records that succeeded are decided by webhook (1.4)
-    const events = await receiver.until('both batch decisions', (all) => decisionsFor(all, '/batch', entityIds[0]!).length >= 1 && decisionsFor(all, '/batch', entityIds[1]!).length >= 1);
+    const events = await receiver.until(
+      'both batch decisions',
+      (all) => decisionsFor(all, '/batch', entityIds[0]!).length >= 1 && decisionsFor(all, '/batch', entityIds[1]!).length >= 1,
+    );
     for (const id of entityIds.slice(0, 2)) {
       const [d] = decisionsFor(events, '/batch', id);
       assert.deepEqual([d!.eventName, d!.data.status, eventProblems(d!)], [DECISION_EVENT.eventName, 'APPROVED', []]);
@@ -212,147 +231,198 @@ describe('a client written from the interface document alone', () => {
 
     // the same file and key once the batch is processed: the key is already processed (7)
     assertSpecError(await client.uploadBatch(file, { idempotencyKey }), 400, CODES.alreadyProcessed, STRING_CODES.duplicate);
-    assert.deepEqual(receiver.refused.filter((r) => r.path === '/batch'), []);
-  });
-
-  it('webhooks with every event type: register each of 6.1, list, get, replace, delete (204), 10 per business; a sync share delivers signed events of three types', async () => {
-    const client = await newClient('Spec client: webhooks');
-    const allUrl = `${receiver.url}/all`;
-    const all = await client.registerWebhook(allUrl, EVENT_TYPES);
-    assertSubscription(all, allUrl, EVENT_TYPES);
-    const single = new Map<string, string>(); // type → notificationId
-    for (const type of EVENT_TYPES) {
-      const url = `${receiver.url}/t/${type}`;
-      const r = await client.registerWebhook(url, [type]);
-      assertSubscription(r, url, [type]);
-      single.set(type, r.body.id);
-    }
-
-    // list (9.1: Accept-Version), then one
-    const list = await client.listWebhooks();
-    assert.equal(list.status, 200, show(list));
-    const items = listItems(list.body, (x) => x && typeof x.id === 'string' && x.channel === 'WEBHOOK');
-    assert.ok(items, `an array of subscriptions in ${list.text.slice(0, 200)}`);
-    assert.deepEqual(items.map((x) => x.id).sort(), [all.body.id, ...single.values()].sort());
-    const one = await client.getWebhook(all.body.id);
-    assert.equal(one.status, 200, show(one));
-    assertSubscription(one, allUrl, EVENT_TYPES);
-    assert.equal(one.body.id, all.body.id);
-
-    // a sync share: the decision, the verification's stages and the feature it turns on (6.1)
-    const externalId = ext('hooks');
-    const entityId = await entity(client, externalId);
-    const shared = await client.importSync({ externalId, shareToken: await donor.token() });
-    assert.ok(is2xx(shared), show(shared));
-    const expected = ['account_status_change', 'verification_status_change', 'feature_access_change'];
-    const ofEntity = (events: Accepted[], path: string) => events.filter((a) => a.path === path && a.event.data?.entityId === entityId).map((a) => a.event);
-    const received = await receiver.until('three types at the all-types endpoint, and each at its own endpoint', (events) =>
-      expected.every((t) => ofEntity(events, '/all').some((e) => e.eventType === t) && ofEntity(events, `/t/${t}`).some((e) => e.eventType === t)),
+    assert.deepEqual(
+      receiver.refused.filter((r) => r.path === '/batch'),
+      [],
     );
-    const mine: WebhookEvent[] = ofEntity(received, '/all');
-    for (const e of mine) {
-      assert.deepEqual(eventProblems(e), [], `${e.eventType} per 2.10`);
-      assert.ok(EVENT_TYPES.includes(e.eventType as never), `${e.eventType} is a type of 6.1`);
-      assert.equal(e.data.entityId, entityId);
-      assert.equal(typeof e.eventName, 'string');
-    }
-    assert.equal(mine.find((e) => e.eventType === 'account_status_change')!.eventName, DECISION_EVENT.eventName);
-    // an endpoint subscribed to one type gets that type only (2.6: types are the subscribed ones)
-    for (const type of EVENT_TYPES) for (const e of receiver.events(`/t/${type}`)) assert.equal(e.eventType, type, `/t/${type} got ${e.eventType}`);
-    // kyb_status_change, new_feature and reminder need a KYB submission, a catalogue release or a
-    // deadline drawing near: the next test has the harness play those parts.
-    assert.deepEqual(receiver.refused.filter((r) => r.path === '/all' || r.path.startsWith('/t/')), [], 'every delivery verified');
-
-    // the client's receiver refuses what is not signed by the service (5.5)
-    const forged = JSON.stringify({ ...mine[0], data: { ...mine[0]!.data, eventId: randomUUID() } });
-    const sigHeader = `${SVC}-signature`;
-    const bogus = Buffer.from('not a signature').toString('base64');
-    assert.equal((await fetch(`${receiver.url}/forged`, { method: 'POST', body: forged, headers: { 'content-type': 'application/json', [sigHeader]: bogus } })).status, 401);
-    assert.equal((await fetch(`${receiver.url}/forged`, { method: 'POST', body: forged, headers: { 'content-type': 'application/json' } })).status, 401);
-    const genuine = received.find((a) => a.path === '/all')!;
-    const tampered = Buffer.from(genuine.raw.toString('utf8').replace('"eventId"', '"eventId" '));
-    assert.equal((await fetch(`${receiver.url}/forged`, { method: 'POST', body: tampered, headers: { 'content-type': 'application/json', [sigHeader]: genuine.signature } })).status, 401);
-    // a redelivery of a genuine event verifies, is acknowledged, and is handled once (6.3: deduplicate on data.eventId)
-    const before = receiver.duplicates.length;
-    assert.equal((await fetch(`${receiver.url}/all`, { method: 'POST', body: genuine.raw, headers: { 'content-type': 'application/json', [sigHeader]: genuine.signature } })).status, 200);
-    assert.equal(receiver.duplicates.length, before + 1);
-    assert.equal(receiver.accepted.filter((a) => a.path === '/all' && a.event.data.eventId === genuine.event.data.eventId).length, 1);
-    assert.deepEqual(receiver.refused.filter((r) => r.path === '/forged').map((r) => r.reason), ['invalid signature', 'missing signature', 'invalid signature']);
-    assert.deepEqual(receiver.events('/forged'), []);
-
-    // replace (4.2): channel, types and URL
-    const replacedUrl = `${receiver.url}/replaced`;
-    const replaced = await client.replaceWebhook(single.get('reminder')!, replacedUrl, ['kyb_status_change', 'reminder']);
-    assertSubscription(replaced, replacedUrl, ['kyb_status_change', 'reminder']);
-    assert.equal(replaced.body.id, single.get('reminder'));
-    assertSubscription(await client.getWebhook(single.get('reminder')!), replacedUrl, ['kyb_status_change', 'reminder']);
-
-    // delete: 204 with no body, and it is gone
-    const deleted = await client.deleteWebhook(single.get('new_feature')!);
-    assert.equal(deleted.status, 204, show(deleted));
-    assert.equal(deleted.text, '');
-    const gone = await client.getWebhook(single.get('new_feature')!);
-    assert.equal(gone.status, 404, show(gone));
-
-    // delivery stops at once after a delete (4.2): a renewal's decision reaches /all but not the
-    // deleted account_status_change endpoint
-    assert.equal((await client.deleteWebhook(single.get('account_status_change')!)).status, 204);
-    const renewal = await client.importSync({ externalId, shareToken: await donor.token() });
-    assert.ok(is2xx(renewal), show(renewal));
-    await receiver.until('the renewal decision at /all', (events) => decisionsFor(events, '/all', entityId).length >= 2);
-    assert.equal(decisionsFor(receiver.accepted, '/t/account_status_change', entityId).length, 1, 'nothing more to the deleted subscription');
-
-    // up to 10 per business (6.3, 8): 5 now, 5 more, then the 11th is rejected until one is deleted
-    const extra: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const r = await client.registerWebhook(`${receiver.url}/extra/${i}`, ['account_status_change']);
-      assert.ok(is2xx(r), show(r));
-      extra.push(r.body.id);
-    }
-    const eleventh = await client.registerWebhook(`${receiver.url}/extra/11`, ['account_status_change']);
-    assert.ok(eleventh.status >= 400 && eleventh.status < 500, show(eleventh));
-    assert.ok(isErrorBody(eleventh.body), show(eleventh));
-    assert.equal((await client.deleteWebhook(extra[0]!)).status, 204);
-    assert.ok(is2xx(await client.registerWebhook(`${receiver.url}/extra/11`, ['account_status_change'])), 'room again after a delete');
   });
 
-  it('webhooks of the remaining types: kyb_status_change, reminder and new_feature arrive signed and shaped per 2.10 (the harness plays time, a release and the KYB flow)', async () => {
-    const { apiKey, businessId } = await stack.newBusiness({ name: 'Spec client: the rest' });
-    const client = new SpecClient({ baseUrl: stack.url, apiKey, svc: SVC, provider: PROVIDER });
-    const url = `${receiver.url}/rest`;
-    assert.ok(is2xx(await client.registerWebhook(url, EVENT_TYPES)));
+  it(
+    'webhooks with every event type: register each of 6.1, list, get, replace, delete (204), 10' +
+      ' per business; a sync share delivers signed events of three types',
+    async () => {
+      const client = await newClient('Spec client: webhooks');
+      const allUrl = `${receiver.url}/all`;
+      const all = await client.registerWebhook(allUrl, EVENT_TYPES);
+      assertSubscription(all, allUrl, EVENT_TYPES);
+      const single = new Map<string, string>(); // type → notificationId
+      for (const type of EVENT_TYPES) {
+        const url = `${receiver.url}/t/${type}`;
+        const r = await client.registerWebhook(url, [type]);
+        assertSubscription(r, url, [type]);
+        single.set(type, r.body.id);
+      }
 
-    // reminder: the client submits canonical KYC data (4.5, 2.7) and never uploads the identity document
-    const person = await entity(client, ext('reminded'));
-    const today = new Date().toISOString().slice(0, 10);
-    const payload = {
-      externalUserId: ext('user'),
-      provider: { name: 'onfido', status: 'APPROVED', data: [{}] },
-      identity: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', dob: '1990-12-10', nationality: 'GBR' },
-      document: [{ type: 'PASSPORT', number: 'P1234567', country: 'GBR', issuingDate: today }],
-      address: { country: 'GBR', postCode: 'N1 9GU', street: '1 Road' },
-      liveness: { result: 'APPROVED', checkedAt: new Date().toISOString() },
-    };
-    const submitted = await client.request('POST', `/entity/${person}/requirement`, { json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(payload) } });
-    assert.equal(submitted.status, 201, show(submitted));
-    // …and a day before the submission's deadline (7 days by default) the reminder comes
-    await remindWaitingSubmissions(stack.db, new Date(Date.now() + 7 * 86_400_000 - 3_600_000));
-    // new_feature: a release adds a feature to the catalog
-    await announceNewFeatures(stack.db, [...features, { ...features[0]!, id: randomUUID(), slug: `spec-feature-${n++}`, name: 'Spec feature', description: 'A feature of a later release.' }], new Date());
-    // kyb_status_change: the KYB flow, whose shapes the spec leaves out (4.7), decides a business
-    const company = (await client.createEntity(ext('company'), 'BUSINESS')).entityId!;
-    await stack.db.tx((q) => applyKybDecision(q, { businessId, entityId: company, submissionId: randomUUID(), decision: { status: 'APPROVED', owners: [] }, now: new Date() }));
+      // list (9.1: Accept-Version), then one
+      const list = await client.listWebhooks();
+      assert.equal(list.status, 200, show(list));
+      const items = listItems(list.body, (x) => x && typeof x.id === 'string' && x.channel === 'WEBHOOK');
+      assert.ok(items, `an array of subscriptions in ${list.text.slice(0, 200)}`);
+      assert.deepEqual(items.map((x) => x.id).sort(), [all.body.id, ...single.values()].sort());
+      const one = await client.getWebhook(all.body.id);
+      assert.equal(one.status, 200, show(one));
+      assertSubscription(one, allUrl, EVENT_TYPES);
+      assert.equal(one.body.id, all.body.id);
 
-    const got = await receiver.until('reminder, new_feature and kyb_status_change', (events) =>
-      ['reminder', 'new_feature', 'kyb_status_change'].every((t) => events.some((a) => a.path === '/rest' && a.event.eventType === t)),
-    );
-    for (const a of got.filter((x) => x.path === '/rest')) assert.deepEqual(eventProblems(a.event), [], `${a.event.eventType} per 2.10`);
-    const rest = got.filter((x) => x.path === '/rest').map((x) => x.event);
-    assert.equal(rest.find((e) => e.eventType === 'reminder')!.data.entityId, person);
-    assert.equal(rest.find((e) => e.eventType === 'kyb_status_change')!.data.status, 'APPROVED');
-    assert.equal(rest.find((e) => e.eventType === 'kyb_status_change')!.data.entityId, company);
-    assert.deepEqual(receiver.refused.filter((r) => r.path === '/rest'), [], 'every delivery verified');
-  });
+      // a sync share: the decision, the verification's stages and the feature it turns on (6.1)
+      const externalId = ext('hooks');
+      const entityId = await entity(client, externalId);
+      const shared = await client.importSync({ externalId, shareToken: await donor.token() });
+      assert.ok(is2xx(shared), show(shared));
+      const expected = ['account_status_change', 'verification_status_change', 'feature_access_change'];
+      const ofEntity = (events: Accepted[], path: string) => events.filter((a) => a.path === path && a.event.data?.entityId === entityId).map((a) => a.event);
+      const received = await receiver.until('three types at the all-types endpoint, and each at its own endpoint', (events) =>
+        expected.every((t) => ofEntity(events, '/all').some((e) => e.eventType === t) && ofEntity(events, `/t/${t}`).some((e) => e.eventType === t)),
+      );
+      const mine: WebhookEvent[] = ofEntity(received, '/all');
+      for (const e of mine) {
+        assert.deepEqual(eventProblems(e), [], `${e.eventType} per 2.10`);
+        assert.ok(EVENT_TYPES.includes(e.eventType as never), `${e.eventType} is a type of 6.1`);
+        assert.equal(e.data.entityId, entityId);
+        assert.equal(typeof e.eventName, 'string');
+      }
+      assert.equal(mine.find((e) => e.eventType === 'account_status_change')!.eventName, DECISION_EVENT.eventName);
+      // an endpoint subscribed to one type gets that type only (2.6: types are the subscribed ones)
+      for (const type of EVENT_TYPES) for (const e of receiver.events(`/t/${type}`)) assert.equal(e.eventType, type, `/t/${type} got ${e.eventType}`);
+      // kyb_status_change, new_feature and reminder need a KYB submission, a catalogue release or a
+      // deadline drawing near: the next test has the harness play those parts.
+      assert.deepEqual(
+        receiver.refused.filter((r) => r.path === '/all' || r.path.startsWith('/t/')),
+        [],
+        'every delivery verified',
+      );
+
+      // the client's receiver refuses what is not signed by the service (5.5)
+      const forged = JSON.stringify({ ...mine[0], data: { ...mine[0]!.data, eventId: randomUUID() } });
+      const sigHeader = `${SVC}-signature`;
+      const bogus = Buffer.from('not a signature').toString('base64');
+      assert.equal(
+        (await fetch(`${receiver.url}/forged`, { method: 'POST', body: forged, headers: { 'content-type': 'application/json', [sigHeader]: bogus } })).status,
+        401,
+      );
+      assert.equal((await fetch(`${receiver.url}/forged`, { method: 'POST', body: forged, headers: { 'content-type': 'application/json' } })).status, 401);
+      const genuine = received.find((a) => a.path === '/all')!;
+      const tampered = Buffer.from(genuine.raw.toString('utf8').replace('"eventId"', '"eventId" '));
+      assert.equal(
+        (
+          await fetch(`${receiver.url}/forged`, {
+            method: 'POST',
+            body: tampered,
+            headers: { 'content-type': 'application/json', [sigHeader]: genuine.signature },
+          })
+        ).status,
+        401,
+      );
+      // a redelivery of a genuine event verifies, is acknowledged, and is handled once (6.3: deduplicate on data.eventId)
+      const before = receiver.duplicates.length;
+      assert.equal(
+        (
+          await fetch(`${receiver.url}/all`, {
+            method: 'POST',
+            body: genuine.raw,
+            headers: { 'content-type': 'application/json', [sigHeader]: genuine.signature },
+          })
+        ).status,
+        200,
+      );
+      assert.equal(receiver.duplicates.length, before + 1);
+      assert.equal(receiver.accepted.filter((a) => a.path === '/all' && a.event.data.eventId === genuine.event.data.eventId).length, 1);
+      assert.deepEqual(
+        receiver.refused.filter((r) => r.path === '/forged').map((r) => r.reason),
+        ['invalid signature', 'missing signature', 'invalid signature'],
+      );
+      assert.deepEqual(receiver.events('/forged'), []);
+
+      // replace (4.2): channel, types and URL
+      const replacedUrl = `${receiver.url}/replaced`;
+      const replaced = await client.replaceWebhook(single.get('reminder')!, replacedUrl, ['kyb_status_change', 'reminder']);
+      assertSubscription(replaced, replacedUrl, ['kyb_status_change', 'reminder']);
+      assert.equal(replaced.body.id, single.get('reminder'));
+      assertSubscription(await client.getWebhook(single.get('reminder')!), replacedUrl, ['kyb_status_change', 'reminder']);
+
+      // delete: 204 with no body, and it is gone
+      const deleted = await client.deleteWebhook(single.get('new_feature')!);
+      assert.equal(deleted.status, 204, show(deleted));
+      assert.equal(deleted.text, '');
+      const gone = await client.getWebhook(single.get('new_feature')!);
+      assert.equal(gone.status, 404, show(gone));
+
+      // delivery stops at once after a delete (4.2): a renewal's decision reaches /all but not the
+      // deleted account_status_change endpoint
+      assert.equal((await client.deleteWebhook(single.get('account_status_change')!)).status, 204);
+      const renewal = await client.importSync({ externalId, shareToken: await donor.token() });
+      assert.ok(is2xx(renewal), show(renewal));
+      await receiver.until('the renewal decision at /all', (events) => decisionsFor(events, '/all', entityId).length >= 2);
+      assert.equal(decisionsFor(receiver.accepted, '/t/account_status_change', entityId).length, 1, 'nothing more to the deleted subscription');
+
+      // up to 10 per business (6.3, 8): 5 now, 5 more, then the 11th is rejected until one is deleted
+      const extra: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await client.registerWebhook(`${receiver.url}/extra/${i}`, ['account_status_change']);
+        assert.ok(is2xx(r), show(r));
+        extra.push(r.body.id);
+      }
+      const eleventh = await client.registerWebhook(`${receiver.url}/extra/11`, ['account_status_change']);
+      assert.ok(eleventh.status >= 400 && eleventh.status < 500, show(eleventh));
+      assert.ok(isErrorBody(eleventh.body), show(eleventh));
+      assert.equal((await client.deleteWebhook(extra[0]!)).status, 204);
+      assert.ok(is2xx(await client.registerWebhook(`${receiver.url}/extra/11`, ['account_status_change'])), 'room again after a delete');
+    },
+  );
+
+  it(
+    'webhooks of the remaining types: kyb_status_change, reminder and new_feature arrive signed' +
+      ' and shaped per 2.10 (the harness plays time, a release and the KYB flow)',
+    async () => {
+      const { apiKey, businessId } = await stack.newBusiness({ name: 'Spec client: the rest' });
+      const client = new SpecClient({ baseUrl: stack.url, apiKey, svc: SVC, provider: PROVIDER });
+      const url = `${receiver.url}/rest`;
+      assert.ok(is2xx(await client.registerWebhook(url, EVENT_TYPES)));
+
+      // reminder: the client submits canonical KYC data (4.5, 2.7) and never uploads the identity document
+      const person = await entity(client, ext('reminded'));
+      const today = new Date().toISOString().slice(0, 10);
+      const payload = {
+        externalUserId: ext('user'),
+        provider: { name: 'onfido', status: 'APPROVED', data: [{}] },
+        identity: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', dob: '1990-12-10', nationality: 'GBR' },
+        document: [{ type: 'PASSPORT', number: 'P1234567', country: 'GBR', issuingDate: today }],
+        address: { country: 'GBR', postCode: 'N1 9GU', street: '1 Road' },
+        liveness: { result: 'APPROVED', checkedAt: new Date().toISOString() },
+      };
+      const submitted = await client.request('POST', `/entity/${person}/requirement`, {
+        json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(payload) },
+      });
+      assert.equal(submitted.status, 201, show(submitted));
+      // …and a day before the submission's deadline (7 days by default) the reminder comes
+      await remindWaitingSubmissions(stack.db, new Date(Date.now() + 7 * 86_400_000 - 3_600_000));
+      // new_feature: a release adds a feature to the catalog
+      await announceNewFeatures(
+        stack.db,
+        [...features, { ...features[0]!, id: randomUUID(), slug: `spec-feature-${n++}`, name: 'Spec feature', description: 'A feature of a later release.' }],
+        new Date(),
+      );
+      // kyb_status_change: the KYB flow, whose shapes the spec leaves out (4.7), decides a business
+      const company = (await client.createEntity(ext('company'), 'BUSINESS')).entityId!;
+      await stack.db.tx((q) =>
+        applyKybDecision(q, { businessId, entityId: company, submissionId: randomUUID(), decision: { status: 'APPROVED', owners: [] }, now: new Date() }),
+      );
+
+      const got = await receiver.until('reminder, new_feature and kyb_status_change', (events) =>
+        ['reminder', 'new_feature', 'kyb_status_change'].every((t) => events.some((a) => a.path === '/rest' && a.event.eventType === t)),
+      );
+      for (const a of got.filter((x) => x.path === '/rest')) assert.deepEqual(eventProblems(a.event), [], `${a.event.eventType} per 2.10`);
+      const rest = got.filter((x) => x.path === '/rest').map((x) => x.event);
+      assert.equal(rest.find((e) => e.eventType === 'reminder')!.data.entityId, person);
+      assert.equal(rest.find((e) => e.eventType === 'kyb_status_change')!.data.status, 'APPROVED');
+      assert.equal(rest.find((e) => e.eventType === 'kyb_status_change')!.data.entityId, company);
+      assert.deepEqual(
+        receiver.refused.filter((r) => r.path === '/rest'),
+        [],
+        'every delivery verified',
+      );
+    },
+  );
 
   describe('section 7 errors', () => {
     let client: SpecClient;
@@ -368,7 +438,14 @@ describe('a client written from the interface document alone', () => {
         ['POST /entity/kyc/import/sync', (apiKey) => client.importSyncOnce({ externalId: 'x', shareToken: 'y' }, { apiKey })],
         ['POST /entity', (apiKey) => client.request('POST', '/entity', { apiKey, json: { externalId: 'x', type: 'INDIVIDUAL' } })],
         ['GET /entity', (apiKey) => client.request('GET', '/entity', { apiKey, headers: { 'Accept-Version': 'v1.0' } })],
-        ['POST /notification', (apiKey) => client.request('POST', '/notification', { apiKey, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: `${receiver.url}/x` } })],
+        [
+          'POST /notification',
+          (apiKey) =>
+            client.request('POST', '/notification', {
+              apiKey,
+              json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: `${receiver.url}/x` },
+            }),
+        ],
         ['GET /notification', (apiKey) => client.request('GET', '/notification', { apiKey, headers: { 'Accept-Version': 'v1.0' } })],
       ];
       for (const [what, call] of calls) {
@@ -394,7 +471,13 @@ describe('a client written from the interface document alone', () => {
     });
 
     it('CSV validation: a required field missing, a repeated cardProcessorPublicToken → 400 0701010200', async () => {
-      const missing = await client.uploadBatch(batchCsv([{ externalId: ext('ok'), shareToken: `tok-${randomUUID()}` }, { externalId: ext('no-token'), shareToken: '' }]), { idempotencyKey: randomUUID() });
+      const missing = await client.uploadBatch(
+        batchCsv([
+          { externalId: ext('ok'), shareToken: `tok-${randomUUID()}` },
+          { externalId: ext('no-token'), shareToken: '' },
+        ]),
+        { idempotencyKey: randomUUID() },
+      );
       assertSpecError(missing, 400, CODES.invalidData, STRING_CODES.invalidData);
       assert.match(missing.body.message, /shareToken/, 'the message lists the missing required field');
       assert.match(missing.body.message, /\d/, 'and the row');
@@ -412,7 +495,12 @@ describe('a client written from the interface document alone', () => {
 
     it('missing or invalid X-Provider, missing Idempotency-Key, no file → 400 0701010200', async () => {
       assertSpecError(await client.uploadBatch(validCsv(), { idempotencyKey: randomUUID(), provider: null }), 400, CODES.invalidData, STRING_CODES.invalidData);
-      assertSpecError(await client.uploadBatch(validCsv(), { idempotencyKey: randomUUID(), provider: 'not-a-provider' }), 400, CODES.invalidData, STRING_CODES.invalidData);
+      assertSpecError(
+        await client.uploadBatch(validCsv(), { idempotencyKey: randomUUID(), provider: 'not-a-provider' }),
+        400,
+        CODES.invalidData,
+        STRING_CODES.invalidData,
+      );
       assertSpecError(await client.uploadBatch(validCsv(), { idempotencyKey: null }), 400, CODES.invalidData, STRING_CODES.invalidData);
       assertSpecError(await client.uploadBatch(null, { idempotencyKey: randomUUID() }), 400, CODES.invalidData, STRING_CODES.invalidData);
       // a refused upload made nothing: retrying it, fixed, with the same key is a new upload (4.1)
@@ -463,7 +551,10 @@ describe('a client written from the interface document alone', () => {
       const replies = await Promise.all(ids.map((externalId, i) => burst.importSyncOnce({ externalId, shareToken: tokens[i]! })));
       const statuses = replies.map((r) => r.status);
       assert.ok(statuses.includes(429), statuses.join(','));
-      assert.ok(statuses.every((s) => s === 429 || (s >= 200 && s < 300)), replies.map(show).join('\n'));
+      assert.ok(
+        statuses.every((s) => s === 429 || (s >= 200 && s < 300)),
+        replies.map(show).join('\n'),
+      );
     });
 
     it('sync import of an expired share token (used more than 1,200 s after generation) → a 4xx error body', async () => {
@@ -472,7 +563,8 @@ describe('a client written from the interface document alone', () => {
       const shareToken = await donor.token();
       // Time passes at the identity provider (the donor's side, not Vouch's): its clock moves past
       // the token's 1,200 s lifetime, instead of the test waiting 20 minutes.
-      const clock = (body: object) => fetch(`${stack.sim!.url}/_sim/clock`, { method: 'PUT', body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ offsetMs: number }>);
+      const clock = (body: object) =>
+        fetch(`${stack.sim!.url}/_sim/clock`, { method: 'PUT', body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ offsetMs: number }>);
       const { offsetMs } = await clock({ advanceMs: 1_201_000 });
       try {
         const r = await client.importSync({ externalId, shareToken });

@@ -62,7 +62,11 @@ describe('interface rules', () => {
     const externalId = ext('renewal');
     const [entityId] = await createEntities(stack, binKey, [externalId]);
     for (const [i, cpt] of ['100000001', '100000002'].entries()) {
-      const res = await upload(stack, binKey, csvOf('externalId,shareToken,applicantLevel,cardProcessorPublicToken', [[externalId, await donor.token(), '', cpt]]));
+      const res = await upload(
+        stack,
+        binKey,
+        csvOf('externalId,shareToken,applicantLevel,cardProcessorPublicToken', [[externalId, await donor.token(), '', cpt]]),
+      );
       assert.equal(res.status, 201, res.text);
       const done = await waitForBatch(stack, binKey, res.body.batchId);
       assert.deepEqual([done.status, done.summary.successfulRecords], ['completed', 1], `share ${i + 1}`);
@@ -71,7 +75,10 @@ describe('interface rules', () => {
     assert.equal(accounts.length, 2, 'two verifications, one per share');
     const [entity] = await stack.db.query<{ t: string }>('SELECT card_processor_public_token AS t FROM entities WHERE id = $1', [entityId]);
     assert.equal(entity!.t, '100000002', 'the new card processor token');
-    const decisions = await stack.db.query("SELECT 1 FROM events WHERE business_id = $1 AND entity_id = $2 AND event_type = 'account_status_change'", [binBusinessId, entityId]);
+    const decisions = await stack.db.query("SELECT 1 FROM events WHERE business_id = $1 AND entity_id = $2 AND event_type = 'account_status_change'", [
+      binBusinessId,
+      entityId,
+    ]);
     assert.equal(decisions.length, 2, 'each share decided, each by its own webhook event');
   });
 
@@ -80,9 +87,15 @@ describe('interface rules', () => {
     const [approvedId, rejectedId] = await createEntities(stack, key, [approved, rejected]);
     const sync1 = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId: approved, shareToken: await donor.token() } });
     await new Promise((r) => setTimeout(r, 400)); // the sync limit is 3 a second
-    const sync2 = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId: rejected, shareToken: await donor.token('missing-address') } });
+    const sync2 = await stack.request('POST', '/entity/kyc/import/sync', {
+      key,
+      json: { externalId: rejected, shareToken: await donor.token('missing-address') },
+    });
     assert.deepEqual([sync1.status, sync2.status], [200, 200], sync2.text);
-    const events = await stack.db.query<{ s: string }>("SELECT payload->'data'->>'status' AS s FROM events WHERE entity_id = ANY ($1) AND event_type = 'account_status_change' ORDER BY created_at", [[approvedId, rejectedId]]);
+    const events = await stack.db.query<{ s: string }>(
+      "SELECT payload->'data'->>'status' AS s FROM events WHERE entity_id = ANY ($1) AND event_type = 'account_status_change' ORDER BY created_at",
+      [[approvedId, rejectedId]],
+    );
     assert.deepEqual(events.map((e) => e.s).sort(), ['APPROVED', 'REJECTED'], 'both were decided (and told by their events)');
     const batch = await upload(stack, key, csvOf('externalId,shareToken', [[rejected, await donor.token('missing-address')]]));
     const status = await waitForBatch(stack, key, batch.body.batchId);
@@ -101,42 +114,66 @@ describe('interface rules', () => {
     }
   });
 
-  it('checks the TLS certificate of every delivery: a self-signed receiver is refused (no request reaches it); outside development a loopback one is not even dialled', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'vouch-tls-'));
-    try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
-      let requests = 0;
-      const server = createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) }, (_req, res) => {
-        requests++;
-        res.end('ok');
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-      const target = { eventId: randomUUID(), body: '{"eventType":"account_status_change"}', url };
+  it(
+    'checks the TLS certificate of every delivery: a self-signed receiver is refused (no ' +
+      'request reaches it); outside development a loopback one is not even dialled',
+    async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'vouch-tls-'));
       try {
-        // development allows loopback and plain HTTP, never an unchecked certificate
-        const development = await createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true })(target);
-        assert.deepEqual([development.httpStatus, development.error], [null, 'the TLS certificate is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT)']);
-        const production = await createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: false })(target);
-        assert.equal(production.httpStatus, null);
-        assert.match(production.error!, /public/);
-        assert.equal(requests, 0, 'no request was made to the receiver');
-        // the passing case: a receiver the sender can trust answers (plain HTTP, allowed in development only)
-        const plain = await startReceiver();
+        execFileSync(
+          'openssl',
+          [
+            'req',
+            '-x509',
+            '-newkey',
+            'rsa:2048',
+            '-nodes',
+            '-keyout',
+            'key.pem',
+            '-out',
+            'cert.pem',
+            '-days',
+            '1',
+            '-subj',
+            '/CN=127.0.0.1',
+            '-addext',
+            'subjectAltName=IP:127.0.0.1',
+          ],
+          { cwd: dir, stdio: 'pipe' },
+        );
+        let requests = 0;
+        const server = createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) }, (_req, res) => {
+          requests++;
+          res.end('ok');
+        });
+        await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+        const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+        const target = { eventId: randomUUID(), body: '{"eventType":"account_status_change"}', url };
         try {
-          const ok = await createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true })({ ...target, url: plain.url });
-          assert.deepEqual([ok.httpStatus, ok.error], [200, null]);
+          // development allows loopback and plain HTTP, never an unchecked certificate
+          const development = await createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true })(target);
+          assert.deepEqual([development.httpStatus, development.error], [null, 'the TLS certificate is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT)']);
+          const production = await createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: false })(target);
+          assert.equal(production.httpStatus, null);
+          assert.match(production.error!, /public/);
+          assert.equal(requests, 0, 'no request was made to the receiver');
+          // the passing case: a receiver the sender can trust answers (plain HTTP, allowed in development only)
+          const plain = await startReceiver();
+          try {
+            const ok = await createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true })({ ...target, url: plain.url });
+            assert.deepEqual([ok.httpStatus, ok.error], [200, null]);
+          } finally {
+            await plain.close();
+          }
         } finally {
-          await plain.close();
+          server.closeAllConnections();
+          server.close();
         }
       } finally {
-        server.closeAllConnections();
-        server.close();
+        rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it('answers 401 on every batch endpoint: 0000000100 without a key, 0000000200 with an invalid one', async () => {
     const id = randomUUID();
@@ -149,7 +186,10 @@ describe('interface rules', () => {
       ['POST', '/entity/kyc/import/sync'],
     ];
     for (const [method, url] of calls) {
-      for (const [apiKey, code] of [[undefined, '0000000100'], ['vouch_sandbox_not-a-key', '0000000200']] as const) {
+      for (const [apiKey, code] of [
+        [undefined, '0000000100'],
+        ['vouch_sandbox_not-a-key', '0000000200'],
+      ] as const) {
         const res = await fetch(`${stack.url}${url}`, { method, headers: apiKey ? { 'x-vouch-api-key': apiKey } : {} });
         const body = (await res.json()) as { code: string; parameter: string };
         assert.deepEqual([res.status, body.code, body.parameter], [401, code, 'x-vouch-api-key'], `${method} ${url}`);

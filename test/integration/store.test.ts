@@ -39,7 +39,10 @@ function storeSuite(name: string, open: () => Promise<{ db: Db; close(): Promise
       await createEntity(db, business.id, { externalId: 'e-2', type: 'INDIVIDUAL' });
       const page = await listEntities(db, business.id, { page: 1, limit: 1 });
       assert.equal(page.totalItems, 2);
-      assert.deepEqual(page.items.map((e) => e.externalId), ['e-1']);
+      assert.deepEqual(
+        page.items.map((e) => e.externalId),
+        ['e-1'],
+      );
       assert.deepEqual(await deleteEntity(db, business.id, id), [], 'deleted (it had no files)');
       assert.equal(await deleteEntity(db, business.id, id), null, 'gone already');
       assert.equal(await getEntity(db, business.id, id), undefined);

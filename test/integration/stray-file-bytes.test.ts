@@ -52,7 +52,8 @@ describe('stray file bytes', () => {
     opened?.stream.destroy(); // only whether it is there: its descriptor is closed now, not by the garbage collector
     return opened !== null;
   };
-  const queued = async () => (await db.query<{ storage_key: string }>('SELECT storage_key FROM file_store_cleanup ORDER BY storage_key')).map((r) => r.storage_key);
+  const queued = async () =>
+    (await db.query<{ storage_key: string }>('SELECT storage_key FROM file_store_cleanup ORDER BY storage_key')).map((r) => r.storage_key);
   const pass = () => createHousekeepingActivities({ db, files: store, log }).removeStrayFileBytes();
 
   it('removes due bytes that no row names, and forgets their keys once they are gone', async () => {
@@ -68,7 +69,8 @@ describe('stray file bytes', () => {
     await expectBytes(db, [waiting], 3600);
     const named = await bytesAt();
     await db.query(
-      `INSERT INTO files (id, business_id, entity_id, slug, content_type, size, sha256, storage_key) VALUES ($1, $2, $3, 'ukyc-id-document', 'application/pdf', 5, 'x', $4)`,
+      `INSERT INTO files (id, business_id, entity_id, slug, content_type, size, sha256, ` +
+        `storage_key) VALUES ($1, $2, $3, 'ukyc-id-document', 'application/pdf', 5, 'x', $4)`,
       [randomUUID(), businessId, entityId, named],
     );
     await db.query('INSERT INTO file_store_cleanup (storage_key, not_before) VALUES ($1, now())', [named]);
@@ -107,7 +109,9 @@ describe('stray file bytes', () => {
     await discardBytes(db, [key]);
     const refusing: FileStore = { ...store, delete: () => Promise.reject(new Error('storage unavailable')) };
     assert.equal(await createHousekeepingActivities({ db, files: refusing, log }).removeStrayFileBytes(), 0);
-    const [row] = await db.query<{ due_in: number }>('SELECT extract(epoch FROM not_before - now()) AS due_in FROM file_store_cleanup WHERE storage_key = $1', [key]);
+    const [row] = await db.query<{ due_in: number }>('SELECT extract(epoch FROM not_before - now()) AS due_in FROM file_store_cleanup WHERE storage_key = $1', [
+      key,
+    ]);
     assert.ok(row && Number(row.due_in) > 200 && Number(row.due_in) <= 300, `due again in five minutes (${row?.due_in} s)`);
     assert.equal(await stored(key), true);
   });

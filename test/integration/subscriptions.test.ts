@@ -11,7 +11,8 @@ describe('webhook subscriptions', () => {
   let stack: Stack;
   let key: string;
   let businessId: string;
-  const count = async (id = businessId) => Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [id]))[0]!.n);
+  const count = async (id = businessId) =>
+    Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [id]))[0]!.n);
 
   before(async () => {
     stack = await startStack(); // WEBHOOK_ALLOW_INSECURE_URLS is off: production rules
@@ -64,7 +65,10 @@ describe('webhook subscriptions', () => {
     assert.equal(eleventh.status, 409);
     assert.equal(eleventh.body.code, '0705000300');
     const concurrent = await Promise.all([1, 2, 3].map(() => stack.request('POST', '/notification', { key: apiKey, json: body() })));
-    assert.deepEqual(concurrent.map((r) => r.status), [409, 409, 409]);
+    assert.deepEqual(
+      concurrent.map((r) => r.status),
+      [409, 409, 409],
+    );
     assert.equal((await stack.request('DELETE', `/notification/${ids[0]}`, { key: apiKey })).status, 204);
     assert.equal((await stack.request('POST', '/notification', { key: apiKey, json: body('https://93.184.216.34/h/11') })).status, 201);
   });
@@ -165,6 +169,9 @@ describe('webhook subscriptions', () => {
       assert.match(k.publicKeyPem, /^-----BEGIN PUBLIC KEY-----/);
       assert.ok(!JSON.stringify(k).includes('PRIVATE'));
     }
-    assert.deepEqual(res.body.keys.map((k: any) => k.validUntil.slice(0, 10)), ['2026-10-01', '2026-10-01', '2027-10-01', '2027-10-01']);
+    assert.deepEqual(
+      res.body.keys.map((k: any) => k.validUntil.slice(0, 10)),
+      ['2026-10-01', '2026-10-01', '2027-10-01', '2027-10-01'],
+    );
   });
 });

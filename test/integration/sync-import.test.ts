@@ -13,7 +13,8 @@ describe('POST /entity/kyc/import/sync', () => {
   let n = 0;
   const ext = (label: string) => `${label}-${n++}`;
   const sync = (json: unknown, k = key) => stack.request('POST', '/entity/kyc/import/sync', { key: k, json });
-  const syncCount = async () => Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM sync_imports WHERE business_id = $1', [businessId]))[0]!.n);
+  const syncCount = async () =>
+    Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM sync_imports WHERE business_id = $1', [businessId]))[0]!.n);
   const faults = (f: object) => fetch(`${stack.sim!.url}/_sim/faults`, { method: 'PUT', body: JSON.stringify(f) });
   /** Sync requests are limited to 3 per second per business: keep the tests below it. */
   const breathe = () => new Promise((r) => setTimeout(r, 400));
@@ -42,7 +43,10 @@ describe('POST /entity/kyc/import/sync', () => {
     const [event] = await stack.db.query<{ payload: any }>('SELECT payload FROM events WHERE entity_id = $1', [entityId]);
     assert.equal(event!.payload.data.status, 'APPROVED');
     const entity = (await stack.request('GET', `/entity/${entityId}`, { key })).body;
-    assert.deepEqual(entity.enabledFeatures.map((f: any) => f.slug), ['card-issuance-api-access']);
+    assert.deepEqual(
+      entity.enabledFeatures.map((f: any) => f.slug),
+      ['card-issuance-api-access'],
+    );
   });
 
   it('shares again on renewal: same externalId, new token, new card processor token', async () => {
@@ -59,7 +63,11 @@ describe('POST /entity/kyc/import/sync', () => {
   for (const [what, body, parameter] of [
     ['a missing shareToken', { externalId: 'x' }, 'shareToken'],
     ['an unknown field', { externalId: 'x', shareToken: 't', level: 'basic' }, 'level'],
-    ['a 16-digit card number as cardProcessorPublicToken', { externalId: 'x', shareToken: 't', cardProcessorPublicToken: '4111111111111111' }, 'cardProcessorPublicToken'],
+    [
+      'a 16-digit card number as cardProcessorPublicToken',
+      { externalId: 'x', shareToken: 't', cardProcessorPublicToken: '4111111111111111' },
+      'cardProcessorPublicToken',
+    ],
     ['a numeric externalId', { externalId: 12, shareToken: 't' }, 'externalId'],
   ] as const) {
     it(`answers 400 to ${what} and stores nothing`, async () => {
@@ -240,7 +248,14 @@ describe('POST /entity/kyc/import/sync', () => {
     await createEntities(stack, key, rows);
     const tokens = await donor.tokens(60);
     // 60 provider calls at 5 per second: the batch runs for about 12 seconds
-    const batch = await upload(stack, key, csvOf('externalId,shareToken', rows.map((e, i) => [e, tokens[i]!])));
+    const batch = await upload(
+      stack,
+      key,
+      csvOf(
+        'externalId,shareToken',
+        rows.map((e, i) => [e, tokens[i]!]),
+      ),
+    );
     assert.equal(batch.status, 201);
     await new Promise((r) => setTimeout(r, 1500));
     const externalId = ext('urgent');

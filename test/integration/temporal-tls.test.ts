@@ -34,11 +34,34 @@ describe('Temporal over mTLS', () => {
     ] as const) {
       await writeFile(file(`${name}.ext`), ext);
       openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-      openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', '-extfile', `${name}.ext`);
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        `${name}.pem`,
+        '-days',
+        '1',
+        '-extfile',
+        `${name}.ext`,
+      );
     }
     const [host, port] = testEnv('TEMPORAL_ADDRESS').split(':') as [string, string];
     proxy = tls.createServer(
-      { key: await readFile(file('server.key')), cert: await readFile(file('server.pem')), ca: await readFile(file('ca.pem')), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] },
+      {
+        key: await readFile(file('server.key')),
+        cert: await readFile(file('server.pem')),
+        ca: await readFile(file('ca.pem')),
+        requestCert: true,
+        rejectUnauthorized: true,
+        ALPNProtocols: ['h2'],
+      },
       (socket) => {
         const upstream = net.connect(Number(port), host);
         socket.pipe(upstream).pipe(socket);
@@ -73,9 +96,16 @@ describe('Temporal over mTLS', () => {
         connection,
         taskQueue: c.temporal.taskQueue,
         workflowBundle: { codePath: testEnv('WORKFLOW_BUNDLE_PATH') },
-        activities: { purgeRateLimitWindows: async () => 7, ensureWebhookDispatcher: async () => {}, reconcileDeliveries: async () => 0, reconcileBatches: async () => 0 },
+        activities: {
+          purgeRateLimitWindows: async () => 7,
+          ensureWebhookDispatcher: async () => {},
+          reconcileDeliveries: async () => 0,
+          reconcileBatches: async () => 0,
+        },
       });
-      const result = await worker.runUntil(client.workflow.execute(housekeepingWorkflow, { taskQueue: c.temporal.taskQueue, workflowId: `mtls-${randomUUID()}` }));
+      const result = await worker.runUntil(
+        client.workflow.execute(housekeepingWorkflow, { taskQueue: c.temporal.taskQueue, workflowId: `mtls-${randomUUID()}` }),
+      );
       assert.equal(result.rateLimitWindowsPurged, 7);
     } finally {
       await connection.close();

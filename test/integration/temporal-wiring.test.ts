@@ -49,15 +49,24 @@ describe('Temporal wiring', () => {
     assert.equal(description.action.type, 'startWorkflow');
     assert.equal(description.action.workflowType, 'housekeepingWorkflow');
     assert.deepEqual(description.action.args, [HOUSEKEEPING_RUN], 'one run an hour, a pass a minute');
-    assert.deepEqual(description.spec.intervals?.map((i) => i.every), [3_600_000]);
+    assert.deepEqual(
+      description.spec.intervals?.map((i) => i.every),
+      [3_600_000],
+    );
     assert.equal(description.action.type === 'startWorkflow' && description.action.workflowRunTimeout, 70 * 60_000, 'a stranded run ends');
   });
 
   it('makes each housekeeping pass of a run, a given interval apart', async () => {
-    const handle = await stack.temporal.workflow.start(housekeepingWorkflow, { taskQueue: stack.config.temporal.taskQueue, workflowId: `housekeeping-passes-${Date.now()}`, args: [{ passes: 3, everyMs: 50 }] });
+    const handle = await stack.temporal.workflow.start(housekeepingWorkflow, {
+      taskQueue: stack.config.temporal.taskQueue,
+      workflowId: `housekeeping-passes-${Date.now()}`,
+      args: [{ passes: 3, everyMs: 50 }],
+    });
     const result = await handle.result();
     assert.deepEqual(result.failedSteps, []);
-    const scheduled = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'purgeRateLimitWindows').length;
+    const scheduled = (await handle.fetchHistory()).events?.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'purgeRateLimitWindows',
+    ).length;
     assert.equal(scheduled, 3);
   });
 });

@@ -26,13 +26,21 @@ describe('universal KYC', () => {
   before(async () => {
     stack = await startStack({
       workers: true,
-      env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', UKYC_SUBMISSION_DEADLINE_SECONDS: String(DEADLINE_SECONDS), UPLOAD_MAX_FILES: '3', UPLOAD_MAX_FILE_BYTES: String(64 * 1024) },
+      env: {
+        WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+        UKYC_SUBMISSION_DEADLINE_SECONDS: String(DEADLINE_SECONDS),
+        UPLOAD_MAX_FILES: '3',
+        UPLOAD_MAX_FILE_BYTES: String(64 * 1024),
+      },
     });
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'UKYC' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', { key: k, json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url } });
+      const sub = await stack.request('POST', '/notification', {
+        key: k,
+        json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+      });
       assert.equal(sub.status, 201, sub.text);
     }
   });
@@ -42,12 +50,18 @@ describe('universal KYC', () => {
   });
 
   const entity = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key, requirements?: unknown[]) => {
-    const res = await stack.request('POST', '/entity', { key: k, json: { externalId: `ukyc-${type}-${n++}`, type, ...(requirements ? { requirements } : {}) } });
+    const res = await stack.request('POST', '/entity', {
+      key: k,
+      json: { externalId: `ukyc-${type}-${n++}`, type, ...(requirements ? { requirements } : {}) },
+    });
     assert.equal(res.status, 201, res.text);
     return res.body.id as string;
   };
   const submit = (entityId: string, payload: unknown, k = key) =>
-    stack.request('POST', `/entity/${entityId}/requirement`, { key: k, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: typeof payload === 'string' ? payload : JSON.stringify(payload) } });
+    stack.request('POST', `/entity/${entityId}/requirement`, {
+      key: k,
+      json: { requirementSlug: 'ukyc-canonical-kyc-data', value: typeof payload === 'string' ? payload : JSON.stringify(payload) },
+    });
   const upload = (entityId: string, slug: string, files: { bytes: Buffer; name: string }[], k = key, query = '') =>
     stack.request('POST', `/entity/${entityId}/requirement-slug/${slug}/upload${query}`, { key: k, form: filesForm(files) });
   const passport = () => [{ bytes: FILES.pdf, name: 'passport.pdf' }];
@@ -67,33 +81,45 @@ describe('universal KYC', () => {
     return existsSync(dir) ? readdirSync(dir) : [];
   };
 
-  it('decides data then an identity document: APPROVED by signed webhook, requirements APPROVED, verifiedBy the client provider, a signed payload', async () => {
-    const person = await entity();
-    const submitted = await submit(person, canonicalPayload());
-    assert.equal(submitted.status, 201, submitted.text);
-    assert.deepEqual([submitted.body.status, submitted.body.waitingFor], ['PENDING', ['ukyc-id-document']]);
-    assert.ok(Date.parse(submitted.body.deadlineAt) > Date.now());
-    const uploaded = await upload(person, 'ukyc-id-document', passport());
-    assert.equal(uploaded.status, 201, uploaded.text);
-    assert.deepEqual(uploaded.body.files.map((f: any) => [f.fileName, f.contentType, f.size]), [['passport.pdf', 'application/pdf', FILES.pdf.length]]);
-    assert.equal(uploaded.body.submissionId, submitted.body.submissionId);
-    const [d] = await decisions(person, 1);
-    assert.equal(d!.data.status, 'APPROVED');
-    assert.match(d!.data.message, /submitted KYC data/);
-    assert.equal(verifyWebhook(d!.raw.body, d!.raw.headers['vouch-signature'], testKeyRing().map(publicKeyOf)), true);
-    const read = (await stack.request('GET', `/entity/${person}`, { key })).body;
-    assert.equal(read.verifiedBy, 'onfido');
-    assert.deepEqual(read.enabledFeatures.map((f: any) => f.slug), ['card-issuance-api-access']);
-    assert.deepEqual(await requirementStatuses(person), ['ukyc-canonical-kyc-data:APPROVED', 'ukyc-id-document:APPROVED']);
-    const payload = (await stack.request('GET', `/entity/${person}/signed-payload`, { key })).body;
-    assert.deepEqual([payload.firstName, payload.lastName, payload.dob, payload.idDocumentType, payload.idDocumentNumber], ['Zoë', "O'Neill-Brown", '1988-04-12', 'PASSPORT', 'PA1234567']);
-    assert.equal(payload.residentialAddress.town, 'Dublin');
-    // the bytes are in the file store, not in PostgreSQL
-    const [file] = storedFiles(person);
-    assert.deepEqual(readFileSync(path.join(stack.config.files.dir, businessId, person, file!)), FILES.pdf);
-    const [row] = await stack.db.query('SELECT storage_key, content_type, size FROM files WHERE entity_id = $1', [person]);
-    assert.deepEqual([row!.content_type, row!.size], ['application/pdf', FILES.pdf.length]);
-  });
+  it(
+    'decides data then an identity document: APPROVED by signed webhook, requirements APPROVED,' + ' verifiedBy the client provider, a signed payload',
+    async () => {
+      const person = await entity();
+      const submitted = await submit(person, canonicalPayload());
+      assert.equal(submitted.status, 201, submitted.text);
+      assert.deepEqual([submitted.body.status, submitted.body.waitingFor], ['PENDING', ['ukyc-id-document']]);
+      assert.ok(Date.parse(submitted.body.deadlineAt) > Date.now());
+      const uploaded = await upload(person, 'ukyc-id-document', passport());
+      assert.equal(uploaded.status, 201, uploaded.text);
+      assert.deepEqual(
+        uploaded.body.files.map((f: any) => [f.fileName, f.contentType, f.size]),
+        [['passport.pdf', 'application/pdf', FILES.pdf.length]],
+      );
+      assert.equal(uploaded.body.submissionId, submitted.body.submissionId);
+      const [d] = await decisions(person, 1);
+      assert.equal(d!.data.status, 'APPROVED');
+      assert.match(d!.data.message, /submitted KYC data/);
+      assert.equal(verifyWebhook(d!.raw.body, d!.raw.headers['vouch-signature'], testKeyRing().map(publicKeyOf)), true);
+      const read = (await stack.request('GET', `/entity/${person}`, { key })).body;
+      assert.equal(read.verifiedBy, 'onfido');
+      assert.deepEqual(
+        read.enabledFeatures.map((f: any) => f.slug),
+        ['card-issuance-api-access'],
+      );
+      assert.deepEqual(await requirementStatuses(person), ['ukyc-canonical-kyc-data:APPROVED', 'ukyc-id-document:APPROVED']);
+      const payload = (await stack.request('GET', `/entity/${person}/signed-payload`, { key })).body;
+      assert.deepEqual(
+        [payload.firstName, payload.lastName, payload.dob, payload.idDocumentType, payload.idDocumentNumber],
+        ['Zoë', "O'Neill-Brown", '1988-04-12', 'PASSPORT', 'PA1234567'],
+      );
+      assert.equal(payload.residentialAddress.town, 'Dublin');
+      // the bytes are in the file store, not in PostgreSQL
+      const [file] = storedFiles(person);
+      assert.deepEqual(readFileSync(path.join(stack.config.files.dir, businessId, person, file!)), FILES.pdf);
+      const [row] = await stack.db.query('SELECT storage_key, content_type, size FROM files WHERE entity_id = $1', [person]);
+      assert.deepEqual([row!.content_type, row!.size], ['application/pdf', FILES.pdf.length]);
+    },
+  );
 
   it('decides files uploaded before the data as well (they wait for it), with every accepted type', async () => {
     const person = await entity();
@@ -115,7 +141,10 @@ describe('universal KYC', () => {
       'ukyc-proof-of-address-document:APPROVED',
     ]);
     const types = await stack.db.query<{ content_type: string }>('SELECT content_type FROM files WHERE entity_id = $1 ORDER BY content_type', [person]);
-    assert.deepEqual(types.map((t) => t.content_type), ['image/heic', 'image/jpeg', 'image/png']);
+    assert.deepEqual(
+      types.map((t) => t.content_type),
+      ['image/heic', 'image/jpeg', 'image/png'],
+    );
   });
 
   it("relies on the client's provider: REJECTED stands (FINAL), and insufficient data is REJECTED by the same rules as token sharing", async () => {
@@ -135,47 +164,70 @@ describe('universal KYC', () => {
     }
     // a WARNING and liveness not run are the client's call: relied upon
     const person = await entity();
-    await submit(person, canonicalPayload((p) => ((p.provider.status = 'WARNING'), (p.liveness = { result: 'NOT_EXECUTED' }))));
+    await submit(
+      person,
+      canonicalPayload((p) => ((p.provider.status = 'WARNING'), (p.liveness = { result: 'NOT_EXECUTED' }))),
+    );
     await upload(person, 'ukyc-id-document', passport());
     assert.equal((await decisions(person, 1))[0]!.data.status, 'APPROVED');
   });
 
   it('uses the latest data of an open submission, and marks the earlier SUPERSEDED', async () => {
     const person = await entity();
-    const first = await submit(person, canonicalPayload((p) => (p.provider.status = 'REJECTED')));
+    const first = await submit(
+      person,
+      canonicalPayload((p) => (p.provider.status = 'REJECTED')),
+    );
     const second = await submit(person, canonicalPayload());
     assert.equal(second.body.submissionId, first.body.submissionId, 'one open submission per person');
     await upload(person, 'ukyc-id-document', passport());
     assert.equal((await decisions(person, 1))[0]!.data.status, 'APPROVED');
-    assert.deepEqual(await requirementStatuses(person), ['ukyc-canonical-kyc-data:APPROVED', 'ukyc-canonical-kyc-data:SUPERSEDED', 'ukyc-id-document:APPROVED']);
+    assert.deepEqual(await requirementStatuses(person), [
+      'ukyc-canonical-kyc-data:APPROVED',
+      'ukyc-canonical-kyc-data:SUPERSEDED',
+      'ukyc-id-document:APPROVED',
+    ]);
   });
 
-  it('decides a submission without an identity document at its deadline: REJECTED MISSING_IDENTITY_DOCUMENT_FILE (RETRY), and a new submission starts over', async () => {
-    const person = await entity();
-    const submitted = await submit(person, canonicalPayload());
-    const [d] = await decisions(person, 1, (DEADLINE_SECONDS + 20) * 1000);
-    assert.deepEqual([d!.data.status, d!.data.rejectLabels, d!.data.reviewRejectType], ['REJECTED', ['MISSING_IDENTITY_DOCUMENT_FILE'], 'RETRY']);
-    assert.match(d!.data.moderationComment, /4 seconds/);
-    assert.deepEqual(await requirementStatuses(person), ['ukyc-canonical-kyc-data:REJECTED']);
-    const [s] = await stack.db.query('SELECT status FROM ukyc_submissions WHERE id = $1', [submitted.body.submissionId]);
-    assert.equal(s!.status, 'expired');
-    const again = await submit(person, canonicalPayload());
-    assert.notEqual(again.body.submissionId, submitted.body.submissionId);
-    await upload(person, 'ukyc-id-document', passport());
-    const all = await decisions(person, 2);
-    assert.deepEqual(all.map((x) => x.data.status), ['REJECTED', 'APPROVED']);
-  });
+  it(
+    'decides a submission without an identity document at its deadline: REJECTED ' + 'MISSING_IDENTITY_DOCUMENT_FILE (RETRY), and a new submission starts over',
+    async () => {
+      const person = await entity();
+      const submitted = await submit(person, canonicalPayload());
+      const [d] = await decisions(person, 1, (DEADLINE_SECONDS + 20) * 1000);
+      assert.deepEqual([d!.data.status, d!.data.rejectLabels, d!.data.reviewRejectType], ['REJECTED', ['MISSING_IDENTITY_DOCUMENT_FILE'], 'RETRY']);
+      assert.match(d!.data.moderationComment, /4 seconds/);
+      assert.deepEqual(await requirementStatuses(person), ['ukyc-canonical-kyc-data:REJECTED']);
+      const [s] = await stack.db.query('SELECT status FROM ukyc_submissions WHERE id = $1', [submitted.body.submissionId]);
+      assert.equal(s!.status, 'expired');
+      const again = await submit(person, canonicalPayload());
+      assert.notEqual(again.body.submissionId, submitted.body.submissionId);
+      await upload(person, 'ukyc-id-document', passport());
+      const all = await decisions(person, 2);
+      assert.deepEqual(
+        all.map((x) => x.data.status),
+        ['REJECTED', 'APPROVED'],
+      );
+    },
+  );
 
   it('keeps personal data out of the workflow history', async () => {
     const person = await entity();
-    const submitted = await submit(person, canonicalPayload((p) => ((p.identity.firstName = 'Quillon'), (p.identity.fullName = "Quillon O'Neill-Brown"))));
+    const submitted = await submit(
+      person,
+      canonicalPayload((p) => ((p.identity.firstName = 'Quillon'), (p.identity.fullName = "Quillon O'Neill-Brown"))),
+    );
     await upload(person, 'ukyc-id-document', passport());
     await decisions(person, 1);
     const handle = stack.temporal.workflow.getHandle(universalKycWorkflowId(submitted.body.submissionId));
     await handle.result();
     const history = JSON.stringify(await handle.fetchHistory());
-    for (const secret of ['Quillon', '1988-04-12', 'PA1234567', 'Grafton']) assert.equal(history.includes(Buffer.from(secret).toString('base64')) || history.includes(secret), false, secret);
-    assert.ok(history.includes(Buffer.from(JSON.stringify(submitted.body.submissionId)).toString('base64')) || history.includes(submitted.body.submissionId), 'the history does name the submission');
+    for (const secret of ['Quillon', '1988-04-12', 'PA1234567', 'Grafton'])
+      assert.equal(history.includes(Buffer.from(secret).toString('base64')) || history.includes(secret), false, secret);
+    assert.ok(
+      history.includes(Buffer.from(JSON.stringify(submitted.body.submissionId)).toString('base64')) || history.includes(submitted.body.submissionId),
+      'the history does name the submission',
+    );
   });
 
   it('refuses each rule of the payload with the failing field in parameter, and records nothing', async () => {
@@ -216,10 +268,16 @@ describe('universal KYC', () => {
     assert.doesNotMatch(res.body.message, /memberId/);
     assert.match(res.body.message, /INDIVIDUAL entity/);
     // a card processor token another entity holds
-    const holder = await stack.request('POST', '/entity', { key, json: { externalId: `holder-${n++}`, type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'card-processor-public-token', value: '123456789' }] } });
+    const holder = await stack.request('POST', '/entity', {
+      key,
+      json: { externalId: `holder-${n++}`, type: 'INDIVIDUAL', requirements: [{ requirementSlug: 'card-processor-public-token', value: '123456789' }] },
+    });
     await stack.db.query('UPDATE entities SET card_processor_public_token = $2 WHERE id = $1', [holder.body.id, '123456789']);
     const person = await entity();
-    const taken = await submit(person, canonicalPayload((p) => (p.cardProcessorPublicToken = '123456789')));
+    const taken = await submit(
+      person,
+      canonicalPayload((p) => (p.cardProcessorPublicToken = '123456789')),
+    );
     assert.deepEqual([taken.status, taken.body.parameter], [409, 'cardProcessorPublicToken']);
     const { apiKey: unsubscribed } = await stack.newBusiness({ name: 'No webhook' });
     const lonely = await entity('INDIVIDUAL', unsubscribed);
@@ -233,10 +291,25 @@ describe('universal KYC', () => {
     const person = await entity();
     const cases: [Promise<Awaited<ReturnType<typeof upload>>>, number, string][] = [
       [upload(person, 'ukyc-id-document', [{ bytes: FILES.text, name: 'passport.pdf' }]), 415, '0708000500'],
-      [upload(person, 'ukyc-id-document', [{ bytes: FILES.pdf, name: 'a.pdf' }, { bytes: FILES.text, name: 'b.pdf' }]), 415, '0708000500'],
+      [
+        upload(person, 'ukyc-id-document', [
+          { bytes: FILES.pdf, name: 'a.pdf' },
+          { bytes: FILES.text, name: 'b.pdf' },
+        ]),
+        415,
+        '0708000500',
+      ],
       [upload(person, 'ukyc-id-document', [{ bytes: Buffer.alloc(0), name: 'empty.pdf' }]), 400, '0708000200'],
       [upload(person, 'ukyc-id-document', [{ bytes: Buffer.concat([FILES.pdf, Buffer.alloc(70 * 1024)]), name: 'big.pdf' }]), 400, '0708000300'],
-      [upload(person, 'ukyc-id-document', Array.from({ length: 4 }, (_, i) => ({ bytes: FILES.pdf, name: `${i}.pdf` }))), 400, '0708000400'],
+      [
+        upload(
+          person,
+          'ukyc-id-document',
+          Array.from({ length: 4 }, (_, i) => ({ bytes: FILES.pdf, name: `${i}.pdf` })),
+        ),
+        400,
+        '0708000400',
+      ],
       [stack.request('POST', `/entity/${person}/requirement-slug/ukyc-id-document/upload`, { key, form: filesForm(passport(), 'file') }), 400, '0708000100'],
       [upload(person, 'ukyc-selfie', passport()), 404, '0708000600'],
       [upload('00000000-0000-4000-8000-000000000000', 'ukyc-id-document', passport()), 404, '0702000100'],

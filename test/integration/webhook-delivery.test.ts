@@ -63,7 +63,8 @@ describe('webhook deliveries', () => {
     return entityId!;
   }
 
-  const deliveriesOf = async (subscriptionId: string, k = key) => (await stack.request('GET', `/notification/${subscriptionId}/deliveries`, { key: k })).body.items;
+  const deliveriesOf = async (subscriptionId: string, k = key) =>
+    (await stack.request('GET', `/notification/${subscriptionId}/deliveries`, { key: k })).body.items;
   /** The subscription's deliveries once the newest is recorded as delivered (a receiver sees a request before we record its answer). */
   const deliveredOf = async (subscriptionId: string) => {
     for (let i = 0; ; i++) {
@@ -122,9 +123,15 @@ describe('webhook deliveries', () => {
     await writeFile(sig, Buffer.from(v1a!, 'base64'));
     const ed = validKeysAt(testKeyRings().standardWebhooks, new Date())[0]!;
     await writeFile(pub, standardWebhookPublicKeyOf(ed).publicKeyPem);
-    assert.match(execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', content, '-sigfile', sig]).toString(), /Signature Verified Successfully/);
+    assert.match(
+      execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', content, '-sigfile', sig]).toString(),
+      /Signature Verified Successfully/,
+    );
     await writeFile(content, `${got!.headers['webhook-id']}.${Number(got!.headers['webhook-timestamp']) + 60}.${got!.body.toString()}`);
-    assert.throws(() => execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', content, '-sigfile', sig], { stdio: 'pipe' }), 'a replay with a fresh timestamp fails');
+    assert.throws(
+      () => execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', content, '-sigfile', sig], { stdio: 'pipe' }),
+      'a replay with a fresh timestamp fails',
+    );
 
     const [delivery] = await deliveriesOf(sub);
     assert.equal(delivery.status, 'delivered');
@@ -149,9 +156,21 @@ describe('webhook deliveries', () => {
     assert.ok(first[0]!.body.equals(second[0]!.body), 'the same event to both endpoints');
     const [viaFailing] = await deliveredOf(subs[0]!);
     assert.equal(viaFailing.status, 'delivered');
-    assert.deepEqual(viaFailing.attempts.map((a: any) => [a.attempt, a.httpStatus, a.succeeded]), [[1, 500, false], [2, 200, true]]);
+    assert.deepEqual(
+      viaFailing.attempts.map((a: any) => [a.attempt, a.httpStatus, a.succeeded]),
+      [
+        [1, 500, false],
+        [2, 200, true],
+      ],
+    );
     const [viaSlow] = await deliveredOf(subs[1]!);
-    assert.deepEqual(viaSlow.attempts.map((a: any) => [a.attempt, a.httpStatus, a.succeeded]), [[1, null, false], [2, 200, true]]);
+    assert.deepEqual(
+      viaSlow.attempts.map((a: any) => [a.attempt, a.httpStatus, a.succeeded]),
+      [
+        [1, null, false],
+        [2, 200, true],
+      ],
+    );
     assert.match(viaSlow.attempts[0].error, /no answer within 5 s/);
     // the schedule itself is checked exactly, timer by timer, in webhook-outage.test.ts
   });
@@ -256,7 +275,7 @@ describe('webhook deliveries', () => {
     await stack.request('DELETE', `/notification/${sub}`, { key });
   });
 
-  it("sends a business only its own events, to subscriptions of the matching type", async () => {
+  it('sends a business only its own events, to subscriptions of the matching type', async () => {
     const mine = await receiver();
     const theirs = await receiver();
     const other = await receiver();
@@ -269,6 +288,11 @@ describe('webhook deliveries', () => {
     await new Promise((res) => setTimeout(res, 1000));
     assert.equal(theirs.received.length, 0, "another business's endpoint gets nothing");
     assert.equal(other.received.length, 0, 'a subscription of another type gets nothing');
-    for (const [s, k] of [[s1, key], [s2, otherKey], [s3, key]] as const) await stack.request('DELETE', `/notification/${s}`, { key: k });
+    for (const [s, k] of [
+      [s1, key],
+      [s2, otherKey],
+      [s3, key],
+    ] as const)
+      await stack.request('DELETE', `/notification/${s}`, { key: k });
   });
 });

@@ -34,7 +34,11 @@ describe('webhook deliveries shared fairly between businesses', () => {
   });
 
   const subscribe = (businessId: string, url: string) =>
-    db.query("INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, 'WEBHOOK', '{account_status_change}', $3)", [randomUUID(), businessId, url]);
+    db.query("INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, 'WEBHOOK', '{account_status_change}', $3)", [
+      randomUUID(),
+      businessId,
+      url,
+    ]);
 
   it("delivers business B's events while business A's slow backlog waits its turn", async () => {
     const a = (await createBusiness(db, { name: 'A (slow, backlog)', binSponsored: false, environment: 'sandbox' })).business.id;
@@ -58,7 +62,10 @@ describe('webhook deliveries shared fairly between businesses', () => {
       await fast.waitFor(5, 20_000);
       const aReceived = slow.received.length;
       assert.ok(aReceived < 100, `A had ${aReceived} of its 3,000 deliveries when B's 5 had all arrived`);
-      const [inFlight] = await db.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE business_id = $1 AND lease_until > now() AND status = 'pending'", [a]);
+      const [inFlight] = await db.query<{ n: string }>(
+        "SELECT count(*) AS n FROM webhook_deliveries WHERE business_id = $1 AND lease_until > now() AND status = 'pending'",
+        [a],
+      );
       assert.ok(Number(inFlight!.n) <= 16, `A holds at most its share of the dispatcher (${inFlight!.n} in flight)`);
     } finally {
       stop.abort();

@@ -34,11 +34,10 @@ describe('delivery-time address guard', () => {
     it(`sends nothing to a stored subscription at ${host}, logs why, and hands the delivery to a retry workflow`, async () => {
       const { business } = await createBusiness(db, { name: `Guard ${host}`, binSponsored: false, environment: 'sandbox' });
       // stored as if registered while the name pointed elsewhere (a DNS change, or an old row)
-      await db.query("INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, 'WEBHOOK', '{account_status_change}', $3)", [
-        randomUUID(),
-        business.id,
-        `https://${host}:${receiver.port}/hook`,
-      ]);
+      await db.query(
+        "INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, 'WEBHOOK', '{account_status_change}', $3)",
+        [randomUUID(), business.id, `https://${host}:${receiver.port}/hook`],
+      );
       const eventId = await recordTestEvent(db, business.id, 'guard');
       const handedOff: string[] = [];
       const dispatcher = createWebhookDispatcher({
@@ -51,10 +50,14 @@ describe('delivery-time address guard', () => {
       const stats = await dispatcher.run({ signal: new AbortController().signal, runForMs: 500, heartbeat() {} });
       assert.deepEqual([stats.claimed, stats.retrying], [1, 1]);
       assert.equal(receiver.received.length, 0);
-      const [delivery] = await db.query<{ id: string; status: string; mode: string }>('SELECT id, status, mode FROM webhook_deliveries WHERE event_id = $1', [eventId]);
+      const [delivery] = await db.query<{ id: string; status: string; mode: string }>('SELECT id, status, mode FROM webhook_deliveries WHERE event_id = $1', [
+        eventId,
+      ]);
       assert.deepEqual([delivery!.status, delivery!.mode], ['pending', 'workflow']);
       assert.deepEqual(handedOff, [delivery!.id]);
-      const [attempt] = await db.query<{ error: string; succeeded: boolean }>('SELECT error, succeeded FROM webhook_attempts WHERE delivery_id = $1', [delivery!.id]);
+      const [attempt] = await db.query<{ error: string; succeeded: boolean }>('SELECT error, succeeded FROM webhook_attempts WHERE delivery_id = $1', [
+        delivery!.id,
+      ]);
       assert.equal(attempt!.succeeded, false);
       assert.match(attempt!.error, /non-public address|local host name/);
     });

@@ -26,10 +26,20 @@ async function httpReceiver(answer: (req: IncomingMessage, res: ServerResponse) 
     req.on('end', () => answer(req, res));
   });
   server.on('connection', (socket: Socket) => socket.on('close', () => closed++));
-  return listening(server, 'http', () => closed, () => seen);
+  return listening(
+    server,
+    'http',
+    () => closed,
+    () => seen,
+  );
 }
 
-async function listening(server: Server | ReturnType<typeof createServer>, scheme: string, closed: () => number, requests: () => IncomingMessage['headers'][]): Promise<Hostile> {
+async function listening(
+  server: Server | ReturnType<typeof createServer>,
+  scheme: string,
+  closed: () => number,
+  requests: () => IncomingMessage['headers'][],
+): Promise<Hostile> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;
   return {
@@ -70,7 +80,11 @@ describe('a hostile webhook receiver', () => {
 
   it('answering a gzip bomb (400 KB that inflate to 400 MB): the status counts, nothing is inflated', async () => {
     const bomb = gzipSync(Buffer.alloc(400 * 1024 * 1024), { level: 9 });
-    const r = track(await httpReceiver((_req, res) => res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain', 'content-length': bomb.length }).end(bomb)));
+    const r = track(
+      await httpReceiver((_req, res) =>
+        res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain', 'content-length': bomb.length }).end(bomb),
+      ),
+    );
     const { results, growthMb } = await attack(r.url);
     for (const res of results) assert.deepEqual([res.httpStatus, res.error], [200, null]);
     assert.ok(growthMb < 100, `the process grew ${growthMb.toFixed(0)} MB while 16 bombs were answered (inflating them took about a gigabyte)`);
@@ -117,7 +131,14 @@ describe('a hostile webhook receiver', () => {
       const timer = setInterval(() => (i < line.length && !socket.destroyed ? socket.write(line[i++]!) : clearInterval(timer)), 400);
       socket.on('close', () => clearInterval(timer));
     });
-    const r = track(await listening(server, 'http', () => closed, () => []));
+    const r = track(
+      await listening(
+        server,
+        'http',
+        () => closed,
+        () => [],
+      ),
+    );
     const { results } = await attack(r.url);
     for (const res of results) {
       assert.equal(res.httpStatus, null);
@@ -135,7 +156,14 @@ describe('a hostile webhook receiver', () => {
       socket.on('close', () => closed++);
       socket.on('error', () => {});
     });
-    const r = track(await listening(server, 'http', () => closed, () => []));
+    const r = track(
+      await listening(
+        server,
+        'http',
+        () => closed,
+        () => [],
+      ),
+    );
     const [res] = (await attack(r.url)).results;
     assert.deepEqual([res!.httpStatus, res!.error], [null, 'no answer within 5 s']);
     await waitUntil(() => closed >= 16, 'we closed every silent connection');
@@ -165,7 +193,10 @@ describe('a hostile webhook receiver', () => {
     const replayed = { ...headers, 'webhook-timestamp': String(Math.floor(Date.now() / 1000) + 60) };
     assert.deepEqual(verifyStandardWebhook(body, replayed, keys), { ok: false, reason: 'no valid signature' });
     // replayed as captured, an hour later: refused for its age
-    assert.deepEqual(verifyStandardWebhook(body, headers, keys, { now: new Date(Date.now() + 3_600_000) }), { ok: false, reason: 'timestamp outside tolerance' });
+    assert.deepEqual(verifyStandardWebhook(body, headers, keys, { now: new Date(Date.now() + 3_600_000) }), {
+      ok: false,
+      reason: 'timestamp outside tolerance',
+    });
 
     // checked over the bytes as received: a byte that is not UTF-8 is not taken for the character
     // a decoder would put in its place

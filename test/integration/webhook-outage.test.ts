@@ -68,12 +68,24 @@ describe('a receiver down for two days', () => {
     const deliveries = handedOff.map((d) => d.deliveryId);
 
     const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
-    const activities = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
+    const activities = createWebhookActivities({
+      db,
+      log,
+      send,
+      dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 },
+      startRetry: async () => {},
+    });
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'outage', workflowBundle: await workflowBundle(config), activities });
     const results = await worker.runUntil(async () => {
       const handles = [];
       for (const d of handedOff) {
-        handles.push(await env.client.workflow.start(webhookRetryWorkflow, { taskQueue: 'outage', workflowId: webhookRetryWorkflowId(d.deliveryId, d.run), args: [{ deliveryId: d.deliveryId }] }));
+        handles.push(
+          await env.client.workflow.start(webhookRetryWorkflow, {
+            taskQueue: 'outage',
+            workflowId: webhookRetryWorkflowId(d.deliveryId, d.run),
+            args: [{ deliveryId: d.deliveryId }],
+          }),
+        );
       }
       const out = [];
       for (const h of handles) out.push(await h.result()); // waiting on a result lets test time skip ahead
@@ -87,8 +99,14 @@ describe('a receiver down for two days', () => {
     assert.equal(attempts.length, EVENTS * (FAILURES + 1), 'every failed attempt and the successful one, for each event');
     for (const d of deliveries) {
       const mine = attempts.filter((a) => a.delivery_id === d);
-      assert.deepEqual(mine.map((a) => a.succeeded), [...Array(FAILURES).fill(false), true]);
-      assert.deepEqual(mine.map((a) => a.attempt), Array.from({ length: FAILURES + 1 }, (_, i) => i + 1));
+      assert.deepEqual(
+        mine.map((a) => a.succeeded),
+        [...Array(FAILURES).fill(false), true],
+      );
+      assert.deepEqual(
+        mine.map((a) => a.attempt),
+        Array.from({ length: FAILURES + 1 }, (_, i) => i + 1),
+      );
     }
     // the waits between attempts are the documented schedule, each within its ±20 % jitter (the
     // first one less the real time that passed between the dispatcher's attempt and the workflow's start)
@@ -104,7 +122,10 @@ describe('a receiver down for two days', () => {
     const received = receiver.received.map((r) => JSON.parse(r.body.toString()).data.eventId);
     assert.equal(new Set(received).size, EVENTS, 'every event reached the receiver');
     const statuses = await db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = ANY($1::uuid[])', [deliveries]);
-    assert.deepEqual(statuses.map((s) => s.status), Array(EVENTS).fill('delivered'));
+    assert.deepEqual(
+      statuses.map((s) => s.status),
+      Array(EVENTS).fill('delivered'),
+    );
   });
 
   it('keeps a waiting delivery through any number of failures of our own infrastructure (database down)', async () => {
@@ -115,13 +136,25 @@ describe('a receiver down for two days', () => {
     const log = createLogger('silent');
     const send = createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true });
     const handedOff: { deliveryId: string; run: number }[] = [];
-    await createWebhookDispatcher({ db, log, send, settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 }, handOff: async (ds) => void handedOff.push(...ds) }).run({
+    await createWebhookDispatcher({
+      db,
+      log,
+      send,
+      settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 },
+      handOff: async (ds) => void handedOff.push(...ds),
+    }).run({
       signal: new AbortController().signal,
       runForMs: 500,
       heartbeat() {},
     });
     assert.equal(handedOff.length, 1);
-    const real = createWebhookActivities({ db, log, send, dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 }, startRetry: async () => {} });
+    const real = createWebhookActivities({
+      db,
+      log,
+      send,
+      dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 },
+      startRetry: async () => {},
+    });
     let failures = 12; // well past the 5 the earlier design allowed
     const activities = {
       ...real,
@@ -134,7 +167,11 @@ describe('a receiver down for two days', () => {
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'infra', workflowBundle: await workflowBundle(config), activities });
     const d = handedOff[0]!;
     const result = await worker.runUntil(
-      env.client.workflow.execute(webhookRetryWorkflow, { taskQueue: 'infra', workflowId: webhookRetryWorkflowId(d.deliveryId, d.run), args: [{ deliveryId: d.deliveryId }] }),
+      env.client.workflow.execute(webhookRetryWorkflow, {
+        taskQueue: 'infra',
+        workflowId: webhookRetryWorkflowId(d.deliveryId, d.run),
+        args: [{ deliveryId: d.deliveryId }],
+      }),
     );
     assert.equal(result, 'delivered');
     assert.equal(failures, -1, 'every failure was retried');

@@ -13,7 +13,14 @@ import { constants, verify } from 'node:crypto';
 // ---- the spec's names -----------------------------------------------------------------------------
 
 /** Section 6.1: every subscribable event type named by the interface. */
-export const EVENT_TYPES = ['account_status_change', 'kyb_status_change', 'verification_status_change', 'feature_access_change', 'new_feature', 'reminder'] as const;
+export const EVENT_TYPES = [
+  'account_status_change',
+  'kyb_status_change',
+  'verification_status_change',
+  'feature_access_change',
+  'new_feature',
+  'reminder',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Section 6.2: the token-sharing decision event. */
@@ -240,7 +247,9 @@ export class SpecClient {
   }
 
   replaceWebhook(notificationId: string, webhookUrl: string, notificationTypes: readonly string[]) {
-    return this.request<Subscription>('PUT', `/notification/${encodeURIComponent(notificationId)}`, { json: { notificationChannel: 'WEBHOOK', notificationTypes, webhookUrl } });
+    return this.request<Subscription>('PUT', `/notification/${encodeURIComponent(notificationId)}`, {
+      json: { notificationChannel: 'WEBHOOK', notificationTypes, webhookUrl },
+    });
   }
 
   deleteWebhook(notificationId: string) {
@@ -292,7 +301,8 @@ export class SpecClient {
     options: { idempotencyKey: string | null; provider?: string | null; apiKey?: string | null; fileName?: string },
   ): Promise<Reply> {
     const form = new FormData();
-    if (file !== null) form.append('file', new Blob([typeof file === 'string' ? file : Buffer.from(file)], { type: 'text/csv' }), options.fileName ?? 'records.csv');
+    if (file !== null)
+      form.append('file', new Blob([typeof file === 'string' ? file : Buffer.from(file)], { type: 'text/csv' }), options.fileName ?? 'records.csv');
     const headers: Record<string, string> = {};
     const provider = options.provider === undefined ? this.provider : options.provider;
     if (provider !== null) headers['X-Provider'] = provider;

@@ -12,7 +12,10 @@ import { SETTING_NAMES } from '../../runtime/config.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 type Service = { environment?: Record<string, string>; ports?: string[]; command?: string[]; expose?: string[] };
-const load = (file: string) => parse(readFileSync(path.join(root, file), 'utf8'), { merge: true, customTags: [{ tag: '!override', collection: 'seq', resolve: (v: unknown) => v }] }) as { services: Record<string, Service> };
+const load = (file: string) =>
+  parse(readFileSync(path.join(root, file), 'utf8'), { merge: true, customTags: [{ tag: '!override', collection: 'seq', resolve: (v: unknown) => v }] }) as {
+    services: Record<string, Service>;
+  };
 const compose = load('docker-compose.yml');
 const env = compose.services.api!.environment!;
 /** What `${NAME:-default}` / `${NAME:?message}` gives when NAME is unset: the default, or an error. */
@@ -66,6 +69,10 @@ describe('docker-compose.yml', () => {
     const sandbox = load('docker-compose.sandbox.yml');
     for (const name of ['setup', 'worker', 'api']) assert.equal(sandbox.services[name]!.environment!.VOUCH_ENVIRONMENT, 'sandbox');
     assert.deepEqual(sandbox.services.api!.ports, ['127.0.0.1:3000:3000']);
-    assert.match(readFileSync(path.join(root, 'docker-compose.sandbox.yml'), 'utf8'), /ports: !override/, 'replaces the base file\'s ports rather than adding to them');
+    assert.match(
+      readFileSync(path.join(root, 'docker-compose.sandbox.yml'), 'utf8'),
+      /ports: !override/,
+      "replaces the base file's ports rather than adding to them",
+    );
   });
 });

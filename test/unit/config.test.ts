@@ -42,7 +42,10 @@ describe('configuration', () => {
     ['VOUCH_ENVIRONMENT', 'prod'],
   ]) {
     it(`refuses ${name}=${value} and names it`, () => {
-      assert.throws(() => loadConfig({ [name!]: value }), (err: Error) => err instanceof ConfigError && err.message.includes(name!));
+      assert.throws(
+        () => loadConfig({ [name!]: value }),
+        (err: Error) => err instanceof ConfigError && err.message.includes(name!),
+      );
     });
   }
 });
@@ -56,10 +59,16 @@ describe('the configuration table', () => {
 
   it('documents every variable the schema parses, in a row with a meaning and a default', () => {
     const rows = configTableRows();
-    assert.deepEqual(rows.flatMap((r) => r.names), SETTING_NAMES);
+    assert.deepEqual(
+      rows.flatMap((r) => r.names),
+      SETTING_NAMES,
+    );
     for (const r of rows) {
       assert.ok(r.meaning.trim(), `say what ${r.names.join(', ')} means`);
-      assert.ok(r.defaults.every((d) => d.trim()), `say the default of ${r.names.join(', ')}`);
+      assert.ok(
+        r.defaults.every((d) => d.trim()),
+        `say the default of ${r.names.join(', ')}`,
+      );
     }
   });
 
@@ -76,7 +85,10 @@ describe('the configuration table', () => {
       });
       loadConfig(env);
       const documented = new Set(configTableRows().flatMap((r) => r.names));
-      assert.deepEqual([...read].filter((name) => !documented.has(name)), []);
+      assert.deepEqual(
+        [...read].filter((name) => !documented.has(name)),
+        [],
+      );
       assert.ok(read.size > 0 || Object.keys(given).length === 0, 'the proxy saw the reads');
     });
   }

@@ -35,7 +35,15 @@ describe('requirement values', () => {
     assert.match(requirementValueProblem(declaration, { members: [] })!, /at least one/);
     assert.match(requirementValueProblem(declaration, { members: [{ entityId: 'jane', role: 'UBO' }] })!, /UUID/);
     assert.match(requirementValueProblem(declaration, { members: [{ entityId: id, role: 'OWNER' }] })!, /role must be one of UBO, DIRECTOR, REPRESENTATIVE/);
-    assert.match(requirementValueProblem(declaration, { members: [{ entityId: id, role: 'UBO' }, { entityId: id, role: 'DIRECTOR' }] })!, /twice/);
+    assert.match(
+      requirementValueProblem(declaration, {
+        members: [
+          { entityId: id, role: 'UBO' },
+          { entityId: id, role: 'DIRECTOR' },
+        ],
+      })!,
+      /twice/,
+    );
     assert.match(requirementValueProblem(declaration, { members: [{ entityId: id, role: 'UBO', ownershipPercent: 101 }] })!, /0 to 100/);
   });
 });
@@ -54,7 +62,8 @@ describe('pagination', () => {
   it('defaults, bounds and totals', () => {
     assert.deepEqual(paginationQuery.parse({}), { page: 1, limit: 20 });
     assert.deepEqual(paginationQuery.parse({ page: '3', limit: '100' }), { page: 3, limit: 100 });
-    for (const bad of [{ page: '0' }, { limit: '101' }, { limit: '-5' }, { page: '1e3' }, { page: ['1', '2'] }]) assert.ok(!paginationQuery.safeParse(bad).success, JSON.stringify(bad));
+    for (const bad of [{ page: '0' }, { limit: '101' }, { limit: '-5' }, { page: '1e3' }, { page: ['1', '2'] }])
+      assert.ok(!paginationQuery.safeParse(bad).success, JSON.stringify(bad));
     assert.deepEqual(pageMeta({ page: 2, limit: 20 }, 41), { page: 2, limit: 20, totalItems: 41, totalPages: 3 });
     assert.deepEqual(pageMeta({ page: 1, limit: 20 }, 0), { page: 1, limit: 20, totalItems: 0, totalPages: 0 });
   });

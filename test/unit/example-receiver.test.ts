@@ -24,7 +24,11 @@ const post = (body: string, signature: string | undefined) =>
   fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(signature ? { 'vouch-signature': signature } : {}) } });
 
 it('acknowledges a signed event and handles it once, however often it is delivered', async () => {
-  const body = JSON.stringify({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: 'e-1', entityId: 'x', status: 'APPROVED' } });
+  const body = JSON.stringify({
+    eventName: 'card_issuance_api_access_updated',
+    eventType: 'account_status_change',
+    data: { eventId: 'e-1', entityId: 'x', status: 'APPROVED' },
+  });
   const sig = signWebhookBody(body, key().privateKeyPem);
   for (let i = 0; i < 3; i++) assert.equal((await post(body, sig)).status, 200);
   await new Promise((r) => setTimeout(r, 20));
@@ -42,7 +46,11 @@ it('refuses a missing or wrong signature and a tampered body with 401, handling 
 
 it('given the Standard Webhooks keys, refuses a delivery replayed after five minutes even with its signatures intact', async () => {
   const rings = testKeyRings();
-  const strict = createWebhookReceiver({ publicKeys: rings.webhooks.map((k) => publicKeyOf(k).publicKeyPem), standardKeys: rings.standardWebhooks.map((k) => standardWebhookPublicKeyOf(k).publicKey), onEvent: () => {} });
+  const strict = createWebhookReceiver({
+    publicKeys: rings.webhooks.map((k) => publicKeyOf(k).publicKeyPem),
+    standardKeys: rings.standardWebhooks.map((k) => standardWebhookPublicKeyOf(k).publicKey),
+    onEvent: () => {},
+  });
   await new Promise<void>((r) => strict.listen(0, '127.0.0.1', () => r()));
   const at = `http://127.0.0.1:${(strict.address() as AddressInfo).port}/`;
   try {
@@ -60,7 +68,12 @@ it('given the Standard Webhooks keys, refuses a delivery replayed after five min
     assert.equal((await fetch(at, { method: 'POST', body, headers: headersAt(new Date()) })).status, 200);
     assert.equal((await fetch(at, { method: 'POST', body, headers: headersAt(new Date(Date.now() - 600_000)) })).status, 401, 'captured ten minutes ago');
     const fresh = headersAt(new Date());
-    assert.equal((await fetch(at, { method: 'POST', body, headers: { ...fresh, 'webhook-signature': headersAt(new Date(Date.now() - 600_000))['webhook-signature'] } })).status, 401, 'an old signature under a fresh timestamp');
+    assert.equal(
+      (await fetch(at, { method: 'POST', body, headers: { ...fresh, 'webhook-signature': headersAt(new Date(Date.now() - 600_000))['webhook-signature'] } }))
+        .status,
+      401,
+      'an old signature under a fresh timestamp',
+    );
   } finally {
     strict.close();
   }

@@ -35,6 +35,9 @@ describe('free ports', () => {
       handedOut.push(...servers.map(portOf));
       await Promise.all(servers.map(close));
     }
-    assert.deepEqual(handedOut.filter((port) => reserved.has(port)), []);
+    assert.deepEqual(
+      handedOut.filter((port) => reserved.has(port)),
+      [],
+    );
   });
 });

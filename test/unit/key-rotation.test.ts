@@ -49,25 +49,33 @@ describe('signing key rotation', () => {
     assert.equal(withNextGeneration('webhook', 'sandbox', ring, late).at(-1)!.validFrom, late.toISOString());
   });
 
-  it('with the clock fixed on both sides of the switch: the old pair signs until it ends, the new pair after; a receiver holding the published keys verifies both, one holding only the old keys fails after', () => {
-    const before = new Date(end.getTime() - 1000);
-    const afterSwitch = new Date(end.getTime() + 1000);
-    const oldIds = new Set(ring.slice(2).map((k) => k.keyId));
-    const newIds = new Set(rotated.slice(ring.length).map((k) => k.keyId));
-    const published = rotated.map((k) => publicKeyOf(k).publicKeyPem); // GET /webhook-keys after the rotation
-    const oldOnly = ring.map((k) => publicKeyOf(k).publicKeyPem);
-    for (const [at, expected] of [[before, oldIds], [afterSwitch, newIds]] as const) {
-      for (const eventId of ['e-1', 'e-2', 'e-3', 'e-4', 'e-5', 'e-6']) {
-        const key = signingKeyAt(rotated, at, eventId);
-        assert.ok(expected.has(key.keyId), `${at.toISOString()}: ${key.keyId}`);
-        const signature = signWebhookBody(body, key.privateKeyPem);
-        assert.equal(verifyWebhook(body, signature, published), true);
-        assert.equal(verifyWebhook(body, signature, oldOnly), at === before);
+  it(
+    'with the clock fixed on both sides of the switch: the old pair signs until it ends, the ' +
+      'new pair after; a receiver holding the published keys verifies both, one holding only the ' +
+      'old keys fails after',
+    () => {
+      const before = new Date(end.getTime() - 1000);
+      const afterSwitch = new Date(end.getTime() + 1000);
+      const oldIds = new Set(ring.slice(2).map((k) => k.keyId));
+      const newIds = new Set(rotated.slice(ring.length).map((k) => k.keyId));
+      const published = rotated.map((k) => publicKeyOf(k).publicKeyPem); // GET /webhook-keys after the rotation
+      const oldOnly = ring.map((k) => publicKeyOf(k).publicKeyPem);
+      for (const [at, expected] of [
+        [before, oldIds],
+        [afterSwitch, newIds],
+      ] as const) {
+        for (const eventId of ['e-1', 'e-2', 'e-3', 'e-4', 'e-5', 'e-6']) {
+          const key = signingKeyAt(rotated, at, eventId);
+          assert.ok(expected.has(key.keyId), `${at.toISOString()}: ${key.keyId}`);
+          const signature = signWebhookBody(body, key.privateKeyPem);
+          assert.equal(verifyWebhook(body, signature, published), true);
+          assert.equal(verifyWebhook(body, signature, oldOnly), at === before);
+        }
       }
-    }
-  });
+    },
+  );
 
-  it('the oldest generation signs whatever the keys\' order in the ring, and a pair is one whatever its dates\' spelling', () => {
+  it("the oldest generation signs whatever the keys' order in the ring, and a pair is one whatever its dates' spelling", () => {
     const before = new Date(end.getTime() - 1000);
     const newestFirst = [...rotated].reverse().map((k) => ({ ...k, validUntil: k.validUntil.replace('.000Z', 'Z') }));
     const oldIds = new Set(ring.slice(2).map((k) => k.keyId));
@@ -80,7 +88,11 @@ describe('signing key rotation', () => {
     const gapAt = new Date(end.getTime());
     // the next generation starts a week after the current one ends: a gap
     const gapped = [...ring, ...withNextGeneration('webhook', 'sandbox', ring, new Date(end.getTime() + 7 * DAY)).slice(ring.length)];
-    const rings = { webhooks: gapped, standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now), signedPayloads: generateKeyRing('signed-payload', 'sandbox', now) };
+    const rings = {
+      webhooks: gapped,
+      standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now),
+      signedPayloads: generateKeyRing('signed-payload', 'sandbox', now),
+    };
     const warned = checkSigningKeys(rings, new Date(gapAt.getTime() - 10 * DAY));
     assert.deepEqual(warned, { status: 'degraded', endsAt: gapAt.toISOString() });
   });
@@ -95,7 +107,13 @@ describe('signing key rotation', () => {
   it('signed payloads across a switch of the Ed25519 ring: signed by the key valid then, valid until expiry with either', () => {
     const payloadRing = generateKeyRing('signed-payload', 'sandbox', new Date('2026-01-01T00:00:00Z'));
     const switchAt = Date.parse(payloadRing[0]!.validUntil);
-    const person = { firstName: 'Ada', lastName: 'Lovelace', dob: '1990-01-01', residentialAddress: { country: 'GBR', postCode: 'N1', street: '1 Road' }, idDocument: { type: 'PASSPORT', number: 'P1', validUntil: null } };
+    const person = {
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      dob: '1990-01-01',
+      residentialAddress: { country: 'GBR', postCode: 'N1', street: '1 Road' },
+      idDocument: { type: 'PASSPORT', number: 'P1', validUntil: null },
+    };
     const early = signPayload(person as never, payloadRing, new Date(switchAt - 60_000), 3600);
     const late = signPayload(person as never, payloadRing, new Date(switchAt + 60_000), 3600);
     assert.notEqual(early.keyId, late.keyId);
@@ -104,34 +122,48 @@ describe('signing key rotation', () => {
   });
 
   it('/health: signingKeys ok until 30 days before a ring ends, then degraded (the ring end named)', () => {
-    const rings = { webhooks: rotated, standardWebhooks: generateKeyRing('standard-webhook', 'sandbox'), signedPayloads: generateKeyRing('signed-payload', 'sandbox') };
+    const rings = {
+      webhooks: rotated,
+      standardWebhooks: generateKeyRing('standard-webhook', 'sandbox'),
+      signedPayloads: generateKeyRing('signed-payload', 'sandbox'),
+    };
     const newEnd = ringEndsAt(rotated);
     assert.equal(checkSigningKeys(rings, new Date(newEnd.getTime() - 31 * DAY)).status, 'ok');
     const warned = checkSigningKeys(rings, new Date(newEnd.getTime() - 29 * DAY));
     assert.deepEqual(warned, { status: 'degraded', endsAt: newEnd.toISOString() });
   });
 
-  it('the sandbox renews a ring ending within 60 days once, however many start together (a lock file: processes alike); a ring far from its end is left as it is', async () => {
-    const config = configIn();
-    const file = keyRingFile(config, 'standard-webhook');
-    const now = new Date();
-    const old = generateKeyRing('standard-webhook', 'sandbox', new Date(now.getTime() - 700 * DAY)); // its last key ends in ~395 days
-    const ending = old.map((k) => ({ ...k, validUntil: new Date(now.getTime() + 20 * DAY).toISOString() }));
-    writeFileSync(file, JSON.stringify(ending), { mode: 0o600 });
-    const rings = await Promise.all(Array.from({ length: 6 }, () => loadSigningRing(config, 'standard-webhook', now)));
-    assert.ok(rings.every((r) => r.length === ending.length + 1), `renewed once: ${rings.map((r) => r.length)}`);
-    assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), rings[0]);
-    assert.equal((statSync(file).mode & 0o777).toString(8), '600');
-    const again = await loadSigningRing(config, 'standard-webhook', now);
-    assert.equal(again.length, rings[0]!.length, 'not renewed twice');
-  });
+  it(
+    'the sandbox renews a ring ending within 60 days once, however many start together (a lock ' +
+      'file: processes alike); a ring far from its end is left as it is',
+    async () => {
+      const config = configIn();
+      const file = keyRingFile(config, 'standard-webhook');
+      const now = new Date();
+      const old = generateKeyRing('standard-webhook', 'sandbox', new Date(now.getTime() - 700 * DAY)); // its last key ends in ~395 days
+      const ending = old.map((k) => ({ ...k, validUntil: new Date(now.getTime() + 20 * DAY).toISOString() }));
+      writeFileSync(file, JSON.stringify(ending), { mode: 0o600 });
+      const rings = await Promise.all(Array.from({ length: 6 }, () => loadSigningRing(config, 'standard-webhook', now)));
+      assert.ok(
+        rings.every((r) => r.length === ending.length + 1),
+        `renewed once: ${rings.map((r) => r.length)}`,
+      );
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), rings[0]);
+      assert.equal((statSync(file).mode & 0o777).toString(8), '600');
+      const again = await loadSigningRing(config, 'standard-webhook', now);
+      assert.equal(again.length, rings[0]!.length, 'not renewed twice');
+    },
+  );
 
   it('refuses to start with no key valid now (staging: keys are supplied, never renewed); loads a valid ring', async () => {
     const config = configIn('staging');
     const now = new Date();
     const expired = generateKeyRing('signed-payload', 'staging', new Date(now.getTime() - 2000 * DAY));
     writeFileSync(keyRingFile(config, 'signed-payload'), JSON.stringify(expired), { mode: 0o600 });
-    await assert.rejects(loadSigningRing(config, 'signed-payload', now), (err: Error) => err instanceof ConfigError && /no signed-payload signing key is valid now/.test(err.message) && /rotate/.test(err.message));
+    await assert.rejects(
+      loadSigningRing(config, 'signed-payload', now),
+      (err: Error) => err instanceof ConfigError && /no signed-payload signing key is valid now/.test(err.message) && /rotate/.test(err.message),
+    );
     // a ring whose first key has not started yet is refused too: nothing could sign today
     const future = generateKeyRing('signed-payload', 'staging', new Date(now.getTime() + 10 * DAY));
     writeFileSync(keyRingFile(config, 'signed-payload'), JSON.stringify(future), { mode: 0o600 });
@@ -144,7 +176,8 @@ describe('signing key rotation', () => {
   it('vouch webhook-keys rotate: adds the next pair to the file (600) and prints its public keys; a ring from a variable is refused', async () => {
     const dataDir = path.join(dir, 'cli');
     const env = { ...process.env, DATA_DIR: dataDir, VOUCH_ENVIRONMENT: 'sandbox', WEBHOOK_SIGNING_KEYS: '' };
-    const run = (args: string[], extra: Record<string, string> = {}) => promisify(execFile)(process.execPath, ['cli/vouch.ts', ...args], { env: { ...env, ...extra } });
+    const run = (args: string[], extra: Record<string, string> = {}) =>
+      promisify(execFile)(process.execPath, ['cli/vouch.ts', ...args], { env: { ...env, ...extra } });
     const made = JSON.parse((await run(['webhook-keys', 'generate'])).stdout);
     const rotatedOut = JSON.parse((await run(['webhook-keys', 'rotate'])).stdout);
     assert.equal(rotatedOut.file, made.file);
@@ -152,7 +185,10 @@ describe('signing key rotation', () => {
     assert.match(rotatedOut.added[0].publicKeyPem, /BEGIN PUBLIC KEY/);
     assert.ok(!JSON.stringify(rotatedOut).includes('PRIVATE'), 'no private key printed');
     const onDisk = await loadKeyRing(loadConfig({ DATA_DIR: dataDir }), 'webhook');
-    assert.deepEqual(onDisk.slice(-2).map((k) => k.keyId), rotatedOut.added.map((k: { keyId: string }) => k.keyId));
+    assert.deepEqual(
+      onDisk.slice(-2).map((k) => k.keyId),
+      rotatedOut.added.map((k: { keyId: string }) => k.keyId),
+    );
     assert.equal((statSync(made.file).mode & 0o777).toString(8), '600');
     assert.deepEqual(windowsOf(onDisk.slice(-2)), windowsOf(withNextGeneration('webhook', 'sandbox', onDisk.slice(0, -2), new Date()).slice(-2)));
     // run twice (a deploy script): the next generation is there already, nothing is stacked behind it

@@ -15,11 +15,15 @@ const require = createRequire(import.meta.url);
 
 it('finds no import that breaks the layer rules', async () => {
   const bin = path.join(root, 'node_modules', '.bin', 'depcruise');
-  const { stdout } = await promisify(execFile)(bin, ['--config', 'dependency-cruiser.config.cjs', '--output-type', 'json', ...LINTED], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch(
-    (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
-  );
+  const { stdout } = await promisify(execFile)(bin, ['--config', 'dependency-cruiser.config.cjs', '--output-type', 'json', ...LINTED], {
+    cwd: root,
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
   const result = JSON.parse(stdout) as { summary: { violations: { rule: { name: string }; from: string; to: string }[]; totalCruised: number } };
-  assert.deepEqual(result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`), []);
+  assert.deepEqual(
+    result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`),
+    [],
+  );
   assert.ok(result.summary.totalCruised > 100, 'the rules saw the code');
 });
 
@@ -32,8 +36,14 @@ it("keeps the README's layer table equal to the rules", async () => {
 it('lints every layer', () => {
   const { LAYERS } = (require('../../dependency-cruiser.config.cjs') as { layers: { LAYERS: Record<string, { path: string }> } }).layers;
   const missing = Object.entries(LAYERS).filter(([, l]) => !LINTED.some((target) => new RegExp(l.path).test(target.endsWith('.ts') ? target : `${target}/`)));
-  assert.deepEqual(missing.map(([name]) => name), [], 'add the layer to the lint:deps script');
+  assert.deepEqual(
+    missing.map(([name]) => name),
+    [],
+    'add the layer to the lint:deps script',
+  );
 });
 
 /** What `npm run lint:deps` checks (its arguments after the configuration): the service's code; tooling may import anything. */
-const LINTED = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['lint:deps']!.split(/\s+/).slice(3);
+const LINTED = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['lint:deps']!.split(
+  /\s+/,
+).slice(3);

@@ -44,7 +44,8 @@ describe('reading a multipart upload', () => {
 
   const boundary = `----t-${randomUUID()}`;
   const fieldPart = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
-  const filePart = (name: string, bytes: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${bytes}\r\n`;
+  const filePart = (name: string, bytes: string) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${bytes}\r\n`;
   const closing = `--${boundary}--\r\n`;
 
   /** Posts `body` (or, with `endless`, that start then filler until answered, up to 50 MB); the answer, and the bytes that went out. */
@@ -110,10 +111,10 @@ describe('reading a multipart upload', () => {
     assert.doesNotMatch(r.body, /ECONNREFUSED/);
   });
 
-  it('a check of the fields that refuses them is the client\'s problem (400), and nothing of the file is read', async () => {
+  it("a check of the fields that refuses them is the client's problem (400), and nothing of the file is read", async () => {
     let sinkCalls = 0;
     route = {
-      sink: (f) => ((sinkCalls++), counting(f)),
+      sink: (f) => (sinkCalls++, counting(f)),
       check: async (fields) => (fields.entityId === 'theirs' ? refuse('entityNotFound', 'Entity not found.', { parameter: 'entityId' }) : null),
     };
     const r = await post(fieldPart('entityId', 'theirs') + filePart('file', 'x'.repeat(1000)) + closing);
@@ -127,7 +128,7 @@ describe('reading a multipart upload', () => {
     let judged!: () => void;
     const done = new Promise<void>((r) => (judged = r));
     route = {
-      sink: (f) => ((sinkCalls++), counting(f)),
+      sink: (f) => (sinkCalls++, counting(f)),
       check: async () => {
         await new Promise((r) => setTimeout(r, 300)); // the client leaves at 50 ms
         judged();

@@ -19,7 +19,9 @@ const fixtures = readdirSync(historiesDir).filter((f) => f.endsWith('.json'));
 
 /** The patch markers a recorded history carries: id → deprecated flag. */
 function markersOf(file: string): Map<string, boolean> {
-  const history = JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as { events: { markerRecordedEventAttributes?: { details?: Record<string, { payloads?: { data?: string }[] }> } }[] };
+  const history = JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as {
+    events: { markerRecordedEventAttributes?: { details?: Record<string, { payloads?: { data?: string }[] }> } }[];
+  };
   const markers = new Map<string, boolean>();
   for (const e of history.events) {
     const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
@@ -55,13 +57,25 @@ describe('patch retirement', () => {
       const heldBack = stage === 'removed' && undeprecated.length > 0;
       const expected = heldBack ? 'deprecated' : stage;
       assert.notEqual(expected, 'removed', `${patch.id} is old enough to go: remove its deprecatePatch call and its line in contract/patches.ts`);
-      assert.equal(patchedCall.test(workflowCode), expected === 'patched', `workflow code ${expected === 'patched' ? 'must' : 'must no longer'} call patched(PATCHES.${key}.id)`);
-      assert.equal(deprecatedCall.test(workflowCode), expected === 'deprecated', `workflow code ${expected === 'deprecated' ? 'must' : 'must not yet'} call deprecatePatch(PATCHES.${key}.id)`);
+      assert.equal(
+        patchedCall.test(workflowCode),
+        expected === 'patched',
+        `workflow code ${expected === 'patched' ? 'must' : 'must no longer'} call patched(PATCHES.${key}.id)`,
+      );
+      assert.equal(
+        deprecatedCall.test(workflowCode),
+        expected === 'deprecated',
+        `workflow code ${expected === 'deprecated' ? 'must' : 'must not yet'} call deprecatePatch(PATCHES.${key}.id)`,
+      );
       if (expected === 'deprecated') {
         const before = fixtures.filter((f) => f.includes(`-before-${patch.id}`));
         assert.deepEqual(before, [], 'the fixtures of the old behaviour go with the old branch');
         const recordedUndeprecated = undeprecated.filter((f) => !f.includes('-before-'));
-        assert.deepEqual(recordedUndeprecated, [], 'record the histories again (npm run histories:record): their markers must say deprecated, so they replay once the call is gone');
+        assert.deepEqual(
+          recordedUndeprecated,
+          [],
+          'record the histories again (npm run histories:record): their markers must say deprecated, so they replay once the call is gone',
+        );
       }
     });
   }

@@ -5,7 +5,10 @@ import { describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
 import { createEncryptionCodec, ENCRYPTED_ENCODING, generateCodecKey } from '../../temporal/payload-codec.ts';
 
-const json = (value: unknown): Payload => ({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(JSON.stringify(value)) });
+const json = (value: unknown): Payload => ({
+  metadata: { encoding: new TextEncoder().encode('json/plain') },
+  data: new TextEncoder().encode(JSON.stringify(value)),
+});
 const encodingOf = (p: Payload) => new TextDecoder().decode(p.metadata!.encoding);
 
 describe('payload codec', () => {
@@ -32,7 +35,10 @@ describe('payload codec', () => {
     const [after] = await rotated.encode([json('after')]);
     assert.equal(new TextDecoder().decode(after!.metadata!['encryption-key-id']), current.id);
     const opened = await rotated.decode([before!, after!]);
-    assert.deepEqual(opened.map((p) => JSON.parse(new TextDecoder().decode(p.data))), ['before', 'after']);
+    assert.deepEqual(
+      opened.map((p) => JSON.parse(new TextDecoder().decode(p.data))),
+      ['before', 'after'],
+    );
   });
 
   it('passes payloads that are not encrypted through unchanged (histories from before encryption)', async () => {

@@ -14,5 +14,9 @@ it('documents every setting the service reads in a table row of the README', asy
   const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
   const rows = readme.split('\n').filter((l) => l.startsWith('| `'));
   const documented = new Set(rows.flatMap((r) => [...r.split('|')[1]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
-  assert.deepEqual(SETTING_NAMES.filter((n) => !documented.has(n)), [], 'add a row to the configuration table');
+  assert.deepEqual(
+    SETTING_NAMES.filter((n) => !documented.has(n)),
+    [],
+    'add a row to the configuration table',
+  );
 });

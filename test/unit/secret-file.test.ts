@@ -53,8 +53,14 @@ describe('secret files', () => {
 
   it('keeps an existing file: make() is not called', () => {
     const file = path.join(dir, 'kept.txt');
-    assert.equal(readOrCreateOnce(file, () => 'first'), 'first');
-    assert.equal(readOrCreateOnce(file, () => assert.fail('made again')), 'first');
+    assert.equal(
+      readOrCreateOnce(file, () => 'first'),
+      'first',
+    );
+    assert.equal(
+      readOrCreateOnce(file, () => assert.fail('made again')),
+      'first',
+    );
   });
 
   it('replaces a file whole (the old or the new content, never a mix) and leaves no temporary file', () => {
@@ -83,7 +89,10 @@ describe('key files outside the sandbox', () => {
     await assert.rejects(loadCodecKeys(config), (err: Error) => err instanceof ConfigError && /PAYLOAD_CODEC_KEYS/.test(err.message));
     await assert.rejects(loadKeyRing(config, 'webhook'), (err: Error) => err instanceof ConfigError && /WEBHOOK_SIGNING_KEYS/.test(err.message));
     await assert.rejects(loadKeyRing(config, 'signed-payload'), (err: Error) => err instanceof ConfigError && /SIGNED_PAYLOAD_KEYS/.test(err.message));
-    assert.throws(() => fileLinkSecret(config), (err: Error) => err instanceof ConfigError && /FILE_LINK_SECRET/.test(err.message));
+    assert.throws(
+      () => fileLinkSecret(config),
+      (err: Error) => err instanceof ConfigError && /FILE_LINK_SECRET/.test(err.message),
+    );
     assert.deepEqual(readdirSync(dataDir), []);
   });
 
@@ -91,6 +100,9 @@ describe('key files outside the sandbox', () => {
     const { dataDir, config } = production();
     const sandbox = loadConfig({ DATA_DIR: dataDir });
     const made = await loadCodecKeys(sandbox); // the sandbox makes one; production reads the same file
-    assert.deepEqual((await loadCodecKeys(config)).map((k) => k.id), made.map((k) => k.id));
+    assert.deepEqual(
+      (await loadCodecKeys(config)).map((k) => k.id),
+      made.map((k) => k.id),
+    );
   });
 });

@@ -20,7 +20,12 @@ const RULES: [string, (p: any) => void, (p: any) => void, string][] = [
   ['externalUserId required', (p) => (p.externalUserId = 'u'), (p) => delete p.externalUserId, 'externalUserId'],
   ['externalUserId max 255', (p) => (p.externalUserId = 'u'.repeat(255)), (p) => (p.externalUserId = 'u'.repeat(256)), 'externalUserId'],
   ['externalUserId not whitespace', (p) => (p.externalUserId = ' u '), (p) => (p.externalUserId = '   '), 'externalUserId'],
-  ['cardProcessorPublicToken optional, 9 digits', (p) => (p.cardProcessorPublicToken = '123456789'), (p) => (p.cardProcessorPublicToken = '12345'), 'cardProcessorPublicToken'],
+  [
+    'cardProcessorPublicToken optional, 9 digits',
+    (p) => (p.cardProcessorPublicToken = '123456789'),
+    (p) => (p.cardProcessorPublicToken = '12345'),
+    'cardProcessorPublicToken',
+  ],
   ['provider.name one of three', (p) => (p.provider.name = 'veriff'), (p) => (p.provider.name = 'acme'), 'provider.name'],
   ['provider.name required', (p) => (p.provider.name = 'sumsub'), (p) => delete p.provider.name, 'provider.name'],
   ['provider.status values', (p) => (p.provider.status = 'WARNING'), (p) => (p.provider.status = 'GREEN'), 'provider.status'],
@@ -50,10 +55,25 @@ const RULES: [string, (p: any) => void, (p: any) => void, string][] = [
   ['document[].number max 50', (p) => (p.document[0].number = 'N'.repeat(50)), (p) => (p.document[0].number = 'N'.repeat(51)), 'document[0].number'],
   ['document[].number not whitespace', (p) => (p.document[0].number = 'X 1'), (p) => (p.document[0].number = '  '), 'document[0].number'],
   ['document[].country alpha-3', (p) => (p.document[0].country = 'FRA'), (p) => (p.document[0].country = 'fra'), 'document[0].country'],
-  ['document[].issuingDate not in the future', (p) => (p.document[0].issuingDate = day(0)), (p) => (p.document[0].issuingDate = day(2)), 'document[0].issuingDate'],
+  [
+    'document[].issuingDate not in the future',
+    (p) => (p.document[0].issuingDate = day(0)),
+    (p) => (p.document[0].issuingDate = day(2)),
+    'document[0].issuingDate',
+  ],
   ['document[].issuingDate required', (p) => (p.document[0].issuingDate = day(-1)), (p) => delete p.document[0].issuingDate, 'document[0].issuingDate'],
-  ['document[].expiryDate optional, not expired', (p) => delete p.document[0].expiryDate, (p) => (p.document[0].expiryDate = day(-2)), 'document[0].expiryDate'],
-  ['document[].expiryDate after issuingDate', (p) => ((p.document[0].issuingDate = day(-10)), (p.document[0].expiryDate = day(10))), (p) => ((p.document[0].issuingDate = day(0)), (p.document[0].expiryDate = day(0))), 'document[0].expiryDate'],
+  [
+    'document[].expiryDate optional, not expired',
+    (p) => delete p.document[0].expiryDate,
+    (p) => (p.document[0].expiryDate = day(-2)),
+    'document[0].expiryDate',
+  ],
+  [
+    'document[].expiryDate after issuingDate',
+    (p) => ((p.document[0].issuingDate = day(-10)), (p.document[0].expiryDate = day(10))),
+    (p) => ((p.document[0].issuingDate = day(0)), (p.document[0].expiryDate = day(0))),
+    'document[0].expiryDate',
+  ],
   ['document[1] checked too', (p) => p.document.push({ ...p.document[0] }), (p) => p.document.push({ ...p.document[0], country: 'XX' }), 'document[1].country'],
   ['address.country required', (p) => (p.address.country = 'DEU'), (p) => delete p.address.country, 'address.country'],
   ['address.postCode required', (p) => (p.address.postCode = 'SW1A 1AA'), (p) => delete p.address.postCode, 'address.postCode'],
@@ -64,14 +84,39 @@ const RULES: [string, (p: any) => void, (p: any) => void, string][] = [
   ['address.town max 100', (p) => (p.address.town = 't'.repeat(100)), (p) => (p.address.town = 't'.repeat(101)), 'address.town'],
   ['address.subStreet max 200', (p) => (p.address.subStreet = 's'.repeat(200)), (p) => (p.address.subStreet = 's'.repeat(201)), 'address.subStreet'],
   ['address.state max 100', (p) => (p.address.state = 's'.repeat(100)), (p) => (p.address.state = 's'.repeat(101)), 'address.state'],
-  ['address.buildingName max 100', (p) => (p.address.buildingName = 'b'.repeat(100)), (p) => (p.address.buildingName = 'b'.repeat(101)), 'address.buildingName'],
+  [
+    'address.buildingName max 100',
+    (p) => (p.address.buildingName = 'b'.repeat(100)),
+    (p) => (p.address.buildingName = 'b'.repeat(101)),
+    'address.buildingName',
+  ],
   ['address.flatNumber max 20', (p) => (p.address.flatNumber = '1'.repeat(20)), (p) => (p.address.flatNumber = '1'.repeat(21)), 'address.flatNumber'],
-  ['address.buildingNumber max 20', (p) => (p.address.buildingNumber = '1'.repeat(20)), (p) => (p.address.buildingNumber = '1'.repeat(21)), 'address.buildingNumber'],
-  ['address.formattedAddress max 500', (p) => (p.address.formattedAddress = 'f'.repeat(500)), (p) => (p.address.formattedAddress = 'f'.repeat(501)), 'address.formattedAddress'],
+  [
+    'address.buildingNumber max 20',
+    (p) => (p.address.buildingNumber = '1'.repeat(20)),
+    (p) => (p.address.buildingNumber = '1'.repeat(21)),
+    'address.buildingNumber',
+  ],
+  [
+    'address.formattedAddress max 500',
+    (p) => (p.address.formattedAddress = 'f'.repeat(500)),
+    (p) => (p.address.formattedAddress = 'f'.repeat(501)),
+    'address.formattedAddress',
+  ],
   ['liveness.result required', (p) => (p.liveness.result = 'APPROVED'), (p) => delete p.liveness.result, 'liveness.result'],
   ['liveness.result values', (p) => (p.liveness.result = 'WARNING'), (p) => (p.liveness.result = 'PASSED'), 'liveness.result'],
-  ['liveness.checkedAt required unless NOT_EXECUTED', (p) => (p.liveness = { result: 'NOT_EXECUTED' }), (p) => (p.liveness = { result: 'WARNING' }), 'liveness.checkedAt'],
-  ['liveness.checkedAt ISO 8601', (p) => (p.liveness.checkedAt = '2026-01-02T03:04:05+01:00'), (p) => (p.liveness.checkedAt = 'yesterday'), 'liveness.checkedAt'],
+  [
+    'liveness.checkedAt required unless NOT_EXECUTED',
+    (p) => (p.liveness = { result: 'NOT_EXECUTED' }),
+    (p) => (p.liveness = { result: 'WARNING' }),
+    'liveness.checkedAt',
+  ],
+  [
+    'liveness.checkedAt ISO 8601',
+    (p) => (p.liveness.checkedAt = '2026-01-02T03:04:05+01:00'),
+    (p) => (p.liveness.checkedAt = 'yesterday'),
+    'liveness.checkedAt',
+  ],
   ['no unknown fields', (p) => p, (p) => (p.identity.email = 'a@b.c'), 'identity.email'],
 ];
 
@@ -129,7 +174,10 @@ describe('stored canonical KYC data', () => {
   it('throws on a row that fails the schema, naming the field and not its value', () => {
     assert.throws(() => storedCanonicalKyc(JSON.stringify(canonicalPayload((p) => (p.identity.nationality = 'XX')))), /identity\.nationality: /);
     const cyrillic = JSON.stringify(canonicalPayload((p) => (p.identity.firstName = 'Зоя')));
-    assert.throws(() => storedCanonicalKyc(cyrillic), (err: Error) => err.message.includes('identity.firstName') && !err.message.includes('Зоя'));
+    assert.throws(
+      () => storedCanonicalKyc(cyrillic),
+      (err: Error) => err.message.includes('identity.firstName') && !err.message.includes('Зоя'),
+    );
     assert.throws(() => storedCanonicalKyc('{}'), /externalUserId: is required/);
   });
 });
