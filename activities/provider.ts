@@ -1,6 +1,6 @@
 // How an activity's provider request fails, classified once: a ProviderError becomes an
 // ApplicationFailure whose type carries the record-level category (`RecordFailure.TOKEN_ALREADY_USED`,
-// contract/workflows.ts) — or `RunLevel` when our own credentials are refused — retryable or not as
+// contract/share-record.ts) — or `RunLevel` when our own credentials are refused — retryable or not as
 // provider/errors.ts says, a 429 retried after the provider's Retry-After. The provider's kind,
 // status and correlation id ride along in the details, for operators.
 import { ApplicationFailure } from '@temporalio/common';

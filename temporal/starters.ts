@@ -57,7 +57,7 @@ const DISPATCHER_RUN_MS = 10 * 60_000;
 
 export function createStarters(client: Client, config: Config) {
   const t = config.temporal;
-  // a run whose activities call the provider names its business: the calls' fairness key (contract/workflows.ts providerPriority)
+  // a run whose activities call the provider names its business: the calls' fairness key (contract/provider-queue.ts providerPriority)
   const batchInput = (batchId: string, businessId: string): BatchImportInput => ({
     batchId,
     businessId,

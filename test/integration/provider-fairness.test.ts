@@ -1,6 +1,6 @@
 // A business's small batch is not queued behind another business's large one on the rate-limited
 // provider queue (issue 18). Every provider call carries its business as its Temporal fairness key
-// (contract/workflows.ts providerPriority), and the task queue hands out the calls of the
+// (contract/provider-queue.ts providerPriority), and the task queue hands out the calls of the
 // businesses with calls waiting in turn. Business A's batch keeps 50 calls queued at the spec's 10
 // a second; business B's 10 rows, uploaded while A's runs, reach the provider interleaved with A's,
 // one for one — first come, first served, they came as one block after all of A's queued calls.
