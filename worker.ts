@@ -6,10 +6,12 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
+import type { Context } from '@temporalio/activity';
+import { bundleWorkflowCode, Worker, type ActivityInterceptors, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
+import { actAs } from './store/audit-actor.ts';
 import { createFileStore } from './runtime/file-store.ts';
 import { createRuns } from './temporal/runs.ts';
 import { createStarters } from './temporal/starters.ts';
@@ -39,6 +41,17 @@ export async function workflowBundle(config: Config): Promise<{ codePath: string
   if (existsSync(config.temporal.workflowBundlePath)) return { codePath: config.temporal.workflowBundlePath };
   return { code: await bundleWorkflows() };
 }
+
+/** An activity acts as its workflow run: the audit log names the workflow id and run id of what the system did. */
+const actingAsItsRun = (ctx: Context): ActivityInterceptors => ({
+  inbound: {
+    execute: (input, next) => {
+      const run = ctx.info.workflowExecution;
+      const actor = run ? { type: 'workflow' as const, id: run.workflowId, runId: run.runId } : { type: 'system' as const, id: ctx.info.activityType };
+      return actAs(actor, null, () => next(input));
+    },
+  },
+});
 
 /** What a worker process brings: its database, logger, provider, Temporal client and webhook keys. */
 export type WorkerDeps = Omit<ActivityDeps, 'settings' | 'start' | 'runs' | 'files'> & { temporal: Client };
@@ -72,7 +85,13 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const t = config.temporal;
   const bundle = await workflowBundle(config);
   // every payload encrypted, as the clients do (temporal/payload-codec.ts)
-  const common = { connection, namespace: t.namespace, dataConverter: encryptingDataConverter(await loadCodecKeys(config)) };
+  const common = {
+    connection,
+    namespace: t.namespace,
+    dataConverter: encryptingDataConverter(await loadCodecKeys(config)),
+    // every audit entry an activity writes names its workflow and run (store/audit-actor.ts)
+    interceptors: { activity: [actingAsItsRun] },
+  };
   const general = await Worker.create({ ...common, taskQueue: t.taskQueue, workflowBundle: bundle, activities: createActivities(deps) });
   const provider = await Worker.create({
     ...common,

@@ -20,6 +20,7 @@ import { DOCS_ASSETS, DOCS_CSP, docsInit, docsPage, SCALAR_VERSION, scalarBundle
 import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
+import { auditRefusals } from './middleware/refusals.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { streamDeadline } from './middleware/stream-deadline.ts';
 import { parseOrThrow, readJsonBody } from './middleware/validate.ts';
@@ -43,6 +44,7 @@ import { sandboxRoutes } from './routes/sandbox.ts';
 import { signedPayloadRoutes } from './routes/signed-payload.ts';
 import { universalKycRoutes } from './routes/universal-kyc.ts';
 import { syncImportRoutes } from './routes/sync-imports.ts';
+import { auditLogRoutes } from './routes/audit-log.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keys: KeyRings };
 
@@ -119,6 +121,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...codecRoutes(uc),
     ...metricsRoutes(uc),
     ...subscriptionRoutes(uc),
+    ...auditLogRoutes(uc),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
   const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all)))];
@@ -165,7 +168,7 @@ export function buildApp(deps: AppDeps): Koa {
   const allowed = allowedMethods(routes);
   for (const r of routes) {
     const chain: Middleware[] = [];
-    if (r.auth !== false) chain.push(auth, limit);
+    if (r.auth !== false) chain.push(auth, limit, auditRefusals(deps.db, r.operationId, deps.log));
     if (r.rateLimit) chain.push(rateLimit(deps.db, r.rateLimit));
     if (r.versioned) chain.push(requireAcceptVersion);
     chain.push(handle(r, deps));

@@ -28,6 +28,10 @@ export const TAGS = [
       "owners' documents, the document manifest, downloads, and the submission whose decision " +
       'arrives by webhook (kyb_status_change).',
   },
+  {
+    name: 'Record',
+    description: "The compliance record: your business's audit log and an entity's history — who did what, when, provably.",
+  },
   { name: 'Webhooks', description: 'Where decisions are sent, every delivery attempt, redelivery, and the keys that verify signatures.' },
   {
     name: 'Operations',

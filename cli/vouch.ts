@@ -1,11 +1,15 @@
 // Admin CLI: `npm run vouch -- business create --name NAME [--bin-sponsored]`, `npm run vouch -- key create --business ID`.
 // Prints JSON on stdout. Uses DATABASE_URL, else the embedded database under DATA_DIR (the one
 // `npm start` serves, when it runs).
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
+import { COMMANDS } from './commands/index.ts';
+import { UsageError } from './command.ts';
+import { actAs } from '../store/audit-actor.ts';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, type SigningKey } from '../domain/webhook-signature.ts';
-import { loadConfig } from '../runtime/config.ts';
+import { loadConfig, type Config } from '../runtime/config.ts';
 import { privateFiles } from '../runtime/process.ts';
 import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../temporal/payload-codec.ts';
 import { registerSearchAttributes } from '../temporal/search-attributes.ts';
@@ -29,9 +33,9 @@ const usage = `usage:
   vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
   vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
   vouch payload-keys rotate                             put a new payload key first (it encrypts from now on; old keys still decrypt)
+${COMMANDS.map((c) => c.usage).join('\n')}
+Every command acts as --as NAME (else VOUCH_OPERATOR, else your login name) in the audit log.
 API keys are printed once and stored only as hashes.`;
-
-class UsageError extends Error {}
 
 const ROTATE: Record<string, { kind: RingKind; publish: (k: SigningKey) => unknown }> = {
   'webhook-keys rotate': { kind: 'webhook', publish: publicKeyOf },
@@ -39,25 +43,49 @@ const ROTATE: Record<string, { kind: RingKind; publish: (k: SigningKey) => unkno
   'signed-payload-keys rotate': { kind: 'signed-payload', publish: payloadPublicKeyOf },
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from './commands/ids.ts';
+
+const OPTIONS = {
+  name: { type: 'string' },
+  'bin-sponsored': { type: 'boolean', default: false },
+  business: { type: 'string' },
+  key: { type: 'string' },
+  force: { type: 'boolean', default: false },
+  as: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 async function main(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      'bin-sponsored': { type: 'boolean', default: false },
-      business: { type: 'string' },
-      key: { type: 'string' },
-      force: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
+    // the commands' own options beside these (their names must not clash: test/unit/cli.test.ts)
+    options: { ...(Object.assign({}, ...COMMANDS.map((c) => c.options ?? {})) as object), ...OPTIONS },
   });
   const command = positionals.join(' ');
   if (values.help || !command) throw new UsageError(usage);
   const config = loadConfig();
   privateFiles(config.dataDir); // key rings and the embedded database it may make are its own
+  const who = String(values.as ?? process.env.VOUCH_OPERATOR ?? userInfo().username);
+  const extra = COMMANDS.find((c) => command === c.name || command.startsWith(`${c.name} `));
+  if (extra) {
+    const args = positionals.slice(extra.name.split(' ').length);
+    return actAs({ type: extra.actsAs, id: who }, null, () => extra.run({ args, values: values as Record<string, string | boolean | undefined>, config }));
+  }
+  return actAs({ type: 'admin_cli', id: who }, null, () => administer(command, values, config));
+}
+
+async function administer(
+  command: string,
+  values: {
+    name?: string | undefined;
+    'bin-sponsored'?: boolean | undefined;
+    business?: string | undefined;
+    key?: string | undefined;
+    force?: boolean | undefined;
+  },
+  config: Config,
+): Promise<unknown> {
   if (command === 'webhook-keys generate') {
     const ring = await loadKeyRing(config, 'webhook', { generateMissing: true, ignoreVariable: true });
     return { file: keyRingFile(config, 'webhook'), keys: ring.map(publicKeyOf) };

@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
+import { setProcessActor } from '../store/audit-actor.ts';
 
 export type ProcessContext = {
   config: Config;
@@ -35,6 +36,8 @@ export async function runProcess(name: string, main: (ctx: ProcessContext) => Pr
     throw err;
   }
   privateFiles(config.dataDir);
+  // what this process writes outside a request or an activity is audited as the process itself
+  setProcessActor({ type: 'system', id: `vouch-${name}` });
   const log = createLogger(config.logLevel, `vouch-${name}`);
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   let stopping: Promise<void> | undefined;

@@ -1,6 +1,7 @@
 // Businesses (the tenants) and their API keys. A key is shown once, when made; only its SHA-256
 // hash is stored (keys carry 256 random bits, so a slow hash adds nothing).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable } from './db.ts';
 
 export type Business = { id: string; name: string; binSponsored: boolean; createdAt: string };
@@ -27,6 +28,7 @@ export async function insertApiKey(q: Queryable, businessId: string, environment
     hashApiKey(apiKey),
     apiKey.slice(0, 16),
   ]);
+  recordAudit(q, { businessId, action: 'api_key.created', subject: { type: 'api_key', id } });
   return { keyId: id, apiKey };
 }
 
@@ -38,6 +40,7 @@ export async function createBusiness(db: Db, input: { name: string; binSponsored
       input.binSponsored,
     ]);
     const business = toBusiness(row!);
+    recordAudit(q, { businessId: business.id, action: 'business.created', details: { binSponsored: business.binSponsored } });
     const { apiKey, keyId } = await insertApiKey(q, business.id, input.environment);
     return { business, apiKey, keyId };
   });
@@ -48,19 +51,27 @@ export async function findBusiness(db: Queryable, id: string): Promise<Business 
   return row ? toBusiness(row) : undefined;
 }
 
-export async function findBusinessByApiKey(db: Queryable, apiKey: string): Promise<Business | undefined> {
+/** The business an active API key acts for, and the key's id (what the audit log names). */
+export async function findApiKey(db: Queryable, apiKey: string): Promise<{ business: Business; keyId: string } | undefined> {
   const [row] = await db.query(
-    `SELECT b.* FROM api_keys k JOIN businesses b ON b.id = k.business_id
+    `SELECT b.*, k.id AS key_id FROM api_keys k JOIN businesses b ON b.id = k.business_id
       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
     [hashApiKey(apiKey)],
   );
-  return row ? toBusiness(row) : undefined;
+  return row ? { business: toBusiness(row), keyId: String(row.key_id) } : undefined;
 }
 
-export async function revokeApiKey(db: Queryable, businessId: string, keyId: string): Promise<boolean> {
-  const rows = await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL RETURNING id', [
-    keyId,
-    businessId,
-  ]);
-  return rows.length === 1;
+export async function findBusinessByApiKey(db: Queryable, apiKey: string): Promise<Business | undefined> {
+  return (await findApiKey(db, apiKey))?.business;
+}
+
+export async function revokeApiKey(db: Db, businessId: string, keyId: string): Promise<boolean> {
+  return db.tx(async (q) => {
+    const rows = await q.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL RETURNING id', [
+      keyId,
+      businessId,
+    ]);
+    if (rows.length === 1) recordAudit(q, { businessId, action: 'api_key.revoked', subject: { type: 'api_key', id: keyId } });
+    return rows.length === 1;
+  });
 }

@@ -8,9 +8,16 @@ export interface Queryable {
   query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
+/** A transaction: its statements, and work to do last before it commits (the audit log's chain, store/audit-log.ts). */
+export interface Tx extends Queryable {
+  beforeCommit(fn: () => Promise<void>): void;
+}
+
+export const isTx = (q: Queryable): q is Tx => typeof (q as Partial<Tx>).beforeCommit === 'function';
+
 export interface Db extends Queryable {
   /** Runs fn in one transaction; commits if it resolves, rolls back if it throws. */
-  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  tx<T>(fn: (q: Tx) => Promise<T>): Promise<T>;
   ping(): Promise<number>;
   close(): Promise<void>;
 }
@@ -36,7 +43,10 @@ export function connectDb(url: string, poolSize = 10): Db {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn({ query: (sql, params) => run(client, sql, params) });
+        const last: (() => Promise<void>)[] = [];
+        const result = await fn({ query: (sql, params) => run(client, sql, params), beforeCommit: (f) => void last.push(f) });
+        // hooks may add hooks; each runs once, in the order added
+        for (let i = 0; i < last.length; i++) await last[i]!();
         await client.query('COMMIT');
         return result;
       } catch (err) {

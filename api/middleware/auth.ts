@@ -2,7 +2,8 @@
 import type { Middleware } from 'koa';
 import { ApiError } from '../api-error.ts';
 import { currentLogContext } from '../../runtime/logger.ts';
-import { findBusinessByApiKey } from '../../store/businesses.ts';
+import { actAs } from '../../store/audit-actor.ts';
+import { findApiKey } from '../../store/businesses.ts';
 import type { Db } from '../../store/db.ts';
 
 export const API_KEY_HEADER = 'x-vouch-api-key';
@@ -11,14 +12,16 @@ export function authenticate(db: Db): Middleware {
   return async (ctx, next) => {
     const key = ctx.get(API_KEY_HEADER);
     if (!key) throw new ApiError('authMissingKey', `The ${API_KEY_HEADER} header is missing; send your API key in it.`, { parameter: API_KEY_HEADER });
-    const business = key.length <= 200 ? await findBusinessByApiKey(db, key) : undefined;
-    if (!business)
+    const found = key.length <= 200 ? await findApiKey(db, key) : undefined;
+    if (!found)
       throw new ApiError('authInvalidKey', `The API key in ${API_KEY_HEADER} is unknown or revoked; check it, or use a current key.`, {
         parameter: API_KEY_HEADER,
       });
+    const { business, keyId } = found;
     ctx.state.business = business;
     const logContext = currentLogContext();
     if (logContext) logContext.businessId = business.id;
-    await next();
+    // what the request writes is audited as this key's doing (store/audit-actor.ts)
+    await actAs({ type: 'api_key', id: keyId }, String(ctx.state.requestId ?? '') || null, next);
   };
 }

@@ -19,8 +19,9 @@ import { isolatedDatabaseUrl } from '../helpers/stack.ts';
 /** The same database, with every statement it runs (in a transaction or not) written down. */
 function recording(db: Db): { db: Db; statements: string[] } {
   const statements: string[] = [];
-  const wrap = (q: Queryable): Queryable => ({
-    query: (sql, params) => {
+  const wrap = <Q extends Queryable>(q: Q): Q => ({
+    ...q,
+    query: (sql: string, params?: readonly unknown[]) => {
       statements.push(sql.replace(/\s+/g, ' '));
       return q.query(sql, params);
     },
@@ -157,6 +158,7 @@ describe('one lock order: a business entity before its members, an entity before
         tx: (fn) =>
           db.tx((q) =>
             fn({
+              ...q,
               query: async (sql, params) => {
                 const rows = await q.query(sql, params);
                 if (/^DELETE FROM entity_members/.test(sql.trim())) {

@@ -1,0 +1,33 @@
+// A refused request that would have changed data is an audit entry too (issue 21): who tried what,
+// and the code they got. Reads are not (a GET changes nothing; the personal-data reads record their
+// own outcome), nor are refusals of the limiter (429) and of an overloaded service (503): recording
+// those would turn a flood into writes. A refusal caused by our own failure (5xx) is not the caller's act.
+import type { Middleware } from 'koa';
+import { ApiError } from '../api-error.ts';
+import { recordAuditAlone } from '../../store/audit-log.ts';
+import type { Db } from '../../store/db.ts';
+import type { Logger } from 'pino';
+
+const NOT_RECORDED = new Set([429, 503]);
+
+export function auditRefusals(db: Db, operationId: string, log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const business = ctx.state.business as { id: string } | undefined;
+      if (err instanceof ApiError && business && ctx.method !== 'GET' && ctx.method !== 'HEAD' && err.status < 500 && !NOT_RECORDED.has(err.status)) {
+        const entityId = typeof ctx.params?.entityId === 'string' && /^[0-9a-f-]{36}$/i.test(ctx.params.entityId) ? ctx.params.entityId : null;
+        await recordAuditAlone(db, {
+          businessId: business.id,
+          action: 'request.refused',
+          entityId,
+          subject: { type: 'operation', id: operationId },
+          details: { status: err.status, parameter: err.parameter },
+          outcome: err.spec.code,
+        }).catch((e: unknown) => log.warn({ err: e }, 'could not record a refused request in the audit log'));
+      }
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,24 @@
+// A command of the admin CLI (cli/vouch.ts) that lives in its own file under cli/commands/: its
+// words, its usage lines, its options, and who it acts as in the audit log — the admin CLI for
+// administration, an operator for what an operator does about a person's record (trace, evidence,
+// holds). The person at the keyboard is named by --as, else VOUCH_OPERATOR, else the login name.
+import type { ParseArgsOptionsConfig } from 'node:util';
+import type { Config } from '../runtime/config.ts';
+
+export class UsageError extends Error {}
+
+export type CommandInput = {
+  /** The words after the command's own (`vouch trace <id>`: the id). */
+  args: string[];
+  values: Record<string, string | boolean | undefined>;
+  config: Config;
+};
+
+export type CliCommand = {
+  /** Its words: `audit verify`, `trace`. */
+  name: string;
+  usage: string;
+  options?: ParseArgsOptionsConfig;
+  actsAs: 'admin_cli' | 'operator';
+  run(input: CommandInput): Promise<unknown>;
+};

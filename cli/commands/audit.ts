@@ -1,0 +1,42 @@
+// `vouch audit verify [--business ID]`: walks every business's audit chain (or one) and reports the
+// first entry that was changed, removed, reordered or cut off (domain/audit-chain.ts). Exit code 1
+// when a chain is broken. It prints each chain's head (seq and hash): kept somewhere else (a ticket,
+// a notary, the evidence bundles), a head also proves that no one rewrote the whole chain after it.
+import { chainChecker, type ChainBreak } from '../../domain/audit-chain.ts';
+import { openDatabase } from '../../runtime/database.ts';
+import { chainedBusinesses, chainHead, chainOf } from '../../store/audit-log.ts';
+import { UsageError, type CliCommand } from '../command.ts';
+import { UUID } from './ids.ts';
+
+export const auditVerify: CliCommand = {
+  name: 'audit verify',
+  usage: `  vouch audit verify [--business BUSINESS_ID]         check every business's audit chain (or one's); names the first entry
+                                                        changed, removed, reordered or cut off; exit code 1 if any`,
+  actsAs: 'admin_cli',
+  async run({ values, config }) {
+    const only = values.business as string | undefined;
+    if (only !== undefined && !UUID.test(only)) throw new UsageError('--business must be a business id (UUID)');
+    const database = await openDatabase(config);
+    try {
+      const db = database.db;
+      const businesses = only ? [only] : await chainedBusinesses(db);
+      const chains = [];
+      for (const businessId of businesses) {
+        const head = await chainHead(db, businessId);
+        const check = chainChecker();
+        let entries = 0;
+        let broken: ChainBreak | null = null;
+        for await (const e of chainOf(db, businessId)) {
+          entries += 1;
+          if ((broken = check.push(e))) break;
+        }
+        broken ??= check.end(head);
+        chains.push({ businessId, entries, head, intact: broken === null, ...(broken ? { firstBreak: broken } : {}) });
+      }
+      if (chains.some((c) => !c.intact)) process.exitCode = 1;
+      return { intact: chains.every((c) => c.intact), chains };
+    } finally {
+      await database.close();
+    }
+  },
+};

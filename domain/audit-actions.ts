@@ -1,0 +1,55 @@
+// Every action the audit log records (issue 21), with what it means. One place: the store refuses
+// an action not named here, GET /audit-log's `action` filter accepts exactly these, and the README's
+// table is printed from this list (npm run docs:audit) and kept equal by test/unit/audit.test.ts.
+// An entry names ids and hashes only; the decision's outcome is never in it (spec 1.4: only the
+// webhook carries it) — a decision entry names the event that carried it and the SHA-256 of the
+// decision as stored, so the evidence bundle can prove which decision it was.
+export const AUDIT_ACTIONS = {
+  'business.created': 'A business was created (admin CLI).',
+  'api_key.created': 'An API key was issued (its id; the key itself is never stored).',
+  'api_key.revoked': 'An API key was revoked.',
+  'entity.created': 'An entity was created (details: the SHA-256 of its externalId, its type).',
+  'entity.deleted': 'An entity was deleted under no retention policy: every piece of it is gone (spec 2.4).',
+  'entity.sealed': 'An entity was deleted under a retention policy: gone from the API, its record sealed until purgeAfter.',
+  'entity.purged': 'A sealed record was purged at the end of its retention period; only audit entries remain.',
+  'requirement.submitted': "A requirement's value was submitted (details: the requirement slug, the SHA-256 of the value).",
+  'member.declared': 'An individual was declared a member (owner, director) of a business entity.',
+  'member.removed': "An individual's member link to a business entity was removed (the KYB profile was saved without it).",
+  'file.submitted': 'A file was stored for an entity (details: its slug, document type and SHA-256).',
+  'file.retired': 'A file was replaced by a newer one of the same kind, or discarded with its submission.',
+  'person_data.kept': "A verified person's data was kept for signed payloads (details: the SHA-256 of the data as stored).",
+  'verification.stage': 'A verification moved to a stage (details: path, verification id, stage); never its outcome.',
+  'decision.recorded':
+    'A decision was recorded (details: path, its provenance — batch and row, sync request, SDK review, submission — ' +
+    'the event that carried it, and the SHA-256 of the decision as stored). The outcome itself is not in the log.',
+  'feature.enabled': 'A feature was enabled for an entity.',
+  'feature.removed': 'A feature was removed from an entity.',
+  'event.recorded': 'An event was recorded for delivery to the subscriptions of its type.',
+  'event.redelivery_requested': 'A redelivery of an event was requested.',
+  'batch.uploaded': 'A batch CSV was accepted (details: its SHA-256, row count).',
+  'batch.canceled': 'A batch run was canceled.',
+  'sync_import.requested': 'A synchronous token-sharing import was requested.',
+  'share.failed': 'A token-shared record failed (details: batch and row or sync request, the error code).',
+  'sdk_token.issued': 'A hosted-SDK token was issued for an entity.',
+  'ukyc.submitted': 'Universal KYC data was submitted (details: submission id, the SHA-256 of the canonical payload).',
+  'kyb.profile_saved': "A business entity's KYB profile was saved (details: the SHA-256 of the profile).",
+  'kyb.submitted': 'A KYB submission was opened.',
+  'subscription.created': 'A webhook subscription was created.',
+  'subscription.replaced': 'A webhook subscription was replaced.',
+  'subscription.deleted': 'A webhook subscription was deleted (its waiting deliveries canceled).',
+  'sandbox.review_requested': 'A sandbox review outcome was requested (sandbox only).',
+  'signed_payload.issued': "A person's signed payload was read.",
+  'download_link.issued': 'A download link to a file was issued (details: the file id, the link id).',
+  'file.downloaded': 'A file was downloaded through a link (actor: the link).',
+  'evidence.exported': "An evidence bundle of an entity was exported (details: the bundle's SHA-256).",
+  'retention.policy_set': "A business's retention policy was set (details: years, or none).",
+  'hold.added': 'A legal hold was placed on an entity (details: hold id, the SHA-256 of its reason, until).',
+  'hold.released': 'A legal hold was released.',
+  'request.refused': 'A request that would have changed data or read personal data was refused (outcome: the error code).',
+} as const satisfies Record<string, string>;
+
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+
+export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
+
+export const isAuditAction = (s: string): s is AuditAction => Object.hasOwn(AUDIT_ACTIONS, s);

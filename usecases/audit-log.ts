@@ -1,0 +1,30 @@
+// A business reads its own audit log (issue 21).
+import type { z } from 'zod';
+import type { AuditEntry } from '../domain/audit-chain.ts';
+import type { auditLogQuery, AuditLogPage } from '../domain/audit-log.ts';
+import { done, type Outcome } from '../domain/outcome.ts';
+import { pageMeta } from '../domain/pagination.ts';
+import { auditPage } from '../store/audit-log.ts';
+import type { Caller, UseCaseContext } from './context.ts';
+
+/** An entry as the API shows it (the hashed fields, grouped). */
+export const auditEntryView = (e: AuditEntry): AuditLogPage['items'][number] => ({
+  id: e.id,
+  seq: e.seq,
+  occurredAt: e.occurredAt,
+  actor: { type: e.actorType, id: e.actorId, runId: e.runId },
+  requestId: e.requestId,
+  action: e.action as AuditLogPage['items'][number]['action'],
+  entityId: e.entityId,
+  subject: e.subjectType && e.subjectId ? { type: e.subjectType, id: e.subjectId } : null,
+  details: e.details,
+  outcome: e.outcome,
+  prevHash: e.prevHash,
+  hash: e.hash,
+});
+
+export async function readAuditLog({ db }: UseCaseContext, caller: Caller, query: z.output<typeof auditLogQuery>): Promise<Outcome<AuditLogPage>> {
+  const { page, limit, ...filter } = query;
+  const { items, totalItems } = await auditPage(db, caller.id, filter, { page, limit });
+  return done({ items: items.map(auditEntryView), meta: pageMeta({ page, limit }, totalItems) });
+}
