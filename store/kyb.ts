@@ -42,7 +42,7 @@ export async function saveProfile(
       const ids: string[] = [];
       for (const [index, o] of p.owners.entries()) {
         await q.query(
-          "INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, 'INDIVIDUAL') ON CONFLICT (business_id, external_id) DO NOTHING",
+          "INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, 'INDIVIDUAL') ON CONFLICT (business_id, external_id) WHERE sealed_at IS NULL DO NOTHING",
           [randomUUID(), p.businessId, o.externalId],
         );
         const [row] = await q.query<{ id: string; type: string }>('SELECT id, type FROM entities WHERE business_id = $1 AND external_id = $2', [
