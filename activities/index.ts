@@ -13,6 +13,7 @@ import { createHousekeepingActivities } from './housekeeping.ts';
 import { createKybActivities, createPersonDecidedHook, type OwnerDecidedWaker } from './kyb.ts';
 import { createReconcileActivities, startDeliveryRetry, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
+import { createRetentionActivities, type RetentionDeps } from './retention.ts';
 import { createSandboxActivities } from './sandbox.ts';
 import { createShareActivities } from './share.ts';
 import { createUniversalKycActivities } from './universal-kyc.ts';
@@ -36,7 +37,7 @@ export type ActivityDeps = {
   /** The reconciler asks whether a run is running (temporal/runs.ts). */
   runs: ReconcileDeps['runs'];
   /** Idempotent workflow starts (temporal/starters.ts): activities never name workflow code themselves. */
-  start: ReconcileDeps['start'] & { kybOwnerDecided: OwnerDecidedWaker };
+  start: ReconcileDeps['start'] & RetentionDeps['start'] & { kybOwnerDecided: OwnerDecidedWaker };
   webhookKeys: WebhookKeys;
   /** The file store (housekeeping removes the bytes no row names). */
   files: FileStore;
@@ -54,6 +55,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBatchActivities(deps),
     ...createUniversalKycActivities({ db: deps.db, personDecided }),
     ...createKybActivities(deps),
+    ...createRetentionActivities(deps),
     failShare: createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }).failShare,
   };
 }

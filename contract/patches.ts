@@ -21,10 +21,12 @@ export const PATCHES = {
    * run that began without their handlers keeps them unhandled, as it did when it ran.
    */
   kybWakeSignals: { id: 'kyb-wake-signals', introducedIn: '1.0.3', touches: ['universalKybWorkflow'] },
+  /** Housekeeping makes sure every sealed record past its date has its retention workflow. */
+  reconcileRetention: { id: 'reconcile-retention', introducedIn: '1.1.0', touches: ['housekeepingWorkflow'] },
 } as const satisfies Record<string, Patch>;
 
 /** The service's releases, oldest first (README, "Changelog"); the last is package.json's version. */
-export const RELEASES = ['1.0.1', '1.0.2', '1.0.3'] as const;
+export const RELEASES = ['1.0.1', '1.0.2', '1.0.3', '1.1.0'] as const;
 export type Release = (typeof RELEASES)[number];
 
 /** What the rule asks of a patch in a release: still `patched`, `deprecated`, or gone (`removed`). */

@@ -26,6 +26,7 @@ export type RunTags = { businessId: string; entityId?: string | undefined; batch
  *   universal KYB         waiting → settling → approved | rejected | superseded
  *   webhook retry         retrying → delivered | failed | canceled
  *   webhook dispatcher    running
+ *   retention             sealed → held (a legal hold without end binds it) → purged | completed (gone already)
  */
 export const VOUCH_STATUSES = [
   'pending',
@@ -43,5 +44,8 @@ export const VOUCH_STATUSES = [
   'retrying',
   'delivered',
   'running',
+  'sealed',
+  'held',
+  'purged',
 ] as const;
 export type VouchStatus = (typeof VOUCH_STATUSES)[number];

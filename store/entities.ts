@@ -3,8 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { features } from '../domain/feature-catalog.ts';
 import type { CreateEntityInput, Entity, EntityListItem } from '../domain/entity.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
-import { iso, isUniqueViolation, type Db, type Queryable, type Row } from './db.ts';
+import { canonicalSha256, sha256Hex } from '../domain/digests.ts';
+import { iso, isUniqueViolation, type Db, type Queryable, type Row, type Tx } from './db.ts';
 import { discardBytes, fileKeysOf } from './files.ts';
+import { sealIfKept } from './retention.ts';
+import { recordAudit } from './audit-log.ts';
 
 export class ExternalIdTaken extends Error {}
 
@@ -29,18 +32,53 @@ const toListItem = (r: Row): EntityListItem => ({
 /** A declared member, as stored (the use case has checked it is an INDIVIDUAL of the business). */
 export type MemberRow = { entityId: string; role: string; ownershipPercent?: number | undefined };
 
+/** entity.created: the entity's type and the SHA-256 of its externalId (the client's reference, never in clear). */
+export function recordEntityCreated(q: Tx, businessId: string, entityId: string, externalId: string, type: string): void {
+  recordAudit(q, {
+    businessId,
+    action: 'entity.created',
+    entityId,
+    subject: { type: 'entity', id: entityId },
+    details: { externalIdSha256: sha256Hex(externalId), type },
+  });
+}
+
+/** member.declared / member.removed: the link of a member (subject) to its business entity (entityId). */
+export function recordMemberChange(
+  q: Tx,
+  m: { businessId: string; businessEntityId: string; memberId: string; role: string | null },
+  action: 'member.declared' | 'member.removed',
+): void {
+  recordAudit(q, {
+    businessId: m.businessId,
+    action,
+    entityId: m.businessEntityId,
+    subject: { type: 'entity', id: m.memberId },
+    details: { memberId: m.memberId, role: m.role },
+  });
+}
+
 export async function createEntity(db: Db, businessId: string, input: CreateEntityInput, members: readonly MemberRow[] = []): Promise<string> {
   const id = randomUUID();
   try {
     await db.tx(async (q) => {
       await q.query('INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, $4)', [id, businessId, input.externalId, input.type]);
+      recordEntityCreated(q, businessId, id, input.externalId, input.type);
       for (const r of input.requirements ?? []) {
+        const requirementId = randomUUID();
         await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
-          randomUUID(),
+          requirementId,
           id,
           r.requirementSlug,
           JSON.stringify(r.value),
         ]);
+        recordAudit(q, {
+          businessId,
+          action: 'requirement.submitted',
+          entityId: id,
+          subject: { type: 'requirement', id: requirementId },
+          details: { slug: r.requirementSlug, valueSha256: canonicalSha256(r.value) },
+        });
       }
       for (const m of members) {
         await q.query('INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent) VALUES ($1, $2, $3, $4)', [
@@ -49,6 +87,7 @@ export async function createEntity(db: Db, businessId: string, input: CreateEnti
           m.role,
           m.ownershipPercent ?? null,
         ]);
+        recordMemberChange(q, { businessId, businessEntityId: id, memberId: m.entityId, role: m.role }, 'member.declared');
       }
     });
   } catch (err) {
@@ -98,9 +137,11 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
  * commits before (and is deleted with it) or finds it gone. Before it, the business entities that
  * declare it as a member are locked (in id order): one lock order, a business entity before its
  * members, as their own writers take them (saving a KYB profile rewrites its members' links).
- * Returns the store keys whose bytes are to go; null when there was no such entity.
+ * Under a retention policy, or while a legal hold binds the entity, it is sealed instead (store/
+ * retention.ts): gone from every read, kept until the date returned. Either way one audit entry.
+ * Returns the store keys whose bytes are to go, or the seal's purge date; null when there was no such entity.
  */
-export async function deleteEntity(db: Db, businessId: string, id: string): Promise<string[] | null> {
+export async function deleteEntity(db: Db, businessId: string, id: string): Promise<{ removed: string[] } | { sealedUntil: Date } | null> {
   return db.tx(async (q) => {
     await q.query(
       `SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM ` +
@@ -109,10 +150,13 @@ export async function deleteEntity(db: Db, businessId: string, id: string): Prom
     );
     const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
     if (!entity) return null;
+    const sealedUntil = await sealIfKept(q, businessId, id, new Date());
+    if (sealedUntil) return { sealedUntil };
     const keys = await fileKeysOf(q, id);
     await discardBytes(q, keys);
     await q.query('DELETE FROM entities WHERE id = $1', [id]);
-    return keys;
+    recordAudit(q, { businessId, action: 'entity.deleted', entityId: id, subject: { type: 'entity', id }, details: { files: keys.length } });
+    return { removed: keys };
   });
 }
 

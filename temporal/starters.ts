@@ -16,12 +16,14 @@ import { sandboxReviewWorkflowId, type SandboxReviewResult } from '../contract/s
 import { syncWorkflowId, type SyncImportResult } from '../contract/sync-import.ts';
 import { kybOwnerDecidedSignal, kybProfileChangedSignal, kybRecheckSignal, universalKybWorkflowId, type KybSubmissionRun } from '../contract/universal-kyb.ts';
 import { ukycPartReceivedSignal, universalKycWorkflowId, type UkycPartReceived, type UkycSubmissionRun } from '../contract/universal-kyc.ts';
+import { retentionHoldChangedSignal, retentionWorkflowId } from '../contract/retention.ts';
 import { webhookDispatcherWorkflowId } from '../contract/webhook-dispatcher.ts';
 import { webhookRetryWorkflowId, type DeliveryTags } from '../contract/webhook-retry.ts';
 import type { Config } from '../runtime/config.ts';
 import {
   batchImportWorkflow,
   personVerificationWorkflow,
+  retentionWorkflow,
   sandboxReviewWorkflow,
   syncImportWorkflow,
   universalKybWorkflow,
@@ -88,6 +90,12 @@ export function createStarters(client: Client, config: Config) {
     taskQueue: t.taskQueue,
     workflowId: universalKybWorkflowId(input.submissionId),
     args: [input] as [typeof input],
+  });
+  const retentionRun = (entityId: string, businessId: string) => ({
+    ...described({ businessId, entityId }, 'sealed', `Retention of the sealed record of entity ${entityId}: purged at the end of its period`),
+    taskQueue: t.taskQueue,
+    workflowId: retentionWorkflowId(entityId),
+    args: [{ entityId }] as [{ entityId: string }],
   });
   return {
     /** A run of a batch (the upload's, or a retry of its failed rows). */
@@ -200,6 +208,19 @@ export function createStarters(client: Client, config: Config) {
           [`event ${about.eventId}`, `subscription ${about.subscriptionId}`, `delivery ${deliveryId}, run ${run}`],
         ),
       });
+    },
+
+    /** A sealed record's retention workflow: a durable timer to its purge (joined if it runs). */
+    async retention(entityId: string, businessId: string): Promise<void> {
+      await client.workflow.start(retentionWorkflow, {
+        ...joinOrRestart,
+        ...retentionRun(entityId, businessId),
+      });
+    },
+
+    /** A legal hold on the record changed: its retention workflow looks again (started if it is gone, to look). */
+    async retentionHoldChanged(entityId: string, businessId: string): Promise<void> {
+      await client.workflow.signalWithStart(retentionWorkflow, { ...retentionRun(entityId, businessId), signal: retentionHoldChangedSignal, signalArgs: [] });
     },
 
     /** The dispatcher of the webhook queue (started by every worker, and by the reconciler if it is gone). */

@@ -68,11 +68,18 @@ export async function getEntity({ db }: UseCaseContext, caller: Caller, entityId
 
 /**
  * Deletes the entity with every piece of the person at once (one transaction), then its files'
- * bytes; bytes the store does not remove now stay due, and housekeeping removes them.
+ * bytes; bytes the store does not remove now stay due, and housekeeping removes them. Under the
+ * business's retention policy (or a legal hold) the entity is sealed instead — gone from every read
+ * all the same — and its retention workflow purges it when the period ends; if that start is lost,
+ * housekeeping starts it once the date has passed (activities/retention.ts).
  */
 export async function deleteEntity(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
-  const keys = await removeEntity(uc.db, caller.id, entityId);
-  if (!keys) return notFound(entityId);
-  await removeBytes(uc, keys, { alreadyDue: true });
+  const ended = await removeEntity(uc.db, caller.id, entityId);
+  if (!ended) return notFound(entityId);
+  if ('removed' in ended) await removeBytes(uc, ended.removed, { alreadyDue: true });
+  else
+    await uc.start
+      .retention(entityId, caller.id)
+      .catch((err: unknown) => uc.log.warn({ err }, 'retention workflow not started; housekeeping starts it when due'));
   return done(undefined);
 }

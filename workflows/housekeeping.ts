@@ -22,6 +22,7 @@ export type HousekeepingResult = {
   strayFileBytesRemoved?: number;
   remindersSent?: number;
   featuresAnnounced?: number;
+  retentionRunsStarted?: number;
   failedSteps: string[];
 };
 
@@ -42,6 +43,7 @@ export async function housekeepingWorkflow(input?: HousekeepingInput): Promise<H
     if (r.strayFileBytesRemoved !== undefined) total.strayFileBytesRemoved = (total.strayFileBytesRemoved ?? 0) + r.strayFileBytesRemoved;
     if (r.remindersSent !== undefined) total.remindersSent = (total.remindersSent ?? 0) + r.remindersSent;
     if (r.featuresAnnounced !== undefined) total.featuresAnnounced = (total.featuresAnnounced ?? 0) + r.featuresAnnounced;
+    if (r.retentionRunsStarted !== undefined) total.retentionRunsStarted = (total.retentionRunsStarted ?? 0) + r.retentionRunsStarted;
     for (const s of r.failedSteps) if (!total.failedSteps.includes(s)) total.failedSteps.push(s);
   }
   return total;
@@ -66,18 +68,21 @@ async function pass(): Promise<HousekeepingResult> {
   const kybSubmissionsWoken = await step('reconcileKybSubmissions', () => a.reconcileKybSubmissions(), 0);
   deprecatePatch(PATCHES.removeStrayFileBytes.id);
   const strayFileBytesRemoved = await step('removeStrayFileBytes', () => a.removeStrayFileBytes(), 0);
-  // added with the lifecycle events (release 1.0.2): runs recorded before them replay without the steps
-  const lifecycle = patched(PATCHES.lifecycleEvents.id);
-  const remindersSent = lifecycle ? await step('sendReminders', () => a.sendReminders(), 0) : undefined;
-  const featuresAnnounced = lifecycle ? await step('announceNewFeatures', () => a.announceNewFeatures(), 0) : undefined;
+  // added with the lifecycle events (release 1.0.2): deprecated patch, contract/patches.ts
+  deprecatePatch(PATCHES.lifecycleEvents.id);
+  const remindersSent = await step('sendReminders', () => a.sendReminders(), 0);
+  const featuresAnnounced = await step('announceNewFeatures', () => a.announceNewFeatures(), 0);
+  // added with retention (release 1.1.0): runs recorded before it replay without the step
+  const retentionRunsStarted = patched(PATCHES.reconcileRetention.id) ? await step('reconcileRetention', () => a.reconcileRetention(), 0) : undefined;
   return {
     rateLimitWindowsPurged,
     deliveriesRestarted,
     batchesRestarted,
     kybSubmissionsWoken,
     strayFileBytesRemoved,
-    ...(remindersSent === undefined ? {} : { remindersSent }),
-    ...(featuresAnnounced === undefined ? {} : { featuresAnnounced }),
+    remindersSent,
+    featuresAnnounced,
+    ...(retentionRunsStarted === undefined ? {} : { retentionRunsStarted }),
     failedSteps,
   };
 }

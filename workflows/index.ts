@@ -8,3 +8,4 @@ export { personVerificationWorkflow } from './person-verification.ts';
 export { sandboxReviewWorkflow } from './sandbox-review.ts';
 export { universalKycWorkflow } from './universal-kyc.ts';
 export { universalKybWorkflow } from './universal-kyb.ts';
+export { retentionWorkflow } from './retention.ts';

@@ -1,0 +1,31 @@
+// The SHA-256 digests an audit entry names instead of values (issue 21): of a text or bytes as
+// given, of a JSON value in its RFC 8785 canonical form (the same value hashes the same however it
+// was spelled or stored), and of a decision as stored. Anyone holding the value can recompute the
+// digest (the evidence bundle does); the digest alone gives nothing away. Pure: no I/O.
+import canonicalize from 'canonicalize';
+import { createHash } from 'node:crypto';
+import type { KybDecision } from './kyb.ts';
+import type { Decision } from './reliance.ts';
+
+/** SHA-256 (lowercase hex) of a text (UTF-8) or of bytes. */
+export const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
+
+/** SHA-256 of the value's RFC 8785 canonical JSON. */
+export const canonicalSha256 = (value: unknown): string => sha256Hex(canonicalize(value) ?? 'null');
+
+/**
+ * A decision as stored: its status and, when REJECTED, the labels, reject type and comment the KYC
+ * account keeps (kyc_accounts); a KYB decision also each owner's status, as its kyb_status_change
+ * carries them. Nothing else of the object that made it counts.
+ */
+export function storedDecision(d: Decision | KybDecision): Record<string, unknown> {
+  const base: Record<string, unknown> =
+    d.status === 'APPROVED'
+      ? { status: d.status }
+      : { status: d.status, rejectLabels: d.rejectLabels, reviewRejectType: d.reviewRejectType, moderationComment: d.moderationComment };
+  if ('owners' in d) base.owners = d.owners.map((o) => ({ entityId: o.entityId, externalId: o.externalId, status: o.status }));
+  return base;
+}
+
+/** What decision.recorded names instead of the outcome: the SHA-256 of the canonical JSON of the decision as stored. */
+export const decisionSha256 = (d: Decision | KybDecision): string => canonicalSha256(storedDecision(d));
