@@ -3,7 +3,7 @@
 // was spelled or stored), and of a decision as stored. Anyone holding the value can recompute the
 // digest (the evidence bundle does); the digest alone gives nothing away. Pure: no I/O.
 import canonicalize from 'canonicalize';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { KybDecision } from './kyb.ts';
 import type { Decision } from './reliance.ts';
 
@@ -27,5 +27,12 @@ export function storedDecision(d: Decision | KybDecision): Record<string, unknow
   return base;
 }
 
-/** What decision.recorded names instead of the outcome: the SHA-256 of the canonical JSON of the decision as stored. */
-export const decisionSha256 = (d: Decision | KybDecision): string => canonicalSha256(storedDecision(d));
+/** A decision's nonce: 256 random bits (hex), stored with the decision and never shown by the API. */
+export const decisionNonce = (): string => randomBytes(32).toString('hex');
+
+/**
+ * What decision.recorded names instead of the outcome: the SHA-256 of the canonical JSON of
+ * `{ nonce, decision }`, the decision as stored (storedDecision) with its nonce. Without the nonce an
+ * APPROVED decision would hash the same for everyone, and the hash would tell the outcome.
+ */
+export const decisionSha256 = (d: Decision | KybDecision, nonce: string): string => canonicalSha256({ nonce, decision: storedDecision(d) });

@@ -2,7 +2,9 @@
 // and the transitions pending → in_progress → completed | failed | canceled.
 import { randomUUID } from 'node:crypto';
 import type { BatchRow } from '../domain/batch-csv.ts';
+import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
+import { inTx, type Writer } from './in-tx.ts';
 
 import type { BatchStatus } from '../domain/batch-status.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
@@ -95,6 +97,12 @@ export async function createBatch(
       ],
     );
     const batch = toBatch(r!);
+    recordAudit(q, {
+      businessId: input.businessId,
+      action: 'batch.uploaded',
+      subject: { type: 'batch', id: batch.id },
+      details: { sha256: input.contentSha256, rows: input.rows.length, failedAtUpload: failed, provider: input.provider },
+    });
     // records that fail on their own (domain/batch-csv.ts) are stored failed, not retryable: the run never sees them
     for (let i = 0; i < input.rows.length; i += 1000) {
       const chunk = input.rows.slice(i, i + 1000);
@@ -155,13 +163,16 @@ export async function markBatchFailed(q: Queryable, batchId: string, reason: str
 }
 
 /** Cancels a batch that has not finished; false when it already had. */
-export async function markBatchCanceled(q: Queryable, businessId: string, batchId: string): Promise<boolean> {
-  const rows = await q.query(
-    "UPDATE import_batches SET status = 'canceled', canceled_at = now(), updated_at = now() " +
-      "WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
-    [batchId, businessId],
-  );
-  return rows.length === 1;
+export async function markBatchCanceled(q: Writer, businessId: string, batchId: string): Promise<boolean> {
+  return inTx(q, async (tx) => {
+    const rows = await tx.query(
+      "UPDATE import_batches SET status = 'canceled', canceled_at = now(), updated_at = now() " +
+        "WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
+      [batchId, businessId],
+    );
+    if (rows.length === 1) recordAudit(tx, { businessId, action: 'batch.canceled', subject: { type: 'batch', id: batchId } });
+    return rows.length === 1;
+  });
 }
 
 /** Puts a finished batch's retryable failed rows (and rows never reached) back to pending. */
@@ -190,6 +201,12 @@ export async function requeueRetryableRows(
        failure_reason = NULL, updated_at = now() WHERE id = $1 RETURNING run`,
       [batchId, requeued.length],
     );
+    recordAudit(q, {
+      businessId,
+      action: 'batch.retried',
+      subject: { type: 'batch', id: batchId },
+      details: { rows: Number(pending!.n), run: Number(b2!.run) },
+    });
     return { requeued: Number(pending!.n), run: Number(b2!.run) };
   });
 }

@@ -8,8 +8,10 @@ import type { VerificationPath } from '../domain/events.ts';
 import { kybVerificationKey, type FeatureRef, type VerificationRef } from '../domain/lifecycle-events.ts';
 import type { KybDecision } from '../domain/kyb.ts';
 import { kybOnboardingChanges, onboardingChanges } from '../domain/onboarding.ts';
+import { decisionNonce, decisionSha256 } from '../domain/digests.ts';
 import type { Decision } from '../domain/reliance.ts';
-import type { Queryable } from './db.ts';
+import { recordAudit } from './audit-log.ts';
+import type { Tx } from './db.ts';
 import { recordEvent } from './events.ts';
 import { recordVerificationStage, setFeatureAccess } from './lifecycle-events.ts';
 
@@ -32,17 +34,23 @@ export type AppliedDecision = {
   now: Date;
 };
 
-/** Applies the decision; returns the event's id. A unique violation on the card processor token propagates. */
-export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<string> {
+/**
+ * Applies the decision; returns the event's id. A unique violation on the card processor token
+ * propagates. Its audit entry (decision.recorded) names the KYC account, the provenance, the event
+ * and the SHA-256 of the decision as stored (domain/digests.ts), never the outcome.
+ */
+export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> {
   const d = a.decision;
   const rejected = d.status === 'REJECTED' ? d : null;
-  await q.query(
+  const nonce = decisionNonce();
+  const [account] = await q.query<{ id: string }>(
     `INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref, decision, reject_labels,
-                               review_reject_type, moderation_comment)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                               review_reject_type, moderation_comment, decision_nonce)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (provider, applicant_id) DO UPDATE SET decision = EXCLUDED.decision, reject_labels = EXCLUDED.reject_labels,
        review_reject_type = EXCLUDED.review_reject_type, moderation_comment = EXCLUDED.moderation_comment, level_name = EXCLUDED.level_name,
-       decided_at = now()`,
+       decision_nonce = EXCLUDED.decision_nonce, decided_at = now()
+     RETURNING id`,
     [
       randomUUID(),
       a.entityId,
@@ -55,6 +63,7 @@ export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<s
       JSON.stringify(rejected?.rejectLabels ?? []),
       rejected?.reviewRejectType ?? null,
       rejected?.moderationComment ?? null,
+      nonce,
     ],
   );
   const cpt = a.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
@@ -63,7 +72,23 @@ export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<s
     a.cardProcessorPublicToken ? [a.entityId, a.provider, a.cardProcessorPublicToken] : [a.entityId, a.provider],
   );
   const changes = onboardingChanges(d, a.entityId, a.now, a.path);
-  return announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
+  const eventId = await announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
+  recordAudit(q, {
+    businessId: a.businessId,
+    action: 'decision.recorded',
+    entityId: a.entityId,
+    subject: { type: 'kyc_account', id: String(account!.id) },
+    details: {
+      path: a.path,
+      source: a.source,
+      sourceRef: a.sourceRef,
+      provider: a.provider,
+      applicantId: a.applicantId,
+      eventId,
+      decisionSha256: decisionSha256(d, nonce),
+    },
+  });
+  return eventId;
 }
 
 /**
@@ -72,7 +97,7 @@ export async function applyDecision(q: Queryable, a: AppliedDecision): Promise<s
  * source key, so a retried or repeated decision announces nothing twice. Returns the decision event's id.
  */
 async function announce(
-  q: Queryable,
+  q: Tx,
   a: { businessId: string; entityId: string; now: Date; ref: VerificationRef },
   changes: { feature: { ref: FeatureRef; enabled: boolean }; event: { eventName: string; eventType: string; payload: (eventId: string) => object } },
   sourceKey: string,
@@ -92,10 +117,20 @@ async function announce(
 
 /** Applies a KYB decision to the business entity (verifier, business card program) and records its event once; returns the event's id. */
 export async function applyKybDecision(
-  q: Queryable,
+  q: Tx,
   a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date },
 ): Promise<string> {
   await q.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
+  const nonce = decisionNonce();
+  await q.query('UPDATE kyb_submissions SET decision_nonce = $2 WHERE id = $1', [a.submissionId, nonce]);
   const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
-  return announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));
+  const eventId = await announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));
+  recordAudit(q, {
+    businessId: a.businessId,
+    action: 'decision.recorded',
+    entityId: a.entityId,
+    subject: { type: 'submission', id: a.submissionId },
+    details: { path: 'universal-kyb', source: 'universal-kyb', sourceRef: a.submissionId, eventId, decisionSha256: decisionSha256(a.decision, nonce) },
+  });
+  return eventId;
 }

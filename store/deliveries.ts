@@ -1,7 +1,9 @@
 // Deliveries of events to subscriptions: the queue the dispatcher claims from (with leases), each
 // attempt's record and what follows it, cancellation, and redelivery.
 import type { AfterAttempt } from '../domain/webhooks.ts';
+import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
+import { inTx, type Writer } from './in-tx.ts';
 import type { DeliveryTags } from '../contract/webhook-retry.ts';
 
 // An event's deliveries are created with the event (store/events.ts). A delivery is `pending` until
@@ -212,8 +214,37 @@ export async function overdueWaitingDeliveries(q: Queryable, graceMs: number, li
 
 const REQUEUE = "status = 'pending', mode = 'dispatcher', next_attempt_at = now(), lease_until = NULL, run = run + 1, run_attempts = 0, updated_at = now()";
 
-/** Puts deliveries back to the dispatcher for another run (a redelivery); returns those it could (not to deleted subscriptions). */
+/**
+ * Puts deliveries back to the dispatcher for another run (a redelivery); returns those it could (not
+ * to deleted subscriptions). One audit entry per request (event.redelivery_requested), naming what it
+ * asked (the event, or the subscription and since when) and how many deliveries went back.
+ */
 export async function requeueDeliveries(
+  db: Writer,
+  businessId: string,
+  filter: { eventId: string } | { subscriptionId: string; since: Date },
+): Promise<{ deliveryId: string; run: number }[]> {
+  return inTx(db, async (q) => {
+    const rows = await requeue(q, businessId, filter);
+    const [event] =
+      'eventId' in filter
+        ? await q.query<{ entity_id: string | null }>('SELECT entity_id FROM events WHERE id = $1 AND business_id = $2', [filter.eventId, businessId])
+        : [];
+    recordAudit(q, {
+      businessId,
+      action: 'event.redelivery_requested',
+      entityId: event?.entity_id ?? null,
+      subject: 'eventId' in filter ? { type: 'event', id: filter.eventId } : { type: 'subscription', id: filter.subscriptionId },
+      details:
+        'eventId' in filter
+          ? { eventId: filter.eventId, deliveries: rows.length }
+          : { subscriptionId: filter.subscriptionId, since: filter.since.toISOString(), deliveries: rows.length },
+    });
+    return rows;
+  });
+}
+
+async function requeue(
   q: Queryable,
   businessId: string,
   filter: { eventId: string } | { subscriptionId: string; since: Date },

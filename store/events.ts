@@ -3,7 +3,9 @@
 // transaction, when there is one), so a committed event always has its deliveries waiting for the
 // dispatcher: nothing between the record and the first attempt can be lost.
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from './db.ts';
+import { recordAudit } from './audit-log.ts';
+import type { Tx } from './db.ts';
+import { inTx, type Writer } from './in-tx.ts';
 
 export type NewEvent = {
   businessId: string;
@@ -18,9 +20,14 @@ export type NewEvent = {
 
 /**
  * Records the event and its deliveries (once per sourceKey); returns the event's id. One statement,
- * so the event never exists without its deliveries, in a caller's transaction or on its own.
+ * so the event never exists without its deliveries, in a caller's transaction or on its own; with
+ * its audit entry (event.recorded) when it is new.
  */
-export async function recordEvent(q: Queryable, event: NewEvent): Promise<string> {
+export function recordEvent(q: Writer, event: NewEvent): Promise<string> {
+  return inTx(q, (tx) => insertEvent(tx, event));
+}
+
+async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
   const eventId = randomUUID();
   // the bytes every delivery attempt sends; the business is named in them (and so under both
   // signatures), so a receiver serving several businesses cannot be handed one's event as another's
@@ -39,7 +46,16 @@ export async function recordEvent(q: Queryable, event: NewEvent): Promise<string
      SELECT id FROM e`,
     [eventId, event.businessId, event.entityId, event.eventName, event.eventType, body, body, event.sourceKey],
   );
-  if (inserted) return inserted.id;
+  if (inserted) {
+    recordAudit(q, {
+      businessId: event.businessId,
+      action: 'event.recorded',
+      entityId: event.entityId,
+      subject: { type: 'event', id: String(inserted.id) },
+      details: { eventType: event.eventType },
+    });
+    return inserted.id;
+  }
   const [existing] = await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [event.sourceKey]);
   return existing!.id;
 }

@@ -8,7 +8,8 @@
 // are entered in the transaction that deletes it (due at once). Whatever is due and named by no
 // `files` row is removed from the store by housekeeping (activities/housekeeping.ts), so bytes
 // without a row do not outlive a crash by more than the hour (and a minute).
-import { iso, type Db, type Queryable } from './db.ts';
+import { recordAudit } from './audit-log.ts';
+import { iso, type Db, type Queryable, type Tx } from './db.ts';
 
 export type LiveFile = { storageKey: string; fileName: string | null; contentType: string };
 
@@ -21,13 +22,27 @@ export async function liveFileOf(q: Queryable, businessId: string, entityId: str
   return row ? { storageKey: row.storage_key, fileName: row.file_name, contentType: row.content_type } : null;
 }
 
-/** The live file a download link names by its store key: none once the file is retired (replaced) or its entity deleted. */
-export async function liveFileByStorageKey(q: Queryable, storageKey: string): Promise<LiveFile | null> {
-  const [row] = await q.query<{ file_name: string | null; content_type: string }>(
-    'SELECT file_name, content_type FROM files WHERE storage_key = $1 AND retired_at IS NULL',
+/** A file a download link names by its store key: whose it is, and whether it is live (not retired); none once its entity is deleted or sealed. */
+export type LinkedFile = LiveFile & { fileId: string; businessId: string; entityId: string; live: boolean };
+
+export async function fileByStorageKey(q: Queryable, storageKey: string): Promise<LinkedFile | null> {
+  const [row] = await q.query<{ id: string; business_id: string; entity_id: string; file_name: string | null; content_type: string; live: boolean }>(
+    // through the entities view: a sealed entity's files are gone for a link as for every read
+    'SELECT f.id, f.business_id, f.entity_id, f.file_name, f.content_type, f.retired_at IS NULL AS live FROM files f ' +
+      'JOIN entities e ON e.id = f.entity_id WHERE f.storage_key = $1',
     [storageKey],
   );
-  return row ? { storageKey, fileName: row.file_name, contentType: row.content_type } : null;
+  return row
+    ? {
+        storageKey,
+        fileName: row.file_name,
+        contentType: row.content_type,
+        fileId: String(row.id),
+        businessId: String(row.business_id),
+        entityId: String(row.entity_id),
+        live: row.live,
+      }
+    : null;
 }
 
 /** The store keys of an entity's files, retired ones included (the bytes to remove with the entity). */
@@ -116,7 +131,7 @@ export type FilePlace = { businessId: string; entityId: string; slug: string; do
  * Records a stored file's row and claims its bytes (they leave file_store_cleanup with it), in the
  * caller's transaction; answers when it was uploaded. The one place the `files` table is written.
  */
-export async function insertFileRow(q: Queryable, f: StoredFile, place: FilePlace): Promise<string> {
+export async function insertFileRow(q: Tx, f: StoredFile, place: FilePlace): Promise<string> {
   const [row] = await q.query<{ uploaded_at: string }>(
     `INSERT INTO files (id, business_id, entity_id, slug, document_type, submission_id, file_name, content_type, size, sha256, storage_key)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING uploaded_at`,
@@ -135,16 +150,31 @@ export async function insertFileRow(q: Queryable, f: StoredFile, place: FilePlac
     ],
   );
   if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
+  recordAudit(q, {
+    businessId: place.businessId,
+    action: 'file.submitted',
+    entityId: place.entityId,
+    subject: { type: 'file', id: f.id },
+    details: { slug: place.slug, documentType: place.documentType ?? null, sha256: f.sha256, submissionId: place.submissionId ?? null },
+  });
   return iso(row!.uploaded_at);
 }
 
 /** Retires the live files of one KYB document kind of an entity (a new upload of that kind replaces them). */
-export async function retireFilesOfKind(q: Queryable, entityId: string, slug: string, documentType: string): Promise<void> {
-  await q.query('UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL', [
-    entityId,
-    slug,
-    documentType,
-  ]);
+export async function retireFilesOfKind(q: Tx, entityId: string, slug: string, documentType: string): Promise<void> {
+  const retired = await q.query<{ id: string; business_id: string }>(
+    'UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL RETURNING id, business_id',
+    [entityId, slug, documentType],
+  );
+  for (const r of retired) {
+    recordAudit(q, {
+      businessId: String(r.business_id),
+      action: 'file.retired',
+      entityId,
+      subject: { type: 'file', id: String(r.id) },
+      details: { slug, documentType },
+    });
+  }
 }
 
 /** Puts an entity's live files of these requirements, not yet in a submission, into the submission. */

@@ -7,8 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { KYB_DOCUMENT_SLUGS, KYB_PROFILE_SLUG, OWNER_DOCUMENT_SLUG, type KybStatus } from '../domain/kyb.ts';
 import type { LiveFile } from '../domain/kyb-manifest.ts';
 import type { Decision } from '../domain/reliance.ts';
+import { canonicalSha256 } from '../domain/digests.ts';
+import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable } from './db.ts';
-import { lockEntity } from './entities.ts';
+import { lockEntity, recordEntityCreated, recordMemberChange } from './entities.ts';
 import { recordVerificationStage } from './lifecycle-events.ts';
 import { kybVerificationKey } from '../domain/lifecycle-events.ts';
 import { insertFileRow, retireFilesOfKind, type StoredFile } from './files.ts';
@@ -41,10 +43,12 @@ export async function saveProfile(
     if (p.owners) {
       const ids: string[] = [];
       for (const [index, o] of p.owners.entries()) {
-        await q.query(
-          "INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, 'INDIVIDUAL') ON CONFLICT (business_id, external_id) WHERE sealed_at IS NULL DO NOTHING",
+        const [created] = await q.query<{ id: string }>(
+          "INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, 'INDIVIDUAL') " +
+            'ON CONFLICT (business_id, external_id) WHERE sealed_at IS NULL DO NOTHING RETURNING id',
           [randomUUID(), p.businessId, o.externalId],
         );
+        if (created) recordEntityCreated(q, p.businessId, String(created.id), o.externalId, 'INDIVIDUAL');
         const [row] = await q.query<{ id: string; type: string }>('SELECT id, type FROM entities WHERE business_id = $1 AND external_id = $2', [
           p.businessId,
           o.externalId,
@@ -52,7 +56,10 @@ export async function saveProfile(
         if (row!.type !== 'INDIVIDUAL') return { problem: 'owner-is-business', index };
         ids.push(String(row!.id));
       }
-      await q.query('DELETE FROM entity_members WHERE business_entity_id = $1', [p.entityId]);
+      const before = await q.query<{ member_entity_id: string; role: string }>(
+        'DELETE FROM entity_members WHERE business_entity_id = $1 RETURNING member_entity_id, role',
+        [p.entityId],
+      );
       for (const [index, o] of p.owners.entries()) {
         await q.query(
           'INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent,' +
@@ -60,12 +67,35 @@ export async function saveProfile(
           [p.entityId, ids[index], o.role, o.ownershipPercentage, o.externalId, JSON.stringify(o.details), index],
         );
       }
+      // the links that changed: an owner newly declared (or under another role), an owner left out
+      const link = (memberId: string, role: string) => `${memberId} ${role}`;
+      const was = new Set(before.map((m) => link(String(m.member_entity_id), m.role)));
+      const is = new Set(p.owners.map((o, index) => link(ids[index]!, o.role)));
+      for (const [index, o] of p.owners.entries()) {
+        if (!was.has(link(ids[index]!, o.role)))
+          recordMemberChange(q, { businessId: p.businessId, businessEntityId: p.entityId, memberId: ids[index]!, role: o.role }, 'member.declared');
+      }
+      for (const m of before) {
+        if (!is.has(link(String(m.member_entity_id), m.role)))
+          recordMemberChange(
+            q,
+            { businessId: p.businessId, businessEntityId: p.entityId, memberId: String(m.member_entity_id), role: m.role },
+            'member.removed',
+          );
+      }
     }
     await q.query(
       `INSERT INTO kyb_profiles (entity_id, business_id, profile) VALUES ($1, $2, $3)
        ON CONFLICT (entity_id) DO UPDATE SET profile = EXCLUDED.profile, status = 'DRAFT', updated_at = now()`,
       [p.entityId, p.businessId, JSON.stringify(business)],
     );
+    recordAudit(q, {
+      businessId: p.businessId,
+      action: 'kyb.profile_saved',
+      entityId: p.entityId,
+      subject: { type: 'kyb_profile', id: p.entityId },
+      details: { mode: p.mode, profileSha256: canonicalSha256(business), owners: p.owners ? p.owners.length : null },
+    });
     await q.query(
       "UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE entity_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED'",
       [p.entityId, KYB_PROFILE_SLUG],
@@ -202,6 +232,13 @@ export async function openKybSubmission(db: Db, s: { businessId: string; entityI
       [id, s.businessId, s.entityId, owners, s.deadlineSeconds],
     );
     await q.query("UPDATE kyb_profiles SET status = 'IN_REVIEW', updated_at = now() WHERE entity_id = $1", [s.entityId]);
+    recordAudit(q, {
+      businessId: s.businessId,
+      action: 'kyb.submitted',
+      entityId: s.entityId,
+      subject: { type: 'submission', id },
+      details: { submissionId: id, owners: owners.length },
+    });
     return { submissionId: id, deadlineAt: iso(row!.deadline_at), opened: true };
   });
 }

@@ -10,8 +10,11 @@ import {
   type VerificationRef,
   type VerificationStage,
 } from '../domain/lifecycle-events.ts';
-import type { Queryable } from './db.ts';
+import { canonicalDetails, type AuditFields } from '../domain/audit-chain.ts';
+import { recordAudit } from './audit-log.ts';
+import type { Queryable, Tx } from './db.ts';
 import { recordEvent, type NewEvent } from './events.ts';
+import { inTx, type Writer } from './in-tx.ts';
 import { subscribesTo } from './subscriptions.ts';
 
 /**
@@ -19,7 +22,7 @@ import { subscribesTo } from './subscriptions.ts';
  * event nobody subscribed to is never delivered (a redelivery goes to the event's own
  * subscriptions), and a business that did not ask pays no row for each.
  */
-export async function recordIfSubscribed(q: Queryable, event: NewEvent): Promise<string | null> {
+export async function recordIfSubscribed(q: Writer, event: NewEvent): Promise<string | null> {
   if (!(await subscribesTo(q, event.businessId, event.eventType))) return null;
   return recordEvent(q, event);
 }
@@ -34,14 +37,40 @@ export type StageMoved = {
   now: Date;
 };
 
-export function recordVerificationStage(q: Queryable, s: StageMoved): Promise<string | null> {
-  return recordIfSubscribed(q, {
-    businessId: s.businessId,
-    entityId: s.entityId,
-    ...VERIFICATION_STATUS_EVENT,
-    payload: (eventId) => verificationStatusEvent({ eventId, entityId: s.entityId, timestamp: s.now.toISOString(), ref: s.ref, stage: s.stage }),
-    sourceKey: `verification-stage:${s.key}:${s.stage}`,
+/**
+ * Records that a verification moved to a stage: its audit entry (verification.stage, whether or not
+ * anyone subscribed) and, for a business that subscribed, its event. Both once per key and stage: a
+ * step that looks again (a readiness check on every wake) records nothing new.
+ */
+export function recordVerificationStage(q: Writer, s: StageMoved): Promise<string | null> {
+  return inTx(q, async (tx) => {
+    const details: AuditFields['details'] = {
+      path: s.ref.path,
+      verificationId: s.ref.verificationId ?? null,
+      rowNumber: s.ref.rowNumber ?? null,
+      stage: s.stage,
+    };
+    const subject = { type: 'verification', id: s.key };
+    if (!(await stageRecorded(tx, s, subject.id, details))) {
+      recordAudit(tx, { businessId: s.businessId, action: 'verification.stage', entityId: s.entityId, subject, details });
+    }
+    return recordIfSubscribed(tx, {
+      businessId: s.businessId,
+      entityId: s.entityId,
+      ...VERIFICATION_STATUS_EVENT,
+      payload: (eventId) => verificationStatusEvent({ eventId, entityId: s.entityId, timestamp: s.now.toISOString(), ref: s.ref, stage: s.stage }),
+      sourceKey: `verification-stage:${s.key}:${s.stage}`,
+    });
   });
+}
+
+/** Whether this stage of this verification has its entry already (the entity's entries, by the audit log's entity index). */
+async function stageRecorded(q: Queryable, s: StageMoved, key: string, details: AuditFields['details']): Promise<boolean> {
+  const rows = await q.query(
+    "SELECT 1 FROM audit_log WHERE business_id = $1 AND entity_id = $2 AND action = 'verification.stage' AND subject_id = $3 AND details = $4 LIMIT 1",
+    [s.businessId, s.entityId, key, canonicalDetails(details)],
+  );
+  return rows.length === 1;
 }
 
 /**
@@ -49,13 +78,20 @@ export function recordVerificationStage(q: Queryable, s: StageMoved): Promise<st
  * feature_access_change event (once per `key`). Returns whether it changed.
  */
 export async function setFeatureAccess(
-  q: Queryable,
+  q: Tx,
   a: { businessId: string; entityId: string; feature: FeatureRef; enabled: boolean; key: string; now: Date },
 ): Promise<boolean> {
   const changed = a.enabled
     ? await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [a.entityId, a.feature.id])
     : await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2 RETURNING 1', [a.entityId, a.feature.id]);
   if (changed.length === 0) return false;
+  recordAudit(q, {
+    businessId: a.businessId,
+    action: a.enabled ? 'feature.enabled' : 'feature.removed',
+    entityId: a.entityId,
+    subject: { type: 'feature', id: a.feature.id },
+    details: { featureId: a.feature.id, slug: a.feature.slug },
+  });
   await recordIfSubscribed(q, {
     businessId: a.businessId,
     entityId: a.entityId,

@@ -2,16 +2,22 @@
 // read by the activities that play it, so the workflow's history holds only the request id.
 import { randomUUID } from 'node:crypto';
 import type { SandboxReviewRequest } from '../domain/sandbox.ts';
+import { recordAudit } from './audit-log.ts';
 import type { Queryable } from './db.ts';
+import { inTx, type Writer } from './in-tx.ts';
 
-export async function insertSandboxReview(q: Queryable, r: { businessId: string; entityId: string; request: SandboxReviewRequest }): Promise<string> {
+/** Stores the request, with its audit entry (sandbox.review_requested: its id; what it asks to play, a review and maybe a test person, stays here). */
+export async function insertSandboxReview(q: Writer, r: { businessId: string; entityId: string; request: SandboxReviewRequest }): Promise<string> {
   const id = randomUUID();
-  await q.query('INSERT INTO sandbox_reviews (id, business_id, entity_id, request) VALUES ($1, $2, $3, $4)', [
-    id,
-    r.businessId,
-    r.entityId,
-    JSON.stringify(r.request),
-  ]);
+  await inTx(q, async (tx) => {
+    await tx.query('INSERT INTO sandbox_reviews (id, business_id, entity_id, request) VALUES ($1, $2, $3, $4)', [
+      id,
+      r.businessId,
+      r.entityId,
+      JSON.stringify(r.request),
+    ]);
+    recordAudit(tx, { businessId: r.businessId, action: 'sandbox.review_requested', entityId: r.entityId, subject: { type: 'sandbox_review', id } });
+  });
   return id;
 }
 

@@ -12,7 +12,8 @@ import {
 } from '../domain/lifecycle-events.ts';
 import type { Feature } from '../domain/feature-catalog.ts';
 import { ID_DOCUMENT_SLUG } from '../domain/universal-kyc.ts';
-import type { Db, Queryable } from './db.ts';
+import type { Db } from './db.ts';
+import type { Writer } from './in-tx.ts';
 import { latestOwnerDecisions } from './kyb.ts';
 import { recordIfSubscribed } from './lifecycle-events.ts';
 import { loadSubmission } from './universal-kyc.ts';
@@ -35,7 +36,7 @@ async function dueSubmissions(db: Db, table: 'ukyc_submissions' | 'kyb_submissio
   );
 }
 
-function remind(q: Queryable, s: Waiting, subject: ReminderSubject, waitingFor: string[], now: Date): Promise<string | null> {
+function remind(q: Writer, s: Waiting, subject: ReminderSubject, waitingFor: string[], now: Date): Promise<string | null> {
   return recordIfSubscribed(q, {
     businessId: s.business_id,
     entityId: s.entity_id,

@@ -7,7 +7,8 @@ import { recordError, type ImportErrorCategory, type RecordError } from '../doma
 import type { VerificationRef } from '../domain/lifecycle-events.ts';
 import type { Decision } from '../domain/reliance.ts';
 import type { ShareRef } from '../contract/share-record.ts';
-import { isUniqueViolation, type Db, type Queryable } from './db.ts';
+import { recordAudit } from './audit-log.ts';
+import { isUniqueViolation, type Db, type Queryable, type Tx } from './db.ts';
 
 export type ShareRecord = {
   businessId: string;
@@ -124,6 +125,20 @@ async function bumpBatch(q: Queryable, ref: ShareRef, outcome: 'succeeded' | 'fa
   await q.query(`UPDATE import_batches SET ${column} = ${column} + 1, updated_at = now() WHERE id = $1`, [ref.batchId]);
 }
 
+/** share.failed: which record (batch and row, or sync request) and the error's category; its message stays with the record. */
+function recordShareFailed(q: Tx, ref: ShareRef, rec: { businessId: string; entityId: string | null }, error: RecordError): void {
+  recordAudit(q, {
+    businessId: rec.businessId,
+    action: 'share.failed',
+    entityId: rec.entityId,
+    subject: ref.kind === 'batch' ? { type: 'batch', id: ref.batchId } : { type: 'sync_import', id: ref.requestId },
+    details:
+      ref.kind === 'batch'
+        ? { batchId: ref.batchId, rowNumber: ref.rowNumber, errorCode: error.category, retryable: error.retryable }
+        : { requestId: ref.requestId, errorCode: error.category, retryable: error.retryable },
+  });
+}
+
 /** Marks a pending record failed and counts it — only if this call moved it (overlapping attempts count once). */
 export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<boolean> {
   return db.tx(async (q) => {
@@ -136,6 +151,7 @@ export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Pro
     await bumpBatch(q, ref, 'failed');
     // a record that started (its import request went out) ends here without a decision: FAILED
     const rec = await loadShareRecord(q, ref);
+    recordShareFailed(q, ref, rec, error);
     if (rec.entityId && error.category !== 'ENTITY_NOT_FOUND') {
       await recordVerificationStage(q, {
         businessId: rec.businessId,
@@ -177,8 +193,10 @@ export async function completeRecord(db: Db, ref: ShareRef, provider: string, no
             error.message,
             error.retryable,
           ])) === 1
-        )
+        ) {
           await bumpBatch(q, ref, 'failed');
+          recordShareFailed(q, ref, { businessId: rec.businessId, entityId: null }, error); // the entity is gone
+        }
         return { outcome: 'failed', error };
       }
       const eventId = await applyDecision(q, {

@@ -2,10 +2,22 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionView } from '../domain/webhooks.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
-import { iso, type Db, type Queryable, type Row } from './db.ts';
+import { sha256Hex } from '../domain/digests.ts';
+import { recordAudit } from './audit-log.ts';
+import { iso, type Db, type Queryable, type Row, type Tx } from './db.ts';
 
 /** A stored subscription (the API presents it in the shape of interface 2.6). */
 export type Subscription = { id: string; channel: SubscriptionView['channel']; types: string[]; url: string; createdAt: string; updatedAt: string };
+
+/** subscription.created / replaced: what it takes (event types) and the SHA-256 of where it sends (the URL may hold a secret). */
+function recordSubscription(q: Tx, businessId: string, s: Subscription, action: 'subscription.created' | 'subscription.replaced'): void {
+  recordAudit(q, {
+    businessId,
+    action,
+    subject: { type: 'subscription', id: s.id },
+    details: { channel: s.channel, types: [...s.types].sort().join(','), urlSha256: sha256Hex(s.url) },
+  });
+}
 
 const toSubscription = (r: Row): Subscription => ({
   id: String(r.id),
@@ -31,7 +43,9 @@ export async function createSubscription(db: Db, businessId: string, input: Subs
       input.notificationTypes,
       input.webhookUrl,
     ]);
-    return toSubscription(r!);
+    const created = toSubscription(r!);
+    recordSubscription(q, businessId, created, 'subscription.created');
+    return created;
   });
 }
 
@@ -51,11 +65,16 @@ export async function getSubscription(q: Queryable, businessId: string, id: stri
 }
 
 export async function replaceSubscription(db: Db, businessId: string, id: string, input: SubscriptionInput): Promise<Subscription | undefined> {
-  const [r] = await db.query(
-    'UPDATE notification_subscriptions SET channel = $3, types = $4, url = $5, updated_at = now() WHERE id = $1 AND business_id = $2 RETURNING *',
-    [id, businessId, input.notificationChannel, input.notificationTypes, input.webhookUrl],
-  );
-  return r ? toSubscription(r) : undefined;
+  return db.tx(async (q) => {
+    const [r] = await q.query(
+      'UPDATE notification_subscriptions SET channel = $3, types = $4, url = $5, updated_at = now() WHERE id = $1 AND business_id = $2 RETURNING *',
+      [id, businessId, input.notificationChannel, input.notificationTypes, input.webhookUrl],
+    );
+    if (!r) return undefined;
+    const replaced = toSubscription(r);
+    recordSubscription(q, businessId, replaced, 'subscription.replaced');
+    return replaced;
+  });
 }
 
 /** Deletes the subscription and cancels its pending deliveries; returns those a retry workflow was waiting on. */
@@ -68,6 +87,12 @@ export async function deleteSubscription(db: Db, businessId: string, id: string)
         "WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run, mode",
       [id],
     );
+    recordAudit(q, {
+      businessId,
+      action: 'subscription.deleted',
+      subject: { type: 'subscription', id },
+      details: { canceledDeliveries: pending.length },
+    });
     return pending.filter((p) => p.mode === 'workflow').map((p) => ({ deliveryId: p.id, run: Number(p.run) }));
   });
 }

@@ -1,7 +1,9 @@
 // Synchronous imports: one row per request, the same record life as a batch row (share-records.ts),
 // with the optional Idempotency-Key the request came with and a hash of what it asked.
 import type { ImportErrorCategory } from '../domain/import-errors.ts';
+import { recordAudit } from './audit-log.ts';
 import type { Queryable } from './db.ts';
+import { inTx, type Writer } from './in-tx.ts';
 
 export type SyncImport = {
   requestId: string;
@@ -12,8 +14,9 @@ export type SyncImport = {
   errorCategory: ImportErrorCategory | null;
 };
 
+/** Stores the request, with its audit entry (sync_import.requested: its id and the SHA-256 of what it asked). */
 export async function createSyncImport(
-  q: Queryable,
+  q: Writer,
   input: {
     requestId: string;
     businessId: string;
@@ -24,11 +27,19 @@ export async function createSyncImport(
     requestSha256: string;
   },
 ): Promise<void> {
-  await q.query(
-    `INSERT INTO sync_imports (request_id, business_id, external_id, share_token, card_processor_public_token, idempotency_key, request_sha256)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [input.requestId, input.businessId, input.externalId, input.shareToken, input.cardProcessorPublicToken, input.idempotencyKey, input.requestSha256],
-  );
+  await inTx(q, async (tx) => {
+    await tx.query(
+      `INSERT INTO sync_imports (request_id, business_id, external_id, share_token, card_processor_public_token, idempotency_key, request_sha256)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [input.requestId, input.businessId, input.externalId, input.shareToken, input.cardProcessorPublicToken, input.idempotencyKey, input.requestSha256],
+    );
+    recordAudit(tx, {
+      businessId: input.businessId,
+      action: 'sync_import.requested',
+      subject: { type: 'sync_import', id: input.requestId },
+      details: { requestId: input.requestId, requestSha256: input.requestSha256 },
+    });
+  });
 }
 
 /** The request a business made earlier with this Idempotency-Key, if any. */

@@ -5,6 +5,8 @@
 // happen one at a time across API processes and activities.
 import { randomUUID } from 'node:crypto';
 import { CANONICAL_KYC_SLUG, ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS } from '../domain/universal-kyc.ts';
+import { sha256Hex } from '../domain/digests.ts';
+import { recordAudit } from './audit-log.ts';
 import type { Db, Queryable } from './db.ts';
 import { lockEntity } from './entities.ts';
 import { attachFilesToSubmission, insertFileRow, type StoredFile } from './files.ts';
@@ -51,6 +53,13 @@ export async function submitCanonicalData(
       JSON.stringify(s.value),
       open.submissionId,
     ]);
+    recordAudit(q, {
+      businessId: s.businessId,
+      action: 'ukyc.submitted',
+      entityId: s.entityId,
+      subject: { type: 'submission', id: open.submissionId },
+      details: { submissionId: open.submissionId, opened, payloadSha256: sha256Hex(s.value) },
+    });
     // files uploaded before the data belong to this submission
     await attachFilesToSubmission(q, s.entityId, open.submissionId, UKYC_FILE_SLUGS);
     await q.query(

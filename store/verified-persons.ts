@@ -2,19 +2,35 @@
 // latest decision and the person it rests on. Written when an applicant's data is read, before the
 // decision, so a retried step finds it; personal data stays here, never in workflow histories. It
 // belongs to the entity: deleting the entity deletes it (foreign key, cascade).
+import { canonicalSha256 } from '../domain/digests.ts';
 import type { VerifiedPerson } from '../domain/verified-person.ts';
+import { recordAudit } from './audit-log.ts';
 import { isForeignKeyViolation, type Queryable } from './db.ts';
+import { inTx, type Writer } from './in-tx.ts';
 
-/** Keeps the person's data with their entity; false when the entity is gone (deleted meanwhile): nothing is kept. */
-export async function keepPersonData(q: Queryable, entityId: string, provider: string, applicantId: string, person: VerifiedPerson): Promise<boolean> {
+/**
+ * Keeps the person's data with their entity (person_data.kept: the SHA-256 of the data, never the
+ * data); false when the entity is gone (deleted meanwhile): nothing is kept.
+ */
+export async function keepPersonData(q: Writer, entityId: string, provider: string, applicantId: string, person: VerifiedPerson): Promise<boolean> {
   try {
-    const rows = await q.query(
-      `INSERT INTO kyc_persons (entity_id, provider, applicant_id, person) SELECT id, $2, $3, $4 FROM entities WHERE id = $1
-       ON CONFLICT (provider, applicant_id) DO UPDATE SET person = EXCLUDED.person, entity_id = EXCLUDED.entity_id, updated_at = now()
-       RETURNING 1`,
-      [entityId, provider, applicantId, JSON.stringify(person)],
-    );
-    return rows.length === 1;
+    return await inTx(q, async (tx) => {
+      const [kept] = await tx.query<{ business_id: string }>(
+        `INSERT INTO kyc_persons (entity_id, provider, applicant_id, person) SELECT id, $2, $3, $4 FROM entities WHERE id = $1
+         ON CONFLICT (provider, applicant_id) DO UPDATE SET person = EXCLUDED.person, entity_id = EXCLUDED.entity_id, updated_at = now()
+         RETURNING (SELECT business_id FROM entities WHERE id = $1) AS business_id`,
+        [entityId, provider, applicantId, JSON.stringify(person)],
+      );
+      if (!kept) return false;
+      recordAudit(tx, {
+        businessId: String(kept.business_id),
+        action: 'person_data.kept',
+        entityId,
+        subject: { type: 'applicant', id: applicantId },
+        details: { provider, applicantId, dataSha256: canonicalSha256(person) },
+      });
+      return true;
+    });
   } catch (err) {
     if (isForeignKeyViolation(err)) return false; // the entity's deletion committed as we wrote
     throw err;

@@ -3,11 +3,11 @@
 // dispatcher has handed it over.
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { Queryable } from '../../store/db.ts';
 import { recordEvent } from '../../store/events.ts';
+import type { Writer } from '../../store/in-tx.ts';
 import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
 
-export function recordTestEvent(q: Queryable, businessId: string, label: string, data: Record<string, unknown> = {}): Promise<string> {
+export function recordTestEvent(q: Writer, businessId: string, label: string, data: Record<string, unknown> = {}): Promise<string> {
   return recordEvent(q, {
     businessId,
     entityId: null,
