@@ -2,9 +2,20 @@
 // link for a live file, and the bytes behind a link, checked at every use.
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { done, refuse, type Outcome } from '../domain/outcome.ts';
-import { liveFileByStorageKey, liveFileOf } from '../store/files.ts';
+import { sha256Hex } from '../domain/digests.ts';
+import { errorCatalogue } from '../domain/errors.ts';
+import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
+import { DOWNLOAD_PATH_PREFIX } from '../files/download-links.ts';
+import { actAs } from '../store/audit-actor.ts';
+import { recordAuditAlone } from '../store/audit-log.ts';
+import { fileByStorageKey, liveFileOf } from '../store/files.ts';
 import type { Caller, UseCaseContext } from './context.ts';
+
+/**
+ * What the audit log calls a download link: the SHA-256 of its token (the link is a credential and
+ * is never stored; the same hash, cut short, names it in the logs).
+ */
+export const downloadLinkId = (link: string): string => sha256Hex(link.startsWith(DOWNLOAD_PATH_PREFIX) ? link.slice(DOWNLOAD_PATH_PREFIX.length) : link);
 
 export const presignedUrlSchema = z.object({ url: z.string(), expiresAt: z.string() });
 
@@ -17,15 +28,33 @@ export async function presignFile(
   baseUrl: string,
 ): Promise<Outcome<z.input<typeof presignedUrlSchema>>> {
   const file = await liveFileOf(uc.db, caller.id, entityId, fileId);
-  if (!file)
-    return refuse(
+  if (!file) {
+    const refusal = refuse(
       'fileNotFound',
       `No file ${fileId} belongs to entity ${entityId} (replaced files are gone; an owner's files` +
         ` are under the owner's entityId); GET /entity/${entityId}/documents lists its current ` +
         `files.`,
       { parameter: 'fileId' },
     );
+    // refused for a business we know: its log shows the attempt (the entity named may not be its own: a subject, not its entityId)
+    await recordAuditAlone(uc.db, {
+      businessId: caller.id,
+      action: 'download_link.issued',
+      subject: { type: 'file', id: fileId },
+      details: { fileId, entityId },
+      outcome: errorCatalogue[refusal.error].code,
+    });
+    return refusal;
+  }
   const link = uc.links.issue(file.storageKey, uc.config.files.presignedUrlTtlSeconds);
+  // a read of a person's data: the link is issued only once its entry is written
+  await recordAuditAlone(uc.db, {
+    businessId: caller.id,
+    action: 'download_link.issued',
+    entityId,
+    subject: { type: 'file', id: fileId },
+    details: { fileId, linkId: downloadLinkId(link.path), expiresAt: link.expiresAt },
+  });
   return done({ url: new URL(link.path, `${uc.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
 }
 
@@ -39,7 +68,13 @@ const DIRECT_URL_SECONDS = 60;
  * GET /files/{link}: the bytes behind a download link, without an API key. The link is checked at
  * every use: expired or changed → 403; its file replaced, retired or deleted since → 404.
  */
-export async function downloadFile(uc: UseCaseContext, link: string): Promise<Outcome<Download>> {
+export async function downloadFile(uc: UseCaseContext, link: string, requestId: string | null): Promise<Outcome<Download>> {
+  const linkId = downloadLinkId(link);
+  // the one acting is the link itself (whoever holds it needs no API key)
+  return actAs({ type: 'download_link', id: linkId }, requestId, () => download(uc, link, linkId));
+}
+
+async function download(uc: UseCaseContext, link: string, linkId: string): Promise<Outcome<Download>> {
   const opened = uc.links.open(link, new Date());
   if (!opened.ok) {
     return refuse(
@@ -56,10 +91,36 @@ export async function downloadFile(uc: UseCaseContext, link: string): Promise<Ou
       'The file is gone (replaced by a newer upload, or its entity was deleted); GET /entity/{entityId}/documents lists the current files.',
       { parameter: 'link' },
     );
-  const file = await liveFileByStorageKey(uc.db, opened.link.key);
-  if (!file) return gone();
+  const file = await fileByStorageKey(uc.db, opened.link.key);
+  if (!file) return gone(); // its entity is gone: no business to record it for
+  // each use is an entry of the file's business, written before any byte is served
+  const record = (outcome: Refusal | null) =>
+    recordAuditAlone(uc.db, {
+      businessId: file.businessId,
+      action: 'file.downloaded',
+      entityId: file.entityId,
+      subject: { type: 'file', id: file.fileId },
+      details: { fileId: file.fileId, linkId },
+      outcome: outcome ? errorCatalogue[outcome.error].code : 'ok',
+    });
+  const refused = async (r: Refusal): Promise<Refusal> => {
+    await record(r);
+    return r;
+  };
+  if (!file.live) return refused(gone());
   const meta = { contentType: file.contentType, fileName: file.fileName };
-  if (uc.files.directUrl) return done({ ...meta, redirectTo: await uc.files.directUrl(opened.link.key, { ...meta, expiresInSeconds: DIRECT_URL_SECONDS }) });
+  if (uc.files.directUrl) {
+    const redirectTo = await uc.files.directUrl(opened.link.key, { ...meta, expiresInSeconds: DIRECT_URL_SECONDS });
+    await record(null);
+    return done({ ...meta, redirectTo });
+  }
   const bytes = await uc.files.open(opened.link.key);
-  return bytes ? done({ ...meta, ...bytes }) : gone();
+  if (!bytes) return refused(gone());
+  try {
+    await record(null);
+  } catch (err) {
+    bytes.stream.destroy();
+    throw err;
+  }
+  return done({ ...meta, ...bytes });
 }

@@ -3,10 +3,13 @@
 // (workflows/person-verification.ts); the API never calls the provider itself.
 import { z } from 'zod';
 import { entityOfSdkUserId, type SdkToken } from '../contract/person-verification.ts';
+import { sha256Hex } from '../domain/digests.ts';
 import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { webhookPrerequisite } from '../domain/webhook-prerequisite.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
+import { actAs } from '../store/audit-actor.ts';
+import { recordAuditAlone } from '../store/audit-log.ts';
 import { businessOfEntity, entityType, isMemberOf } from '../store/entities.ts';
 import { lastDecisionEventOf, recordVerificationStage } from '../store/lifecycle-events.ts';
 import { subscribedEventTypes } from '../store/subscriptions.ts';
@@ -76,6 +79,14 @@ export async function issueSdkToken(
     return refuse('providerUnavailable', 'The identity provider did not answer; retry in a moment.');
   }
   const token = minted.value;
+  // no row of ours holds the token (the provider does): the entry is the record that it was issued, written before it is answered
+  await recordAuditAlone(uc.db, {
+    businessId: caller.id,
+    action: 'sdk_token.issued',
+    entityId: person.value,
+    subject: { type: 'sdk_token', id: sha256Hex(token.sdkToken) },
+    details: { provider: token.provider, tokenSha256: sha256Hex(token.sdkToken), memberOf: memberId === undefined ? null : entityId },
+  });
   // the person is now awaited (verification_status_change WAITING_FOR_PERSON): once per round, a
   // round ending with the person's next decision
   // round; the token is minted by now, so a failure here is logged, not answered (the stage is news, not a record)
@@ -102,9 +113,18 @@ export type CallbackReceipt = z.input<typeof callbackReceiptSchema>;
 /**
  * POST /provider-webhooks/sumsub: a review callback, checked against its signature over the raw
  * body, handed to the person's workflow by applicant id. Callbacks about applicants that are not
- * SDK applicants of ours (token-sharing copies, other types) are acknowledged and ignored.
+ * SDK applicants of ours (token-sharing copies, other types) are acknowledged and ignored. The one
+ * acting is the provider (its callback carries no API key); a callback forwarded about a person of a
+ * business is an entry of that business (provider_callback.received), the decision its workflow's.
  */
-export async function receiveProviderCallback(uc: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
+export function receiveProviderCallback(uc: UseCaseContext, raw: Buffer, headers: RawHeaders, requestId: string | null): Promise<Outcome<CallbackReceipt>> {
+  return actAs({ type: 'provider_callback', id: PROVIDER_CALLBACK_NAME }, requestId, () => receiveCallback(uc, raw, headers));
+}
+
+/** The provider whose callbacks the route takes (its path names it). */
+const PROVIDER_CALLBACK_NAME = 'sumsub';
+
+async function receiveCallback(uc: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
   if (!uc.verifyProviderCallback(raw, headers)) {
     return refuse('providerSignatureInvalid', 'The callback is not signed with our provider webhook secret (x-payload-digest).', {
       parameter: 'x-payload-digest',
@@ -120,6 +140,13 @@ export async function receiveProviderCallback(uc: UseCaseContext, raw: Buffer, h
   if (body.type !== 'applicantReviewed' || typeof body.applicantId !== 'string' || !entityId) return done({ received: true, forwarded: false });
   const businessId = await businessOfEntity(uc.db, entityId);
   if (!businessId) return done({ received: true, forwarded: false }); // the person was deleted
+  await recordAuditAlone(uc.db, {
+    businessId,
+    action: 'provider_callback.received',
+    entityId,
+    subject: { type: 'applicant', id: body.applicantId },
+    details: { type: body.type, applicantId: body.applicantId },
+  });
   await uc.start.applicantReviewed({ businessId, entityId }, body.applicantId);
   return done({ received: true, forwarded: true });
 }

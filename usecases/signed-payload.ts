@@ -12,20 +12,39 @@ import {
   SIGNED_PAYLOAD_CANONICAL_FORM,
   type SignedPayload,
 } from '../domain/signed-payload.ts';
+import { errorCatalogue } from '../domain/errors.ts';
+import { recordAuditAlone } from '../store/audit-log.ts';
 import { currentVerification } from '../store/verified-persons.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { personNamed } from './person-verification.ts';
 
-/** GET /entity/{entityId}/signed-payload: the person's latest approved data, signed now. */
+/**
+ * GET /entity/{entityId}/signed-payload: the person's latest approved data, signed now. A read of a
+ * person's data: each one is an audit entry (signed_payload.issued), refusals too, with their code;
+ * the payload is answered only once its entry is written.
+ */
 export async function readSignedPayload(uc: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SignedPayload>> {
   const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: false });
-  if (!person.ok) return person;
-  const current = await currentVerification(uc.db, person.value);
+  const answer = person.ok ? await signedPayloadOf(uc, person.value) : person;
+  await recordAuditAlone(uc.db, {
+    businessId: caller.id,
+    action: 'signed_payload.issued',
+    // the person read, once the path named one of the business's own; else only what was asked
+    entityId: person.ok ? person.value : null,
+    subject: { type: 'entity', id: person.ok ? person.value : entityId },
+    details: { entityId, memberId: memberId ?? null, keyId: answer.ok ? answer.value.keyId : null },
+    outcome: answer.ok ? 'ok' : errorCatalogue[answer.error].code,
+  });
+  return answer;
+}
+
+async function signedPayloadOf(uc: UseCaseContext, personId: string): Promise<Outcome<SignedPayload>> {
+  const current = await currentVerification(uc.db, personId);
   if (!current || current.decision !== 'APPROVED') {
     // the same words whatever the reason: the decision is told by the webhook alone (interface 1.4)
     return refuse(
       'entityNotVerified',
-      `Entity ${person.value} has no approved verification to sign. A payload is signed once a ` +
+      `Entity ${personId} has no approved verification to sign. A payload is signed once a ` +
         `verification (hosted SDK, universal KYC or token sharing) is approved, as its webhook ` +
         `tells you.`,
     );
@@ -34,7 +53,7 @@ export async function readSignedPayload(uc: UseCaseContext, caller: Caller, enti
   if (missing || !current.person) {
     return refuse(
       'entityNotVerified',
-      `Entity ${person.value} was approved without ${missing} on record (approved before person data was kept): verify the person again to sign a payload.`,
+      `Entity ${personId} was approved without ${missing} on record (approved before person data was kept): verify the person again to sign a payload.`,
     );
   }
   return done(signPayload(current.person, uc.keys.signedPayloads, new Date(), uc.config.signedPayloads.ttlSeconds));

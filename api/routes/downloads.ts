@@ -46,7 +46,7 @@ export function downloadRoutes(uc: UseCaseContext) {
         302: { description: 'Object storage: the bytes are at the Location, for 60 seconds' },
       },
       errors: ['invalidRequest', 'downloadLinkRefused', 'fileNotFound'],
-      handler: ({ params }) => downloadFile(uc, params.link),
+      handler: ({ ctx, params }) => downloadFile(uc, params.link, String(ctx.state.requestId ?? '') || null),
       present: (d): Presented =>
         'redirectTo' in d
           ? { status: 302, body: '', headers: { Location: d.redirectTo, 'Cache-Control': 'private, no-store' } }

@@ -49,7 +49,8 @@ export function personVerificationRoutes(uc: UseCaseContext) {
       docBody: { contentType: 'application/json', schema: { type: 'object', description: "The provider's callback" } },
       responses: { 200: { description: 'Received', schema: callbackReceiptSchema } },
       errors: ['providerSignatureInvalid', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge', 'internal'],
-      handler: async ({ ctx }) => receiveProviderCallback(uc, await readRawJsonBody(ctx, CALLBACK_BODY_LIMIT), ctx.req.headers),
+      handler: async ({ ctx }) =>
+        receiveProviderCallback(uc, await readRawJsonBody(ctx, CALLBACK_BODY_LIMIT), ctx.req.headers, String(ctx.state.requestId ?? '') || null),
     }),
   ];
 }
