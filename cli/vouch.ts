@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { COMMANDS } from './commands/index.ts';
 import { UsageError } from './command.ts';
 import { actAs } from '../store/audit-actor.ts';
+import { evidencePublicKeyOf } from '../domain/evidence.ts';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, type SigningKey } from '../domain/webhook-signature.ts';
@@ -26,9 +27,10 @@ const usage = `usage:
                                                         unless it exists, and print its public keys
   vouch standard-webhook-keys generate                  the same for the Standard Webhooks (webhook-signature) ring (STANDARD_WEBHOOK_KEYS_FILE)
   vouch signed-payload-keys generate                    the same for the signed-payload ring (SIGNED_PAYLOAD_KEYS_FILE)
+  vouch evidence-keys generate                          the same for the evidence ring (EVIDENCE_SIGNING_KEYS_FILE): publish these keys
   vouch webhook-keys rotate                             add the ring's next generation (valid from 30 days before the last key
                                                         ends, for 13 months); prints it. Also standard-webhook-keys rotate and
-                                                        signed-payload-keys rotate. Restart the API and workers afterwards.
+                                                        signed-payload-keys rotate, evidence-keys rotate. Restart the API and workers afterwards.
                                                         A ring whose next generation is already there is left as it is (--force)
   vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
   vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
@@ -41,6 +43,7 @@ const ROTATE: Record<string, { kind: RingKind; publish: (k: SigningKey) => unkno
   'webhook-keys rotate': { kind: 'webhook', publish: publicKeyOf },
   'standard-webhook-keys rotate': { kind: 'standard-webhook', publish: standardWebhookPublicKeyOf },
   'signed-payload-keys rotate': { kind: 'signed-payload', publish: payloadPublicKeyOf },
+  'evidence-keys rotate': { kind: 'evidence', publish: evidencePublicKeyOf },
 };
 
 import { UUID } from './commands/ids.ts';
@@ -97,6 +100,10 @@ async function administer(
   if (command === 'signed-payload-keys generate') {
     const ring = await loadKeyRing(config, 'signed-payload', { generateMissing: true, ignoreVariable: true });
     return { file: keyRingFile(config, 'signed-payload'), keys: ring.map(payloadPublicKeyOf) };
+  }
+  if (command === 'evidence-keys generate') {
+    const ring = await loadKeyRing(config, 'evidence', { generateMissing: true, ignoreVariable: true });
+    return { file: keyRingFile(config, 'evidence'), keys: ring.map(evidencePublicKeyOf) };
   }
   const rotated = ROTATE[command];
   if (rotated) {

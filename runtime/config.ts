@@ -114,6 +114,12 @@ export const SETTINGS = {
     positiveInt.default(86_400),
     "how long a signed payload is valid after it is read (never past the identity document's expiry)",
   ),
+  EVIDENCE_SIGNING_KEYS: setting(
+    z.string().optional(),
+    'the Ed25519 key ring that signs evidence bundles (`vouch evidence export`; see "For operators: evidence and holds")',
+    { default: GENERATED },
+  ),
+  EVIDENCE_SIGNING_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
   UKYC_SUBMISSION_DEADLINE_SECONDS: setting(
     positiveInt.default(DEFAULT_UKYC_DEADLINE_SECONDS),
     'how long a universal KYC submission waits for its identity document',
@@ -287,6 +293,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       signingKeysFile: e.SIGNED_PAYLOAD_KEYS_FILE ? path.resolve(e.SIGNED_PAYLOAD_KEYS_FILE) : undefined,
       /** A signed payload is valid this long after it is read (never past its identity document's expiry). */
       ttlSeconds: e.SIGNED_PAYLOAD_TTL_SECONDS,
+    },
+    evidence: {
+      /** The Ed25519 ring that signs evidence bundles (the admin CLI's `evidence export`; no API or worker reads it). */
+      signingKeysJson: e.EVIDENCE_SIGNING_KEYS,
+      signingKeysFile: e.EVIDENCE_SIGNING_KEYS_FILE ? path.resolve(e.EVIDENCE_SIGNING_KEYS_FILE) : undefined,
     },
     universalKyc: {
       /** How long a submission waits for its data and identity document before it is decided as incomplete. */

@@ -1,6 +1,7 @@
 // The environment's signing key rings: webhook deliveries (RSA, interface 5.4), their Standard
-// Webhooks signature (Ed25519, domain/standard-webhooks.ts) and signed payloads (Ed25519, interface
-// 2.8). Each comes from a JSON variable or a file (default under DATA_DIR). In
+// Webhooks signature (Ed25519, domain/standard-webhooks.ts), signed payloads (Ed25519, interface
+// 2.8) and evidence bundles (Ed25519, domain/evidence.ts; only the admin CLI reads that one).
+// Each comes from a JSON variable or a file (default under DATA_DIR). In
 // the sandbox a missing file is generated on first start and never committed (DATA_DIR is
 // git-ignored); other environments must supply their keys.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -10,7 +11,7 @@ import { validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
 import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce, replaceAtomically, withFileLock } from './secret-file.ts';
 
-export type RingKind = 'webhook' | 'standard-webhook' | 'signed-payload';
+export type RingKind = 'webhook' | 'standard-webhook' | 'signed-payload' | 'evidence';
 
 // Webhook keys follow the interface's pattern: two keys valid until 30 Sep 2026 and two from 1 Oct 2026.
 const WEBHOOK_WINDOWS: Window[] = [
@@ -20,7 +21,7 @@ const WEBHOOK_WINDOWS: Window[] = [
   { validFrom: '2026-10-01T00:00:00.000Z', validUntil: '2027-10-01T00:00:00.000Z' },
 ];
 
-/** Ed25519 rings (signed payloads, Standard Webhooks): the current key (two years from generation) and its successor (a year later). */
+/** Ed25519 rings (signed payloads, Standard Webhooks, evidence): the current key (two years from generation) and its successor (a year later). */
 function ed25519Windows(now: Date): Window[] {
   const at = (days: number) => new Date(now.getTime() + days * 86_400_000).toISOString();
   return [
@@ -50,6 +51,12 @@ const KINDS: Record<
     fileVariable: 'SIGNED_PAYLOAD_KEYS_FILE',
     fileName: 'signed-payload-keys.json',
     settings: (c) => ({ json: c.signedPayloads.signingKeysJson, file: c.signedPayloads.signingKeysFile }),
+  },
+  evidence: {
+    variable: 'EVIDENCE_SIGNING_KEYS',
+    fileVariable: 'EVIDENCE_SIGNING_KEYS_FILE',
+    fileName: 'evidence-signing-keys.json',
+    settings: (c) => ({ json: c.evidence.signingKeysJson, file: c.evidence.signingKeysFile }),
   },
 };
 
@@ -87,7 +94,7 @@ function generateKey(kind: RingKind, environment: string, w: Window, tag = ''): 
       ...w,
     };
   }
-  const label = kind === 'signed-payload' ? 'payload' : 'whsig';
+  const label = { 'signed-payload': 'payload', 'standard-webhook': 'whsig', evidence: 'evidence' }[kind];
   return {
     keyId: `${environment}-${label}-${w.validFrom.slice(0, 7)}-${suffix}`,
     privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),

@@ -1,6 +1,7 @@
 // The admin CLI's commands that live in their own files (cli/vouch.ts dispatches to them).
 import type { CliCommand } from '../command.ts';
 import { auditVerify } from './audit.ts';
+import { evidenceExport, evidenceVerify } from './evidence.ts';
 import { holdAdd, holdList, holdRelease, retentionReport, retentionSet } from './retention.ts';
 
-export const COMMANDS: CliCommand[] = [auditVerify, retentionSet, retentionReport, holdAdd, holdList, holdRelease];
+export const COMMANDS: CliCommand[] = [auditVerify, retentionSet, retentionReport, holdAdd, holdList, holdRelease, evidenceExport, evidenceVerify];

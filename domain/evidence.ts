@@ -1,0 +1,349 @@
+// Evidence bundles (issue 21, item 4): what Vouch holds about one entity, for a regulator who asks
+// why a person was approved or rejected and on what data — the verified data, each decision with
+// the rule labels it applied and where it came from, the files with their SHA-256, and the audit
+// entries with the chain head at export time — signed so it can be checked offline with openssl
+// alone. A bundle is a directory: bundle.json (the content, RFC 8785 canonical JSON), bundle.sig
+// (the raw 64-byte Ed25519 signature over bundle.json's exact bytes, by a key of the evidence ring
+// named in the content) and, with --with-files, files/<fileId> (each file's bytes). The public key
+// is never taken from the bundle: the operator publishes the ring's public keys. Pure: no I/O.
+import canonicalize from 'canonicalize';
+import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import { entryHash, type AuditEntry, type ChainHead } from './audit-chain.ts';
+import { canonicalSha256, storedDecision } from './digests.ts';
+import type { KybDecision } from './kyb.ts';
+import type { Decision } from './reliance.ts';
+import type { SigningKey } from './webhook-signature.ts';
+
+export const EVIDENCE_FORMAT = 'vouch-evidence/1' as const;
+export const EVIDENCE_ALGORITHM = 'Ed25519' as const;
+export const BUNDLE_FILE = 'bundle.json';
+export const SIGNATURE_FILE = 'bundle.sig';
+export const FILES_DIR = 'files';
+
+/** The check a regulator runs, in the bundle's directory, with the published public key saved as evidence-key.pem (OpenSSL 3). */
+export const OPENSSL_CHECK = `openssl pkeyutl -verify -pubin -inkey evidence-key.pem -rawin -in ${BUNDLE_FILE} -sigfile ${SIGNATURE_FILE}`;
+
+/** The check of the bundled files' bytes against the SHA-256 that bundle.json records (jq and openssl; exit 1 at the first changed file). */
+export const OPENSSL_FILES_CHECK =
+  `jq -r '.files[] | select(.bytes) | "\\(.sha256) \\(.bytes)"' ${BUNDLE_FILE} | while read -r sum file; do\n` +
+  `  [ "$(openssl dgst -sha256 -r "$file" | cut -d' ' -f1)" = "$sum" ] && echo "ok $file" || { echo "CHANGED $file"; exit 1; }\n` +
+  'done';
+
+/** What each part of a bundle is: written into every bundle (its `manifest`), so the bundle explains itself. */
+export const EVIDENCE_MANIFEST = {
+  about:
+    "Vouch's record of one entity (a person, or a business and its declared owners) as it stood when exported: the data it was " +
+    'verified on, every decision with the rules it applied and where it came from, its files, and the audit entries that name it.',
+  signature:
+    `${SIGNATURE_FILE} is the raw 64-byte ${EVIDENCE_ALGORITHM} signature over the exact bytes of ${BUNDLE_FILE}, by the key of ` +
+    "Vouch's evidence ring that signedWith.keyId names. The public key is not in the bundle: take it from the operator's " +
+    'published evidence keys (`vouch evidence-keys generate` prints them). Check, with the key saved as evidence-key.pem: ' +
+    `${OPENSSL_CHECK} (prints "Signature Verified Successfully"). Changing one byte of ${BUNDLE_FILE} fails it.`,
+  canonicalForm:
+    `${BUNDLE_FILE} is RFC 8785 (JSON Canonicalization Scheme) of this content, so any RFC 8785 implementation re-creates the ` +
+    'signed bytes from the parsed content. Read it with `jq . bundle.json`.',
+  parts: {
+    entity:
+      'The entity record: ids, the client reference (externalId), type, who verified it, when it was created; sealedAt and ' +
+      "purgeAfter when it was deleted under the business's retention policy (business.retentionYears) and is kept sealed until then.",
+    verifiedPersons:
+      'The person data each KYC decision rested on, as stored per provider applicant (name, date of birth, residential address, ' +
+      'identity document): what a signed payload carries.',
+    requirements: "The data the client submitted for the entity (requirement slug, value, status), universal KYC's canonical data included.",
+    kybProfile: "A business entity's KYB profile as last saved, and its status.",
+    members: 'Member links: the individuals declared as owners or directors of a business entity, or the business entities this person belongs to.',
+    decisions:
+      'kyc: every KYC decision (one per provider applicant, its latest) with its rule labels (rejectLabels, reviewRejectType, ' +
+      'moderationComment), level and provenance (source: batch, sync, hosted-sdk, universal-kyc; sourceRef: the batch row, the sync ' +
+      'request, the review round or the submission). universalKyc and kyb: each submission, its outcome and the event that carried ' +
+      "it; a KYB decision's rule labels are in that event's payload (events). decisionNonce ties a decision to its audit entry: " +
+      "decision.recorded's decisionSha256 is SHA-256 of the RFC 8785 JSON of { nonce: decisionNonce, decision: { status, and when " +
+      'REJECTED rejectLabels, reviewRejectType, moderationComment; for KYB also owners: [{ entityId, externalId, status }] } }.',
+    events: 'Every event recorded for the entity, with its payload: what the webhooks told the client (decisions, stages, features).',
+    files:
+      'Every file stored for the entity (retired ones included): its metadata and SHA-256. With --with-files, `bytes` names its ' +
+      `copy in this bundle (files/<fileId>), checked against the SHA-256 when exported; check them all again with: ${OPENSSL_FILES_CHECK}`,
+    audit:
+      "The audit entries naming the entity, in the business's hash chain order, and the chain's head (seq, hash) at export time. " +
+      "Each entry's hash is SHA-256 of `<prevHash>\\n<RFC 8785 JSON of its other fields>`; entries of one entity are not contiguous " +
+      'in the chain, so each is checked on its own, and consecutive ones against each other. The head, kept elsewhere too ' +
+      '(`vouch audit verify` prints it), proves the chain was not rewritten after the export.',
+  },
+} as const;
+
+type Json = unknown;
+
+/** What the store reads of an entity for its bundle (store/evidence.ts). */
+export type EvidenceRecord = {
+  entity: {
+    id: string;
+    businessId: string;
+    externalId: string;
+    type: string;
+    verifiedBy: string | null;
+    createdAt: string;
+    updatedAt: string;
+    sealedAt: string | null;
+    purgeAfter: string | null;
+  };
+  business: { id: string; retentionYears: number | null };
+  verifiedPersons: { provider: string; applicantId: string; person: Json; updatedAt: string }[];
+  requirements: {
+    id: string;
+    slug: string;
+    value: Json;
+    status: string;
+    submissionId: string | null;
+    fileId: string | null;
+    createdAt: string;
+    updatedAt: string;
+  }[];
+  kybProfile: { profile: Json; status: string; createdAt: string; updatedAt: string } | null;
+  members: {
+    businessEntityId: string;
+    memberEntityId: string;
+    role: string;
+    ownershipPercent: string | null;
+    externalId: string | null;
+    declared: Json;
+    createdAt: string;
+  }[];
+  decisions: {
+    kyc: {
+      id: string;
+      provider: string;
+      applicantId: string;
+      levelName: string | null;
+      source: string;
+      sourceRef: string;
+      decision: string;
+      rejectLabels: Json;
+      reviewRejectType: string | null;
+      moderationComment: string | null;
+      /** Hashed with the decision in its decision.recorded entry; null for decisions recorded before there was one. */
+      decisionNonce: string | null;
+      createdAt: string;
+      decidedAt: string;
+    }[];
+    universalKyc: {
+      id: string;
+      status: string;
+      decision: string | null;
+      eventId: string | null;
+      deadlineAt: string;
+      createdAt: string;
+      settledAt: string | null;
+    }[];
+    kyb: {
+      id: string;
+      status: string;
+      decision: string | null;
+      owners: string[];
+      eventId: string | null;
+      decisionNonce: string | null;
+      deadlineAt: string;
+      createdAt: string;
+      settledAt: string | null;
+    }[];
+  };
+  events: { id: string; eventName: string; eventType: string; createdAt: string; payload: Json }[];
+  files: EvidenceFileRow[];
+  audit: { chainHead: ChainHead | null; entries: AuditEntry[] };
+};
+
+export type EvidenceFileRow = {
+  id: string;
+  slug: string;
+  documentType: string | null;
+  fileName: string | null;
+  contentType: string;
+  size: number;
+  sha256: string;
+  submissionId: string | null;
+  uploadedAt: string;
+  retiredAt: string | null;
+  /** Where the bytes are (the file store's key): not written into the bundle. */
+  storageKey: string;
+};
+
+/** What became of a file's bytes at export: copied (and matching its SHA-256), or why not. */
+export type FileBytes = { copied: true } | { copied: false; problem: string };
+
+export type EvidenceFile = Omit<EvidenceFileRow, 'storageKey'> & { bytes: string | null; bytesProblem?: string };
+
+export type EvidenceBundle = Omit<EvidenceRecord, 'files'> & {
+  format: typeof EVIDENCE_FORMAT;
+  manifest: typeof EVIDENCE_MANIFEST;
+  exportedAt: string;
+  exportedBy: { type: string; id: string };
+  signedWith: { algorithm: typeof EVIDENCE_ALGORITHM; keyId: string; signatureFile: typeof SIGNATURE_FILE };
+  withFiles: boolean;
+  files: EvidenceFile[];
+};
+
+/** Where a file's bytes go inside the bundle. */
+export const bundledFilePath = (fileId: string) => `${FILES_DIR}/${fileId}`;
+
+/** The bundle: the record with its manifest, who exported it when, the signing key's id, and each file's bytes as copied (or not). */
+export function evidenceBundle(
+  record: EvidenceRecord,
+  meta: { exportedAt: Date; exportedBy: { type: string; id: string }; keyId: string; fileBytes: ReadonlyMap<string, FileBytes> | null },
+): EvidenceBundle {
+  const files = record.files.map(({ storageKey: _key, ...f }): EvidenceFile => {
+    const bytes = meta.fileBytes?.get(f.id);
+    if (!bytes) return { ...f, bytes: null };
+    return bytes.copied ? { ...f, bytes: bundledFilePath(f.id) } : { ...f, bytes: null, bytesProblem: bytes.problem };
+  });
+  return {
+    format: EVIDENCE_FORMAT,
+    manifest: EVIDENCE_MANIFEST,
+    exportedAt: meta.exportedAt.toISOString(),
+    exportedBy: meta.exportedBy,
+    signedWith: { algorithm: EVIDENCE_ALGORITHM, keyId: meta.keyId, signatureFile: SIGNATURE_FILE },
+    withFiles: meta.fileBytes !== null,
+    ...record,
+    files,
+  };
+}
+
+/** The exact bytes of bundle.json: RFC 8785 canonical JSON of the bundle. */
+export const bundleBytes = (bundle: EvidenceBundle): Buffer => Buffer.from(canonicalize(bundle)!, 'utf8');
+
+/** The raw 64-byte Ed25519 signature over the bytes. */
+export const signEvidence = (bytes: Buffer, key: SigningKey): Buffer => sign(null, bytes, createPrivateKey(key.privateKeyPem));
+
+/** A public key of the evidence ring, as `vouch evidence-keys generate` prints it (SPKI PEM: what openssl's -pubin reads). */
+export function evidencePublicKeyOf(key: SigningKey) {
+  return {
+    keyId: key.keyId,
+    algorithm: EVIDENCE_ALGORITHM,
+    publicKeyPem: createPublicKey(key.privateKeyPem).export({ type: 'spki', format: 'pem' }).toString(),
+    validFrom: key.validFrom,
+    validUntil: key.validUntil,
+  };
+}
+
+/** One thing a check found wrong, named: the part of the bundle and what. */
+export type EvidenceFailure = { part: 'bundle' | 'signature' | 'file' | 'audit' | 'decision'; detail: string };
+
+/**
+ * The signature over the bytes, by the ring's key that the (parsed) bundle names, made while that
+ * key was valid. A bundle that names no key or cannot be parsed is checked against every key of
+ * the ring, so the answer says "signature" whatever byte was changed.
+ */
+export function checkSignature(
+  bytes: Buffer,
+  signature: Buffer,
+  ring: readonly SigningKey[],
+  named: { keyId: string | undefined; exportedAt: string | undefined },
+): EvidenceFailure[] {
+  const by = (key: SigningKey) => {
+    try {
+      return verify(null, bytes, createPublicKey(key.privateKeyPem), signature);
+    } catch {
+      return false;
+    }
+  };
+  if (signature.length !== 64) return [{ part: 'signature', detail: `${SIGNATURE_FILE} holds ${signature.length} bytes, not a 64-byte Ed25519 signature` }];
+  if (named.keyId === undefined) {
+    return ring.some(by) ? [] : [{ part: 'signature', detail: `${SIGNATURE_FILE} is not a signature of ${BUNDLE_FILE} by any key of the evidence ring` }];
+  }
+  const key = ring.find((k) => k.keyId === named.keyId);
+  if (!key) return [{ part: 'signature', detail: `key ${named.keyId} is not in the evidence ring` }];
+  if (!by(key)) return [{ part: 'signature', detail: `${SIGNATURE_FILE} is not key ${key.keyId}'s signature of ${BUNDLE_FILE} (changed since it was signed)` }];
+  const at = Date.parse(named.exportedAt ?? '');
+  if (!(Date.parse(key.validFrom) <= at && at < Date.parse(key.validUntil)))
+    return [{ part: 'signature', detail: `key ${key.keyId} was not valid at exportedAt (${named.exportedAt})` }];
+  return [];
+}
+
+/** Each bundled file's bytes against its recorded SHA-256 and size; `observed` holds what was found at each `bytes` path (null: absent). */
+export function checkFiles(files: readonly EvidenceFile[], observed: ReadonlyMap<string, { sha256: string; size: number } | null>): EvidenceFailure[] {
+  const failures: EvidenceFailure[] = [];
+  for (const f of files) {
+    if (f.bytes === null) continue;
+    if (f.bytes !== bundledFilePath(f.id)) {
+      failures.push({ part: 'file', detail: `file ${f.id}: its bytes are said to be at ${f.bytes}, not ${bundledFilePath(f.id)}` });
+      continue;
+    }
+    const seen = observed.get(f.bytes);
+    if (!seen) failures.push({ part: 'file', detail: `${f.bytes} is missing` });
+    else if (seen.sha256 !== f.sha256 || seen.size !== f.size)
+      failures.push({ part: 'file', detail: `${f.bytes}: SHA-256 ${seen.sha256} (${seen.size} bytes), recorded ${f.sha256} (${f.size} bytes)` });
+  }
+  const named = new Set(files.map((f) => f.bytes));
+  for (const where of observed.keys()) if (!named.has(where)) failures.push({ part: 'file', detail: `${where} is not in the bundle's file list` });
+  return failures;
+}
+
+/**
+ * The audit entries: each one's own hash, seq order within the business, the link between entries
+ * that follow each other in the chain, and agreement with the chain head taken at export time.
+ */
+export function checkAudit(audit: EvidenceBundle['audit'], businessId: string): EvidenceFailure[] {
+  const failures: EvidenceFailure[] = [];
+  const head = audit.chainHead;
+  let before: AuditEntry | undefined;
+  for (const e of audit.entries) {
+    const at = `audit entry seq ${e.seq} (${e.action})`;
+    if (e.businessId !== businessId) failures.push({ part: 'audit', detail: `${at} belongs to business ${e.businessId}, not the entity's` });
+    if (entryHash(e) !== e.hash) failures.push({ part: 'audit', detail: `${at}: its fields no longer match its hash` });
+    if (before && e.seq <= before.seq) failures.push({ part: 'audit', detail: `${at} comes after seq ${before.seq}: not in chain order` });
+    if (before && e.seq === before.seq + 1 && e.prevHash !== before.hash)
+      failures.push({ part: 'audit', detail: `${at}: its prevHash does not name the hash of seq ${before.seq}` });
+    if (!head || e.seq > head.seq) failures.push({ part: 'audit', detail: `${at} is past the chain head at export (${head ? `seq ${head.seq}` : 'none'})` });
+    else if (e.seq === head.seq && e.hash !== head.hash) failures.push({ part: 'audit', detail: `${at} is the chain head's seq but not its hash` });
+    before = e;
+  }
+  return failures;
+}
+
+/** The last decision.recorded entry the filter picks (the one written when the stored decision was taken), if any. */
+const lastRecorded = (entries: readonly AuditEntry[], picks: (d: AuditEntry['details']) => boolean) =>
+  entries.filter((e) => e.action === 'decision.recorded' && picks(e.details)).at(-1);
+
+/**
+ * Each decision that has a nonce against the last decision.recorded entry naming it: the entry's
+ * decisionSha256 must be the hash of this decision as the bundle states it, so the audit chain
+ * proves which decision was taken (a KYC decision from its account's columns, a KYB decision from
+ * the kyb_status_change event that carried it). Returns the failures and how many were tied.
+ */
+export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'events' | 'audit'>): { failures: EvidenceFailure[]; tied: number } {
+  const failures: EvidenceFailure[] = [];
+  let tied = 0;
+  const compare = (what: string, nonce: string, decision: Decision | KybDecision, entry: AuditEntry | undefined) => {
+    if (!entry) return;
+    if (entry.details.decisionSha256 === canonicalSha256({ nonce, decision: storedDecision(decision) })) tied += 1;
+    else failures.push({ part: 'decision', detail: `${what}: its decision.recorded entry (seq ${entry.seq}) names another decision` });
+  };
+  for (const d of bundle.decisions.kyc) {
+    if (!d.decisionNonce) continue;
+    const decision: Decision =
+      d.decision === 'APPROVED'
+        ? { status: 'APPROVED' }
+        : {
+            status: 'REJECTED',
+            rejectLabels: d.rejectLabels as string[],
+            reviewRejectType: d.reviewRejectType as 'RETRY' | 'FINAL',
+            moderationComment: d.moderationComment!,
+          };
+    const entry = lastRecorded(bundle.audit.entries, (x) => x.provider === d.provider && x.applicantId === d.applicantId);
+    compare(`KYC decision ${d.id} (applicant ${d.applicantId})`, d.decisionNonce, decision, entry);
+  }
+  for (const s of bundle.decisions.kyb) {
+    if (!s.decisionNonce) continue;
+    const data = (bundle.events.find((e) => e.id === s.eventId)?.payload as { data?: Record<string, unknown> } | undefined)?.data;
+    if (!data) {
+      failures.push({ part: 'decision', detail: `KYB submission ${s.id}: the event that carried its decision (${s.eventId}) is not in the bundle` });
+      continue;
+    }
+    const decision = { ...data, owners: data.ubos } as unknown as KybDecision;
+    compare(
+      `KYB submission ${s.id}`,
+      s.decisionNonce,
+      decision,
+      lastRecorded(bundle.audit.entries, (x) => x.sourceRef === s.id),
+    );
+  }
+  return { failures, tied };
+}

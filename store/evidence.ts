@@ -1,0 +1,147 @@
+// What an evidence bundle holds of one entity (domain/evidence.ts), read in one snapshot: the
+// record from entity_records — so a sealed entity (deleted under a retention policy) is read too —
+// its verified person data, submitted requirements, KYB profile, member links, decisions, events,
+// file metadata, and the audit entries that name it with its business's chain head. Reads only.
+import type { EvidenceRecord } from '../domain/evidence.ts';
+import { auditOfEntity, chainHead } from './audit-log.ts';
+import { iso, type Db, type Row } from './db.ts';
+
+const isoOrNull = (v: unknown) => (v == null ? null : iso(v));
+const textOrNull = (v: unknown) => (v == null ? null : String(v));
+
+/** The entity's record, or null when no entity (sealed or not) has this id. */
+export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceRecord | null> {
+  return db.tx(async (q) => {
+    // one snapshot: the chain head and the entries are of the same moment as the rest
+    await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    const [e] = await q.query(`SELECT r.*, b.retention_years FROM entity_records r JOIN businesses b ON b.id = r.business_id WHERE r.id = $1`, [entityId]);
+    if (!e) return null;
+    const all = (sql: string) => q.query(sql, [entityId]);
+    const [persons, requirements, profiles, members, kyc, ukyc, kyb, events, files, entries, head] = await Promise.all([
+      all('SELECT provider, applicant_id, person, updated_at FROM kyc_persons WHERE entity_id = $1 ORDER BY updated_at, applicant_id'),
+      all(
+        'SELECT id, requirement_slug, value, status, submission_id, file_id, created_at, updated_at FROM entity_requirements ' +
+          'WHERE entity_id = $1 ORDER BY created_at, id',
+      ),
+      all('SELECT profile, status, created_at, updated_at FROM kyb_profiles WHERE entity_id = $1'),
+      all(
+        'SELECT business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, created_at FROM entity_members ' +
+          'WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY business_entity_id, position, created_at',
+      ),
+      all(
+        // every column: decision_nonce among them (migration 017)
+        'SELECT * FROM kyc_accounts WHERE entity_id = $1 ORDER BY decided_at, created_at',
+      ),
+      all('SELECT id, status, decision, event_id, deadline_at, created_at, settled_at FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at'),
+      all('SELECT * FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at'),
+      all('SELECT id, event_name, event_type, payload, created_at FROM events WHERE entity_id = $1 ORDER BY created_at, id'),
+      all(
+        'SELECT id, slug, document_type, file_name, content_type, size, sha256, submission_id, uploaded_at, retired_at, storage_key FROM files ' +
+          'WHERE entity_id = $1 ORDER BY uploaded_at, id',
+      ),
+      auditOfEntity(q, entityId),
+      chainHead(q, String(e.business_id)),
+    ]);
+    const profile: Row | undefined = profiles[0];
+    return {
+      entity: {
+        id: String(e.id),
+        businessId: String(e.business_id),
+        externalId: String(e.external_id),
+        type: String(e.type),
+        verifiedBy: textOrNull(e.verified_by),
+        createdAt: iso(e.created_at),
+        updatedAt: iso(e.updated_at),
+        sealedAt: isoOrNull(e.sealed_at),
+        purgeAfter: isoOrNull(e.purge_after),
+      },
+      business: { id: String(e.business_id), retentionYears: e.retention_years == null ? null : Number(e.retention_years) },
+      verifiedPersons: persons.map((r) => ({
+        provider: String(r.provider),
+        applicantId: String(r.applicant_id),
+        person: r.person,
+        updatedAt: iso(r.updated_at),
+      })),
+      requirements: requirements.map((r) => ({
+        id: String(r.id),
+        slug: String(r.requirement_slug),
+        value: r.value,
+        status: String(r.status),
+        submissionId: textOrNull(r.submission_id),
+        fileId: textOrNull(r.file_id),
+        createdAt: iso(r.created_at),
+        updatedAt: iso(r.updated_at),
+      })),
+      kybProfile: profile
+        ? { profile: profile.profile, status: String(profile.status), createdAt: iso(profile.created_at), updatedAt: iso(profile.updated_at) }
+        : null,
+      members: members.map((r) => ({
+        businessEntityId: String(r.business_entity_id),
+        memberEntityId: String(r.member_entity_id),
+        role: String(r.role),
+        ownershipPercent: textOrNull(r.ownership_percent),
+        externalId: textOrNull(r.external_id),
+        declared: r.declared ?? null,
+        createdAt: iso(r.created_at),
+      })),
+      decisions: {
+        kyc: kyc.map((r) => ({
+          id: String(r.id),
+          provider: String(r.provider),
+          applicantId: String(r.applicant_id),
+          levelName: textOrNull(r.level_name),
+          source: String(r.source),
+          sourceRef: String(r.source_ref),
+          decision: String(r.decision),
+          rejectLabels: r.reject_labels,
+          reviewRejectType: textOrNull(r.review_reject_type),
+          moderationComment: textOrNull(r.moderation_comment),
+          decisionNonce: textOrNull(r.decision_nonce),
+          createdAt: iso(r.created_at),
+          decidedAt: iso(r.decided_at),
+        })),
+        universalKyc: ukyc.map((r) => ({
+          id: String(r.id),
+          status: String(r.status),
+          decision: textOrNull(r.decision),
+          eventId: textOrNull(r.event_id),
+          deadlineAt: iso(r.deadline_at),
+          createdAt: iso(r.created_at),
+          settledAt: isoOrNull(r.settled_at),
+        })),
+        kyb: kyb.map((r) => ({
+          id: String(r.id),
+          status: String(r.status),
+          decision: textOrNull(r.decision),
+          owners: (r.owners as unknown[]).map(String),
+          eventId: textOrNull(r.event_id),
+          decisionNonce: textOrNull(r.decision_nonce),
+          deadlineAt: iso(r.deadline_at),
+          createdAt: iso(r.created_at),
+          settledAt: isoOrNull(r.settled_at),
+        })),
+      },
+      events: events.map((r) => ({
+        id: String(r.id),
+        eventName: String(r.event_name),
+        eventType: String(r.event_type),
+        createdAt: iso(r.created_at),
+        payload: r.payload,
+      })),
+      files: files.map((r) => ({
+        id: String(r.id),
+        slug: String(r.slug),
+        documentType: textOrNull(r.document_type),
+        fileName: textOrNull(r.file_name),
+        contentType: String(r.content_type),
+        size: Number(r.size),
+        sha256: String(r.sha256),
+        submissionId: textOrNull(r.submission_id),
+        uploadedAt: iso(r.uploaded_at),
+        retiredAt: isoOrNull(r.retired_at),
+        storageKey: String(r.storage_key),
+      })),
+      audit: { chainHead: head, entries },
+    };
+  });
+}
