@@ -17,9 +17,12 @@ export type RetentionDeps = {
 
 export function createRetentionActivities(deps: RetentionDeps) {
   return {
-    /** Purges the record if it may go now (one transaction; its bytes then, or by housekeeping), else says when to look again. */
-    async retentionStep(entityId: string): Promise<RetentionStep> {
-      const step = await purgeIfDue(deps.db, entityId, new Date());
+    /**
+     * Purges the record if it may go at `at` — the workflow's time, so a purge is never earlier than
+     * its timer says (one transaction; its bytes then, or by housekeeping) — else says when to look again.
+     */
+    async retentionStep(entityId: string, at: string): Promise<RetentionStep> {
+      const step = await purgeIfDue(deps.db, entityId, new Date(at));
       if (step.purged) {
         const { removed, failed } = await removeAll(deps.files, step.keys);
         for (const { err } of failed) deps.log.warn({ err }, 'purged record: file bytes not removed yet; housekeeping removes them');

@@ -12,3 +12,6 @@ export type RetentionResult = { purged: boolean };
 
 /** A legal hold on the record was placed or released: look again now. */
 export const retentionHoldChangedSignal = defineSignal('retentionHoldChanged');
+
+/** The longest a retention workflow sleeps before it looks again (a lost hold signal costs no more). */
+export const RETENTION_RECHECK_MS = 30 * 86_400_000;

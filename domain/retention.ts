@@ -34,6 +34,3 @@ export function retentionStep(sealedPurgeAfter: Date, holds: readonly Hold[], no
   const due = Math.max(sealedPurgeAfter.getTime(), ...binding.map((h) => h.until!.getTime()));
   return due <= now.getTime() ? { purge: true } : { purge: false, at: new Date(due) };
 }
-
-/** The longest a retention workflow sleeps before it looks again (a lost hold signal costs no more). */
-export const RETENTION_RECHECK_MS = 30 * 86_400_000;

@@ -3,13 +3,12 @@
 // released wakes it to look again. It never sleeps longer than RETENTION_RECHECK_MS at once, so a
 // lost hold signal delays a purge by at most that; a long wait continues as new to keep its history short.
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
-import { retentionHoldChangedSignal, type RetentionInput, type RetentionResult } from '../contract/retention.ts';
-import { RETENTION_RECHECK_MS } from '../domain/retention.ts';
+import { RETENTION_RECHECK_MS, retentionHoldChangedSignal, type RetentionInput, type RetentionResult } from '../contract/retention.ts';
 import type { GeneralActivities } from '../activities/index.ts';
 import { setVouchStatus } from './status.ts';
 
 const a = proxyActivities<GeneralActivities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '5 seconds', maximumInterval: '10 minutes' },
 });
 
@@ -20,7 +19,7 @@ export async function retentionWorkflow(input: RetentionInput): Promise<Retentio
   let woken = false;
   setHandler(retentionHoldChangedSignal, () => void (woken = true));
   for (let check = 0; check < CHECKS_PER_RUN; check++) {
-    const step = await a.retentionStep(input.entityId);
+    const step = await a.retentionStep(input.entityId, new Date(Date.now()).toISOString());
     if (step.done) {
       setVouchStatus(step.purged ? 'purged' : 'completed');
       return { purged: step.purged };

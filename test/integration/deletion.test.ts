@@ -6,24 +6,16 @@
 // And the races: an upload finishing as its entity is deleted, a batch row whose entity is deleted
 // while the provider imports it, a retry after the entity was made again.
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { request } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createEntities, csvOf, donorAt, upload, waitForBatch, type Donor } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { pdfOf, uniqueName, uniqueNumber, whereFound as findPersonData } from '../helpers/person-data.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
-
-/** Letters only (universal KYC names are Latin), unlikely anywhere by chance. */
-const uniqueName = () =>
-  `Zq${randomBytes(6)
-    .toString('hex')
-    .replace(/\d/g, (d) => 'ghijklmnop'[Number(d)]!)}`;
-const uniqueNumber = () => `DN${randomBytes(5).toString('hex').toUpperCase()}`;
-/** A PDF whose bytes carry the person's name and number, as a scanned document would. */
-const pdfOf = (...text: string[]) => Buffer.concat([FILES.pdf, Buffer.from(`% ${text.join(' ')}\n`)]);
 
 describe('deleting an entity', () => {
   let stack: Stack;
@@ -72,32 +64,7 @@ describe('deleting an entity', () => {
   };
   const del = async (entityId: string) => assert.equal((await stack.request('DELETE', `/entity/${entityId}`, { key })).status, 204);
 
-  /** Every place a value could hide: each text-like column of each table, and every file of the file store. */
-  async function whereFound(needle: string): Promise<string[]> {
-    const columns = await stack.db.query<{ table_name: string; column_name: string; data_type: string }>(
-      `SELECT table_name, column_name, data_type FROM information_schema.columns
-        WHERE table_schema = current_schema() AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'ARRAY', 'bytea')`,
-    );
-    assert.ok(columns.length > 40, 'the search covers the schema');
-    const found: string[] = [];
-    for (const c of columns) {
-      const expr = c.data_type === 'bytea' ? `encode("${c.column_name}", 'escape')` : `"${c.column_name}"::text`;
-      const [hit] = await stack.db.query<{ n: string }>(`SELECT count(*) AS n FROM "${c.table_name}" WHERE strpos(${expr}, $1) > 0`, [needle]);
-      if (Number(hit!.n) > 0) found.push(`${c.table_name}.${c.column_name}`);
-    }
-    const walk = async (dir: string): Promise<void> => {
-      for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-        const p = path.join(dir, e.name);
-        if (e.isDirectory()) await walk(p);
-        // (a request's temporary file may be removed between the listing and the read: it is gone then)
-        else if ((await readFile(p).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? Buffer.alloc(0) : Promise.reject(err)))).includes(needle))
-          found.push(`file ${path.relative(stack.config.files.dir, p)}`);
-      }
-    };
-    await walk(stack.config.files.dir);
-    await walk(stack.config.files.uploadTmpDir);
-    return found;
-  }
+  const whereFound = (needle: string) => findPersonData(stack.db, [stack.config.files.dir, stack.config.files.uploadTmpDir], needle);
 
   it('leaves nothing of a person verified by every path: no row, no column, no file names them', async () => {
     const people: { entityId: string; name: string; number: string }[] = [];

@@ -1,0 +1,172 @@
+// Retention across the years (issue 21): under a business's five-year policy, DELETE /entity seals
+// the person — gone from the API at once, its externalId free, the record kept — and the record's
+// retention workflow purges it when the period ends, on Temporal's time-skipping test server where
+// years pass in moments: not a day before, later while a legal hold binds it, and afterwards no
+// table and no file holds the person's name or document number; only audit entries remain, and
+// the chain is intact.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createRetentionActivities } from '../../activities/retention.ts';
+import { chainChecker } from '../../domain/audit-chain.ts';
+import { retentionHoldChangedSignal, retentionWorkflowId } from '../../contract/retention.ts';
+import { createFileStore } from '../../runtime/file-store.ts';
+import { createLogger } from '../../runtime/logger.ts';
+import { auditOfEntity, chainHead, chainOf } from '../../store/audit-log.ts';
+import { addHold, releaseHold, sealedRecords, setRetentionPolicy } from '../../store/retention.ts';
+import { workflowBundle } from '../../worker.ts';
+import { retentionWorkflow } from '../../workflows/index.ts';
+import { createEntities } from '../helpers/imports.ts';
+import { startTimeSkipping } from '../helpers/infra.ts';
+import { pdfOf, uniqueName, uniqueNumber, whereFound } from '../helpers/person-data.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
+import { canonicalPayload, filesForm } from '../helpers/ukyc.ts';
+
+const DAY = 86_400_000;
+const YEAR = 365 * DAY;
+
+describe('retention under a five-year policy', () => {
+  let stack: Stack;
+  let env: TestWorkflowEnvironment;
+  let receiver: Receiver;
+  let bundle: Awaited<ReturnType<typeof workflowBundle>>;
+  let key: string;
+  let businessId: string;
+  let n = 0;
+
+  before(async () => {
+    stack = await startStack({ workers: true, env: { API_RATE_LIMIT_PER_SECOND: '100000', WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
+    receiver = await startReceiver();
+    ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Retention' }));
+    const sub = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
+    assert.equal(sub.status, 201, sub.text);
+    assert.ok(await setRetentionPolicy(stack.db, businessId, { years: 5 }));
+    env = await startTimeSkipping();
+    bundle = await workflowBundle(stack.config);
+  });
+  after(async () => {
+    await env?.teardown();
+    await receiver?.close();
+    await stack?.close();
+  });
+
+  /** A worker of the time-skipping server with the real retention activities on the stack's database and file store, while fn runs. */
+  async function withWorker(fn: () => Promise<void>): Promise<void> {
+    const activities = createRetentionActivities({
+      db: stack.db,
+      log: createLogger('silent'),
+      files: createFileStore(stack.config),
+      start: { retention: async () => {} },
+    });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'retention', workflowBundle: bundle, activities });
+    await worker.runUntil(fn);
+  }
+
+  const found = (needle: string) => whereFound(stack.db, [stack.config.files.dir, stack.config.files.uploadTmpDir], needle);
+
+  /** A person verified by universal KYC, with an identity document whose bytes carry the name and number. */
+  async function verifiedPerson(): Promise<{ entityId: string; externalId: string; name: string; number: string }> {
+    const [name, number] = [uniqueName(), uniqueNumber()];
+    const externalId = `ret-${n++}`;
+    const [entityId] = await createEntities(stack, key, [externalId]);
+    const value = JSON.stringify(
+      canonicalPayload((p) => {
+        p.identity.firstName = name;
+        p.identity.fullName = `${name} Example`;
+        p.document[0].number = number;
+      }),
+    );
+    const req = await stack.request('POST', `/entity/${entityId}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value } });
+    assert.equal(req.status, 201, req.text);
+    const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, {
+      key,
+      form: filesForm([{ bytes: pdfOf(name, number), name: 'id.pdf' }]),
+    });
+    assert.equal(up.status, 201, up.text);
+    for (let i = 0; i < 300; i++) {
+      const [row] = await stack.db.query('SELECT 1 FROM kyc_persons WHERE entity_id = $1', [entityId]);
+      if (row) return { entityId: entityId!, externalId, name, number };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${entityId} was not decided`);
+  }
+
+  const runRetention = (entityId: string) =>
+    env.client.workflow.start(retentionWorkflow, { taskQueue: 'retention', workflowId: `${retentionWorkflowId(entityId)}-ts`, args: [{ entityId }] });
+  const stillKept = async (entityId: string) => (await stack.db.query('SELECT 1 FROM entity_records WHERE id = $1', [entityId])).length === 1;
+
+  it('a delete seals the record: 404 everywhere at once, the externalId free again, the data kept for five years', async () => {
+    const p = await verifiedPerson();
+    assert.equal((await stack.request('DELETE', `/entity/${p.entityId}`, { key })).status, 204);
+    assert.equal((await stack.request('GET', `/entity/${p.entityId}`, { key })).status, 404);
+    assert.equal((await stack.request('GET', `/entity/${p.entityId}/signed-payload`, { key })).status, 404);
+    assert.equal((await stack.request('DELETE', `/entity/${p.entityId}`, { key })).status, 404, 'a second delete finds nothing');
+    const list = await stack.request('GET', '/entity?limit=100', { key, headers: { 'Accept-Version': 'v1.0' } });
+    assert.ok(!list.body.items.some((e: { id: string }) => e.id === p.entityId), 'not listed');
+    const again = await stack.request('POST', '/entity', { key, json: { externalId: p.externalId, type: 'INDIVIDUAL' } });
+    assert.equal(again.status, 201, 'its externalId is free again');
+    assert.notDeepEqual(await found(p.name), [], 'the sealed record is kept');
+    const [sealed] = (await sealedRecords(stack.db, new Date(), businessId)).filter((r) => r.entityId === p.entityId);
+    assert.ok(sealed, 'the retention report lists it');
+    const years = (Date.parse(sealed.purgeAfter) - Date.parse(sealed.sealedAt)) / YEAR;
+    assert.ok(years > 4.99 && years < 5.01, `purged after five years (${years})`);
+    const actions = (await auditOfEntity(stack.db, p.entityId)).map((e) => e.action);
+    assert.ok(actions.includes('entity.sealed') && !actions.includes('entity.deleted'), actions.join(' '));
+  });
+
+  it('purges the record five years on, not a day before, leaving nothing of the person but audit entries', async () => {
+    const p = await verifiedPerson();
+    assert.equal((await stack.request('DELETE', `/entity/${p.entityId}`, { key })).status, 204);
+    await withWorker(async () => {
+      const run = await runRetention(p.entityId);
+      await env.sleep(5 * YEAR - 2 * DAY);
+      assert.ok(await stillKept(p.entityId), 'kept two days before the end');
+      assert.deepEqual(await run.result(), { purged: true });
+    });
+    assert.ok(!(await stillKept(p.entityId)));
+    assert.deepEqual(await found(p.name), [], 'the name, nowhere');
+    assert.deepEqual(await found(p.number), [], 'the document number, nowhere');
+    const entries = await auditOfEntity(stack.db, p.entityId);
+    assert.deepEqual(
+      entries.filter((e) => e.action.startsWith('entity.')).map((e) => e.action),
+      ['entity.created', 'entity.sealed', 'entity.purged'],
+    );
+  });
+
+  it('a legal hold keeps the record past its date until released; a hold with an end, until it ends', async () => {
+    const open = await verifiedPerson();
+    const timed = await verifiedPerson();
+    // placed while the entities are live: the delete seals them all the same
+    const hold = await addHold(stack.db, { entityId: open.entityId, reason: 'regulator inquiry 2026-17', until: null, by: 'test' });
+    assert.ok(hold);
+    for (const p of [open, timed]) assert.equal((await stack.request('DELETE', `/entity/${p.entityId}`, { key })).status, 204);
+    const start = await env.currentTimeMs();
+    const timedHold = await addHold(stack.db, { entityId: timed.entityId, reason: 'litigation', until: new Date(start + 7 * YEAR), by: 'test' });
+    assert.ok(timedHold);
+    await withWorker(async () => {
+      const [held, limited] = [await runRetention(open.entityId), await runRetention(timed.entityId)];
+      await env.sleep(6 * YEAR);
+      assert.ok(await stillKept(open.entityId), 'held without end: kept past its five years');
+      assert.ok(await stillKept(timed.entityId), 'held until year 7: kept in year 6');
+      assert.deepEqual(await limited.result(), { purged: true }, 'purged once its hold ended');
+      assert.ok((await env.currentTimeMs()) >= start + 7 * YEAR, 'not before the hold ended');
+      assert.ok(await releaseHold(stack.db, hold.id, 'test'));
+      await held.signal(retentionHoldChangedSignal);
+      assert.deepEqual(await held.result(), { purged: true }, 'purged once released');
+    });
+    for (const p of [open, timed]) {
+      assert.deepEqual(await found(p.name), [], `the name of ${p.entityId}`);
+      assert.deepEqual(await found(p.number), [], `the number of ${p.entityId}`);
+    }
+    const actions = (await auditOfEntity(stack.db, open.entityId)).map((e) => e.action);
+    for (const a of ['hold.added', 'entity.sealed', 'hold.released', 'entity.purged']) assert.ok(actions.includes(a), `${a} in ${actions.join(' ')}`);
+    const check = chainChecker();
+    for await (const e of chainOf(stack.db, businessId)) assert.equal(check.push(e), null);
+    assert.equal(check.end(await chainHead(stack.db, businessId)), null, 'the audit chain is intact after the purges');
+  });
+});
