@@ -3,6 +3,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable } from './db.ts';
+import { inTx, type Writer } from './in-tx.ts';
 
 export type Business = { id: string; name: string; binSponsored: boolean; createdAt: string };
 
@@ -19,16 +20,18 @@ const toBusiness = (r: Record<string, unknown>): Business => ({
   createdAt: iso(r.created_at),
 });
 
-export async function insertApiKey(q: Queryable, businessId: string, environment: string) {
+export async function insertApiKey(w: Writer, businessId: string, environment: string) {
   const apiKey = newApiKey(environment);
   const id = randomUUID();
-  await q.query('INSERT INTO api_keys (id, business_id, key_hash, key_prefix) VALUES ($1, $2, $3, $4)', [
-    id,
-    businessId,
-    hashApiKey(apiKey),
-    apiKey.slice(0, 16),
-  ]);
-  recordAudit(q, { businessId, action: 'api_key.created', subject: { type: 'api_key', id } });
+  await inTx(w, async (q) => {
+    await q.query('INSERT INTO api_keys (id, business_id, key_hash, key_prefix) VALUES ($1, $2, $3, $4)', [
+      id,
+      businessId,
+      hashApiKey(apiKey),
+      apiKey.slice(0, 16),
+    ]);
+    recordAudit(q, { businessId, action: 'api_key.created', subject: { type: 'api_key', id } });
+  });
   return { keyId: id, apiKey };
 }
 
