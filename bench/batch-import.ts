@@ -91,6 +91,22 @@ try {
         figure: `${(r.completedMs / 1000).toFixed(1)} s upload→completed; floor ${floor} s; ratio ${(r.completedMs / 1000 / floor).toFixed(3)} (goal ≤ 1.05)`,
       });
       figures.push({ benchmark: 'a. upload → in_progress', figure: `${r.inProgressMs.toFixed(0)} ms (goal < 1 s); ${r.successes} onboarded` });
+      // the audit log this batch wrote (its entities were made in bulk, beforehand, without entries):
+      // entries per record, and bytes per entry with the table's indexes (the whole table's size over
+      // its rows: this business's entries are nearly all of them)
+      const [log] = await stack.db.query<{ entries: string; total: string; bytes: string }>(
+        `SELECT (SELECT count(*) FROM audit_log WHERE business_id = $1) AS entries, (SELECT count(*) FROM audit_log) AS total,
+                pg_total_relation_size('audit_log') AS bytes`,
+        [f.businessId],
+      );
+      const perRecord = Number(log!.entries) / ROWS;
+      const perEntry = Number(log!.bytes) / Number(log!.total);
+      figures.push({
+        benchmark: 'a. audit log written',
+        figure:
+          `${log!.entries} entries (${perRecord.toFixed(1)} per record), ${perEntry.toFixed(0)} bytes per entry with indexes: ` +
+          `${((perRecord * perEntry * 1e6) / 1024 ** 3).toFixed(2)} GiB per million decisions`,
+      });
     });
   }
 

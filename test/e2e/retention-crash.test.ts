@@ -51,7 +51,7 @@ describe('a worker killed during a purge', () => {
     // the dead worker's transaction ends without its COMMIT: rolled back
     await waitFor(
       'the killed purge to end',
-      async () => (await stack.db.query("SELECT 1 FROM pg_stat_activity WHERE query LIKE 'DELETE FROM entity_records%'")).length === 0,
+      async () => (await stack.db.query(`SELECT 1 FROM pg_stat_activity WHERE state <> 'idle' AND query LIKE 'DELETE FROM entity_records%'`)).length === 0,
     );
     const kept = await stack.db.query('SELECT 1 FROM entity_records WHERE id = $1', [entityId]);
     assert.equal(kept.length, 1, 'the record is whole after the kill');

@@ -133,7 +133,7 @@ describe('share record steps', () => {
     // an earlier attempt resolved both entities, then failed before its provider call (the provider down)
     await setRecordEntity(stack.db, gone, entities[0]!.id);
     await setRecordEntity(stack.db, kept, entities[1]!.id);
-    assert.deepEqual(await deleteEntity(stack.db, businessId, entities[0]!.id), []);
+    assert.deepEqual(await deleteEntity(stack.db, businessId, entities[0]!.id), { removed: [] });
     assert.deepEqual(await run(share.processShare, 2, gone), { outcome: 'failed', category: 'ENTITY_NOT_FOUND' });
     assert.equal(stack.sim!.state.stats.imports[tokens[0]!], undefined, 'the token was never sent');
     const [row] = await stack.db.query<{ status: string; retryable: boolean; import_attempts: number }>(

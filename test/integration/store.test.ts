@@ -43,7 +43,7 @@ function storeSuite(name: string, open: () => Promise<{ db: Db; close(): Promise
         page.items.map((e) => e.externalId),
         ['e-1'],
       );
-      assert.deepEqual(await deleteEntity(db, business.id, id), [], 'deleted (it had no files)');
+      assert.deepEqual(await deleteEntity(db, business.id, id), { removed: [] }, 'deleted (it had no files)');
       assert.equal(await deleteEntity(db, business.id, id), null, 'gone already');
       assert.equal(await getEntity(db, business.id, id), undefined);
       assert.equal((await db.query('SELECT 1 FROM entity_requirements WHERE entity_id = $1', [id])).length, 0);
