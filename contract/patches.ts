@@ -10,10 +10,6 @@ export type Patch = { id: string; introducedIn: Release; touches: string[] };
 export const PATCHES = {
   /** Runs keep their VouchStatus search attribute current (workflows/status.ts). */
   vouchStatus: { id: 'vouch-status-search-attribute', introducedIn: '1.0.1', touches: ['every workflow that sets VouchStatus'] },
-  /** Housekeeping wakes KYB submissions that lost their wake. */
-  reconcileKybSubmissions: { id: 'reconcile-kyb-submissions', introducedIn: '1.0.1', touches: ['housekeepingWorkflow'] },
-  /** Housekeeping removes file bytes no row refers to. */
-  removeStrayFileBytes: { id: 'remove-stray-file-bytes', introducedIn: '1.0.1', touches: ['housekeepingWorkflow'] },
   /** Housekeeping sends reminders and new-feature announcements. */
   lifecycleEvents: { id: 'lifecycle-events', introducedIn: '1.0.2', touches: ['housekeepingWorkflow'] },
   /**

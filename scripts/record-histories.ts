@@ -18,6 +18,8 @@ import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/subscriptions.ts';
 import { batchWorkflowId } from '../contract/batch-import.ts';
 import { personVerificationWorkflowId } from '../contract/person-verification.ts';
+import { retentionWorkflowId } from '../contract/retention.ts';
+import { addHold } from '../store/retention.ts';
 import { sandboxReviewWorkflowId } from '../contract/sandbox-review.ts';
 import { universalKybWorkflowId } from '../contract/universal-kyb.ts';
 import { universalKycWorkflowId } from '../contract/universal-kyc.ts';
@@ -207,6 +209,17 @@ try {
     const handle = stack.temporal.workflow.getHandle(universalKybWorkflowId(submitted.body.submissionId));
     await handle.result();
     await save('universal-kyb-decided', handle);
+  }
+
+  // retention: a record sealed while a hold binds it for two seconds (no policy), then purged
+  {
+    const id = (await stack.request('POST', '/entity', { key: apiKey, json: { externalId: 'retention-purged', type: 'INDIVIDUAL' } })).body.id as string;
+    if (!(await addHold(stack.db, { entityId: id, reason: 'histories', until: new Date(Date.now() + 2000), by: 'histories' }))) throw new Error('no hold');
+    const deleted = await stack.request('DELETE', `/entity/${id}`, { key: apiKey });
+    if (deleted.status !== 204) throw new Error(deleted.text);
+    const handle = stack.temporal.workflow.getHandle(retentionWorkflowId(id));
+    await handle.result();
+    await save('retention-purged', handle);
   }
 
   // the dispatcher, as it runs (its history so far)

@@ -63,10 +63,8 @@ async function pass(): Promise<HousekeepingResult> {
   await step('ensureWebhookDispatcher', () => a.ensureWebhookDispatcher(), undefined);
   const deliveriesRestarted = await step('reconcileDeliveries', () => a.reconcileDeliveries(), 0);
   const batchesRestarted = await step('reconcileBatches', () => a.reconcileBatches(), 0);
-  // added with universal KYB and with complete deletion (release 1.0.1): deprecated patches, contract/patches.ts
-  deprecatePatch(PATCHES.reconcileKybSubmissions.id);
+  // added with universal KYB and with complete deletion (release 1.0.1; their patches removed in 1.1.0)
   const kybSubmissionsWoken = await step('reconcileKybSubmissions', () => a.reconcileKybSubmissions(), 0);
-  deprecatePatch(PATCHES.removeStrayFileBytes.id);
   const strayFileBytesRemoved = await step('removeStrayFileBytes', () => a.removeStrayFileBytes(), 0);
   // added with the lifecycle events (release 1.0.2): deprecated patch, contract/patches.ts
   deprecatePatch(PATCHES.lifecycleEvents.id);

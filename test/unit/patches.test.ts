@@ -41,7 +41,7 @@ describe('patch retirement', () => {
     const patch = { introducedIn: '1.0.1' as const };
     assert.deepEqual(
       RELEASES.map((r) => patchStageIn(patch, r)),
-      ['patched', 'patched', 'deprecated'],
+      ['patched', 'patched', 'deprecated', 'removed'],
     );
     assert.equal(patchStageIn({ introducedIn: '1.0.1' }, '1.0.2'), 'patched');
   });
