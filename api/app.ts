@@ -45,6 +45,7 @@ import { signedPayloadRoutes } from './routes/signed-payload.ts';
 import { universalKycRoutes } from './routes/universal-kyc.ts';
 import { syncImportRoutes } from './routes/sync-imports.ts';
 import { auditLogRoutes } from './routes/audit-log.ts';
+import { entityHistoryRoutes } from './routes/entity-history.ts';
 
 export type AppDeps = { config: Config; db: Db; temporal: Client; log: Logger; keys: KeyRings };
 
@@ -122,6 +123,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...metricsRoutes(uc),
     ...subscriptionRoutes(uc),
     ...auditLogRoutes(uc),
+    ...entityHistoryRoutes(uc),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
   const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all)))];

@@ -722,6 +722,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your business's audit log, oldest first
+         * @description Every change to your data and every read of a person’s data: when, who (API key id, admin CLI, operator, provider callback, workflow run), what action on which ids, the request id and the outcome. Ids and hashes only. Entries are hash-chained (prevHash, hash), so you can check that none was changed, removed or reordered.
+         */
+        get: operations["readAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/{entityId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An entity's history, oldest first
+         * @description What happened to the entity: created; requirements and files submitted or retired; members declared; each verification's stages and where it came from (batch and row, sync request, hosted-SDK review, universal KYC or KYB submission); features enabled or removed; each event about it and its delivery to each of your subscriptions (delivered, failing, failed; attempts; the last status code). Ids only. A decision’s outcome is not here: only the webhook carries it; a DECIDED stage names the event that did, which POST /events/{eventId}/redeliver sends again.
+         */
+        get: operations["readEntityHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -5500,6 +5540,351 @@ export interface operations {
              *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
              */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readAuditLog: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                entityId?: string;
+                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused";
+                from?: string;
+                to?: string;
+            };
+            header: {
+                "Accept-Version": "v1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The entry's place in your business's chain, from 1. */
+                            seq: number;
+                            occurredAt: string;
+                            actor: {
+                                /** @enum {string} */
+                                type: "api_key" | "admin_cli" | "operator" | "provider_callback" | "download_link" | "workflow" | "system";
+                                /** @description The API key's id, the operator's name, the workflow id, … */
+                                id: string;
+                                /** @description The workflow run, when the actor is a workflow. */
+                                runId: string | null;
+                            };
+                            requestId: string | null;
+                            /** @enum {string} */
+                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused";
+                            entityId: string | null;
+                            subject: {
+                                type: string;
+                                id: string;
+                            } | null;
+                            /** @description Ids and hashes only. */
+                            details: {
+                                [key: string]: string | number | boolean | null;
+                            };
+                            /** @description `ok`, or the code of the refusal. */
+                            outcome: string;
+                            prevHash: string;
+                            /** @description SHA-256 (hex) of prevHash, a newline, and the RFC 8785 JSON of the other fields as stored (see README). */
+                            hash: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0000000400` The Accept-Version header is required on this list endpoint; send Accept-Version: v1.0.
+             *
+             *     `0000000410` The Accept-Version header names a version this service does not serve; send Accept-Version: v1.0.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readEntityHistory: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header: {
+                "Accept-Version": "v1.0";
+            };
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: ({
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "entity.created";
+                            /** Format: uuid */
+                            entityId: string;
+                            /** @enum {string} */
+                            type: "INDIVIDUAL" | "BUSINESS";
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "member.declared";
+                            /** Format: uuid */
+                            businessEntityId: string;
+                            /** Format: uuid */
+                            memberEntityId: string;
+                            role: string;
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "requirement.submitted";
+                            /** Format: uuid */
+                            requirementId: string;
+                            requirementSlug: string;
+                            submissionId: string | null;
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "file.submitted";
+                            /** Format: uuid */
+                            fileId: string;
+                            requirementSlug: string;
+                            documentType: string | null;
+                            submissionId: string | null;
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "requirement.retired";
+                            /** Format: uuid */
+                            requirementId: string;
+                            requirementSlug: string;
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "file.retired";
+                            /** Format: uuid */
+                            fileId: string;
+                            requirementSlug: string;
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "verification.stage";
+                            /** @enum {string} */
+                            path: "token-sharing" | "hosted-sdk" | "universal-kyc" | "universal-kyb";
+                            /** @enum {string} */
+                            stage: "STARTED" | "WAITING_FOR_PERSON" | "WAITING_FOR_DOCUMENTS" | "IN_REVIEW" | "DECIDED" | "FAILED" | "SUPERSEDED";
+                            provenance: {
+                                /** @constant */
+                                source: "batch";
+                                /** Format: uuid */
+                                batchId: string;
+                                /** @description The row's line in the batch file (the header is line 1), as the batch's summary.errors names it. */
+                                rowNumber: number;
+                            } | {
+                                /** @constant */
+                                source: "sync";
+                                /**
+                                 * Format: uuid
+                                 * @description The sync import request.
+                                 */
+                                requestId: string;
+                            } | {
+                                /** @constant */
+                                source: "hosted-sdk";
+                                /** @description The provider's applicant whose review it is; null before the person started. */
+                                applicantId: string | null;
+                            } | {
+                                /** @constant */
+                                source: "universal-kyc";
+                                /** Format: uuid */
+                                submissionId: string;
+                            } | {
+                                /** @constant */
+                                source: "universal-kyb";
+                                /** Format: uuid */
+                                submissionId: string;
+                            };
+                            /** @description The verification_status_change event that announced the stage; null when none was recorded (no subscription took it). */
+                            eventId: string | null;
+                            /** @description DECIDED only: the account_status_change or kyb_status_change event that carried the decision (POST /events/{eventId}/redeliver sends it again). */
+                            decisionEventId: string | null;
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "event";
+                            /** Format: uuid */
+                            eventId: string;
+                            /** @enum {string} */
+                            eventType: "account_status_change" | "kyb_status_change" | "verification_status_change" | "feature_access_change" | "new_feature" | "reminder";
+                            eventName: string;
+                            deliveries: {
+                                /** Format: uuid */
+                                subscriptionId: string;
+                                /**
+                                 * @description `waiting` (no attempt yet in this run), `delivered`, `failing` (attempted, not yet delivered: retried on its schedule), `failed` (its schedule spent: POST /events/{eventId}/redeliver sends it again), `canceled` (its subscription was deleted).
+                                 * @enum {string}
+                                 */
+                                outcome: "waiting" | "delivered" | "failing" | "failed" | "canceled";
+                                /** @description Attempts made, in every run. */
+                                attempts: number;
+                                /** @description The HTTP status your endpoint answered the last attempt with; null when it did not answer or there was none. */
+                                lastStatusCode: number | null;
+                                lastAttemptAt: string | null;
+                                deliveredAt: string | null;
+                            }[];
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "feature.enabled";
+                            /** Format: uuid */
+                            featureId: string;
+                            featureSlug: string | null;
+                            eventId: string | null;
+                        } | {
+                            /** @description When it happened (ISO 8601, UTC). */
+                            at: string;
+                            /** @constant */
+                            kind: "feature.removed";
+                            /** Format: uuid */
+                            featureId: string;
+                            featureSlug: string | null;
+                            eventId: string | null;
+                        })[];
+                        meta: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0000000400` The Accept-Version header is required on this list endpoint; send Accept-Version: v1.0.
+             *
+             *     `0000000410` The Accept-Version header names a version this service does not serve; send Accept-Version: v1.0.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -60,6 +60,9 @@ export const SETTINGS = {
   TEMPORAL_TLS_SERVER_NAME: setting(z.string().optional(), "the name the cluster's certificate carries, when it is not the host of `TEMPORAL_ADDRESS`"),
   TEMPORAL_DEV_PORT: setting(port.default(7233), 'ports of the dev server `npm start` runs'),
   TEMPORAL_UI_PORT: sameRow(port.default(8233)),
+  TEMPORAL_UI_URL: setting(z.string().url().optional(), 'the Temporal Web UI, for the run links `vouch trace` prints', {
+    default: 'unset → the dev server’s, `http://127.0.0.1:8233` (`TEMPORAL_UI_PORT`)',
+  }),
   TEMPORAL_CLI: setting(z.string().optional(), 'path of the `temporal` binary', { default: 'found on `PATH` or in `.tools/venv`' }),
   TASK_QUEUE: setting(z.string().min(1).default('vouch'), 'general task queue (workflows and non-provider activities)'),
   PROVIDER_TASK_QUEUE: setting(
@@ -239,6 +242,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       /** The name the server's certificate is checked against, when it is not the address's host. */
       tlsServerName: e.TEMPORAL_TLS_SERVER_NAME,
       uiPort: e.TEMPORAL_UI_PORT,
+      /** Where operators open the Web UI (the run links of `vouch trace`); the dev server's by default. */
+      uiUrl: (e.TEMPORAL_UI_URL ?? `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`).replace(/\/+$/, ''),
       /** Set when TEMPORAL_ADDRESS was given: `npm start` then uses that server instead of its own. */
       addressGiven: Boolean(env.TEMPORAL_ADDRESS),
       devPort: e.TEMPORAL_DEV_PORT,

@@ -1,10 +1,22 @@
-// What the API and the reconciler ask of runs that already exist: cancel one, see whether one is
-// running, and whether Temporal answers at all; and the codec the client encrypts payloads with (for
-// the codec endpoint). Starting and messaging runs is temporal/starters.ts.
+// What the API, the reconciler and the admin CLI ask of runs that already exist: cancel one, see
+// whether one is running, list and describe them (vouch trace), and whether Temporal answers at all; and the
+// codec the client encrypts payloads with (for the codec endpoint). Starting and messaging runs is
+// temporal/starters.ts.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { batchWorkflowId } from '../contract/batch-import.ts';
 import { webhookRetryWorkflowId } from '../contract/webhook-retry.ts';
+
+/** A run as an operator sees it: which run, of what, in what state since when. */
+export type RunDescription = { workflowId: string; runId: string; type: string; status: string; startedAt: string; closedAt: string | null };
+
+/** The Temporal Web UI's page of a run's history (of a workflow's latest run, without a run id: its list filtered to the id). */
+export function runLink(uiBase: string, namespace: string, workflowId: string, runId?: string | null): string {
+  const ns = `${uiBase.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}`;
+  return runId
+    ? `${ns}/workflows/${encodeURIComponent(workflowId)}/${encodeURIComponent(runId)}/history`
+    : `${ns}/workflows?query=${encodeURIComponent(`WorkflowId="${workflowId}"`)}`;
+}
 
 export function createRuns(client: Client) {
   /** Cancels a run; a run that is gone is already what was asked. */
@@ -29,6 +41,44 @@ export function createRuns(client: Client) {
         return (await client.workflow.getHandle(batchWorkflowId(batchId, run)).describe()).status.name === 'RUNNING';
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    },
+
+    /**
+     * Every run of a workflow id that visibility lists (a continue-as-new chain, a reused id), oldest
+     * first, at most `limit`; visibility may lag the newest run by a moment.
+     */
+    async runsOf(workflowId: string, limit = 100): Promise<RunDescription[]> {
+      const out: RunDescription[] = [];
+      for await (const r of client.workflow.list({ query: `WorkflowId = ${JSON.stringify(workflowId)}` })) {
+        out.push({
+          workflowId,
+          runId: r.runId,
+          type: r.type,
+          status: r.status.name,
+          startedAt: r.startTime.toISOString(),
+          closedAt: r.closeTime ? r.closeTime.toISOString() : null,
+        });
+        if (out.length >= limit) break;
+      }
+      return out.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+    },
+
+    /** A run (the workflow's latest, without a run id) as the server describes it; null when it knows none. */
+    async describe(workflowId: string, runId?: string): Promise<RunDescription | null> {
+      try {
+        const d = await client.workflow.getHandle(workflowId, runId).describe();
+        return {
+          workflowId,
+          runId: d.runId,
+          type: d.type,
+          status: d.status.name,
+          startedAt: d.startTime.toISOString(),
+          closedAt: d.closeTime ? d.closeTime.toISOString() : null,
+        };
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return null;
         throw err;
       }
     },

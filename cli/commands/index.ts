@@ -3,5 +3,6 @@ import type { CliCommand } from '../command.ts';
 import { auditVerify } from './audit.ts';
 import { evidenceExport, evidenceVerify } from './evidence.ts';
 import { holdAdd, holdList, holdRelease, retentionReport, retentionSet } from './retention.ts';
+import { trace } from './trace.ts';
 
-export const COMMANDS: CliCommand[] = [auditVerify, retentionSet, retentionReport, holdAdd, holdList, holdRelease, evidenceExport, evidenceVerify];
+export const COMMANDS: CliCommand[] = [auditVerify, retentionSet, retentionReport, holdAdd, holdList, holdRelease, evidenceExport, evidenceVerify, trace];
