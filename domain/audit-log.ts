@@ -4,7 +4,14 @@ import { z } from 'zod';
 import { AUDIT_ACTION_NAMES } from './audit-actions.ts';
 import { paginationQuery, pageMetaSchema } from './pagination.ts';
 
-const isoTime = (name: string) => z.iso.datetime({ offset: true, message: `${name} must be an ISO 8601 date-time` });
+const EARLIEST = Date.UTC(2000, 0, 1);
+const LATEST = Date.UTC(9999, 11, 31);
+/** An ISO 8601 date-time between 2000 and 9999, given to the query as UTC (PostgreSQL's calendar is not the client's problem). */
+const isoTime = (name: string) =>
+  z.iso
+    .datetime({ offset: true, message: `${name} must be an ISO 8601 date-time` })
+    .refine((v) => Date.parse(v) >= EARLIEST && Date.parse(v) <= LATEST, `${name} must be between 2000-01-01 and 9999-12-31`)
+    .transform((v) => new Date(v).toISOString());
 
 export const auditLogQuery = paginationQuery
   .extend({
