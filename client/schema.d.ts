@@ -5574,8 +5574,8 @@ export interface operations {
                 limit?: number;
                 entityId?: string;
                 action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused";
-                from?: string;
-                to?: string;
+                from?: string & (unknown & unknown);
+                to?: string & (unknown & unknown);
             };
             header: {
                 "Accept-Version": "v1.0";
@@ -5609,7 +5609,11 @@ export interface operations {
                             requestId: string | null;
                             /** @enum {string} */
                             action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused";
-                            entityId: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The entity the entry concerns; absent when it concerns none (a subscription, a key).
+                             */
+                            entityId?: string;
                             subject: {
                                 type: string;
                                 id: string;

@@ -15,7 +15,7 @@ export const auditEntryView = (e: AuditEntry): AuditLogPage['items'][number] => 
   actor: { type: e.actorType, id: e.actorId, runId: e.runId },
   requestId: e.requestId,
   action: e.action as AuditLogPage['items'][number]['action'],
-  entityId: e.entityId,
+  ...(e.entityId ? { entityId: e.entityId } : {}),
   subject: e.subjectType && e.subjectId ? { type: e.subjectType, id: e.subjectId } : null,
   details: e.details,
   outcome: e.outcome,

@@ -10,6 +10,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import canonicalize from 'canonicalize';
 import { batchWorkflowId } from '../../contract/batch-import.ts';
 import { personVerificationWorkflowId } from '../../contract/person-verification.ts';
 import { universalKybWorkflowId } from '../../contract/universal-kyb.ts';
@@ -618,6 +619,44 @@ describe('audit log entries of every change and read', () => {
         ['business.created', 'api_key.created'],
       );
       assert.equal(first.body.items[1].subject.id, keyId);
+    });
+
+    it("lets the client check the chain itself, by the README's rule, from the pages alone", async () => {
+      const items: any[] = [];
+      for (let p = 1; ; p++) {
+        const res = await page(`?page=${p}&limit=100`);
+        items.push(...res.body.items);
+        if (p >= res.body.meta.totalPages) break;
+      }
+      let prevHash = '0'.repeat(64);
+      for (const x of items) {
+        const covered = {
+          businessId,
+          seq: x.seq,
+          id: x.id,
+          occurredAt: x.occurredAt,
+          actorType: x.actor.type,
+          actorId: x.actor.id,
+          runId: x.actor.runId,
+          requestId: x.requestId,
+          action: x.action,
+          entityId: x.entityId ?? null,
+          subjectType: x.subject?.type ?? null,
+          subjectId: x.subject?.id ?? null,
+          details: x.details,
+          outcome: x.outcome,
+        };
+        assert.equal(x.prevHash, prevHash, `entry ${x.seq} names the one before`);
+        assert.equal(
+          createHash('sha256')
+            .update(`${prevHash}\n${canonicalize(covered)}`)
+            .digest('hex'),
+          x.hash,
+          `entry ${x.seq}`,
+        );
+        prevHash = x.hash;
+      }
+      assert.ok(items.length > 20);
     });
 
     it('filters by entity, action and time; a bad filter answers 400 naming it', async () => {
