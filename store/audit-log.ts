@@ -80,22 +80,16 @@ const COLUMNS = [
 async function writeChained(q: Queryable, entries: Pending[]): Promise<void> {
   const businesses = [...new Set(entries.map((e) => e.businessId))].sort();
   for (const businessId of businesses) {
-    // takes (and, the first time, makes) the business's head row, locked until commit
-    const [head] = await q.query<{ seq: string; hash: string }>(
-      `INSERT INTO audit_heads (business_id, seq, hash) VALUES ($1, 0, $2)
-       ON CONFLICT (business_id) DO UPDATE SET seq = audit_heads.seq RETURNING seq, hash`,
-      [businessId, GENESIS_HASH],
-    );
-    let seq = Number(head!.seq);
-    let prevHash = head!.hash;
-    const values: unknown[] = [];
+    const head = await lockHead(q, businessId);
+    let seq = head.seq;
+    let prevHash = head.hash;
+    const values: unknown[] = [businessId];
     const rows: string[] = [];
     for (const e of entries.filter((x) => x.businessId === businessId)) {
       seq += 1;
       const fields: AuditFields = { ...e, seq, prevHash };
       const hash = entryHash(fields);
       const row = [
-        e.businessId,
         seq,
         e.id,
         e.occurredAt,
@@ -112,12 +106,26 @@ async function writeChained(q: Queryable, entries: Pending[]): Promise<void> {
         prevHash,
         hash,
       ];
-      rows.push(`(${row.map((_, i) => `$${values.length + i + 1}`).join(', ')})`);
+      rows.push(`($1, ${row.map((_, i) => `$${values.length + i + 1}`).join(', ')})`);
       values.push(...row);
       prevHash = hash;
     }
-    await q.query(`INSERT INTO audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
-    await q.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE business_id = $1', [businessId, seq, prevHash]);
+    // the entries and the new head in one statement: the head's lock is held as briefly as a commit allows
+    values.push(seq, prevHash);
+    await q.query(
+      `WITH written AS (INSERT INTO audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')})
+       UPDATE audit_heads SET seq = $${values.length - 1}, hash = $${values.length} WHERE business_id = $1`,
+      values,
+    );
+  }
+}
+
+/** Locks the business's chain head until commit (made, the first time, at seq 0 and the genesis hash). */
+async function lockHead(q: Queryable, businessId: string): Promise<{ seq: number; hash: string }> {
+  for (;;) {
+    const [head] = await q.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1 FOR UPDATE', [businessId]);
+    if (head) return { seq: Number(head.seq), hash: head.hash };
+    await q.query('INSERT INTO audit_heads (business_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (business_id) DO NOTHING', [businessId, GENESIS_HASH]);
   }
 }
 
