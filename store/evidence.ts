@@ -16,32 +16,31 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
     await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     const [e] = await q.query(`SELECT r.*, b.retention_years FROM entity_records r JOIN businesses b ON b.id = r.business_id WHERE r.id = $1`, [entityId]);
     if (!e) return null;
+    // one after another: a transaction is one connection, which runs one query at a time
     const all = (sql: string) => q.query(sql, [entityId]);
-    const [persons, requirements, profiles, members, kyc, ukyc, kyb, events, files, entries, head] = await Promise.all([
-      all('SELECT provider, applicant_id, person, updated_at FROM kyc_persons WHERE entity_id = $1 ORDER BY updated_at, applicant_id'),
-      all(
-        'SELECT id, requirement_slug, value, status, submission_id, file_id, created_at, updated_at FROM entity_requirements ' +
-          'WHERE entity_id = $1 ORDER BY created_at, id',
-      ),
-      all('SELECT profile, status, created_at, updated_at FROM kyb_profiles WHERE entity_id = $1'),
-      all(
-        'SELECT business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, created_at FROM entity_members ' +
-          'WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY business_entity_id, position, created_at',
-      ),
-      all(
-        // every column: decision_nonce among them (migration 017)
-        'SELECT * FROM kyc_accounts WHERE entity_id = $1 ORDER BY decided_at, created_at',
-      ),
-      all('SELECT id, status, decision, event_id, deadline_at, created_at, settled_at FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at'),
-      all('SELECT * FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at'),
-      all('SELECT id, event_name, event_type, payload, created_at FROM events WHERE entity_id = $1 ORDER BY created_at, id'),
-      all(
-        'SELECT id, slug, document_type, file_name, content_type, size, sha256, submission_id, uploaded_at, retired_at, storage_key FROM files ' +
-          'WHERE entity_id = $1 ORDER BY uploaded_at, id',
-      ),
-      auditOfEntity(q, entityId),
-      chainHead(q, String(e.business_id)),
-    ]);
+    const persons = await all('SELECT provider, applicant_id, person, updated_at FROM kyc_persons WHERE entity_id = $1 ORDER BY updated_at, applicant_id');
+    const requirements = await all(
+      'SELECT id, requirement_slug, value, status, submission_id, file_id, created_at, updated_at FROM entity_requirements ' +
+        'WHERE entity_id = $1 ORDER BY created_at, id',
+    );
+    const profiles = await all('SELECT profile, status, created_at, updated_at FROM kyb_profiles WHERE entity_id = $1');
+    const members = await all(
+      'SELECT business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, created_at FROM entity_members ' +
+        'WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY business_entity_id, position, created_at',
+    );
+    // every column: decision_nonce among them (migration 017)
+    const kyc = await all('SELECT * FROM kyc_accounts WHERE entity_id = $1 ORDER BY decided_at, created_at');
+    const ukyc = await all(
+      'SELECT id, status, decision, event_id, deadline_at, created_at, settled_at FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at',
+    );
+    const kyb = await all('SELECT * FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at');
+    const events = await all('SELECT id, event_name, event_type, payload, created_at FROM events WHERE entity_id = $1 ORDER BY created_at, id');
+    const files = await all(
+      'SELECT id, slug, document_type, file_name, content_type, size, sha256, submission_id, uploaded_at, retired_at, storage_key FROM files ' +
+        'WHERE entity_id = $1 ORDER BY uploaded_at, id',
+    );
+    const entries = await auditOfEntity(q, entityId);
+    const head = await chainHead(q, String(e.business_id));
     const profile: Row | undefined = profiles[0];
     return {
       entity: {
