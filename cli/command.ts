@@ -4,6 +4,8 @@
 // holds). The person at the keyboard is named by --as, else VOUCH_OPERATOR, else the login name.
 import type { ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../runtime/config.ts';
+import { openDatabase } from '../runtime/database.ts';
+import type { Db } from '../store/db.ts';
 
 export class UsageError extends Error {}
 
@@ -22,3 +24,21 @@ export type CliCommand = {
   actsAs: 'admin_cli' | 'operator';
   run(input: CommandInput): Promise<unknown>;
 };
+
+/** What a command prints as it is, for people (`trace --text`); anything else a command returns is printed as JSON. */
+export class CliText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/** Runs fn on the service's database (DATABASE_URL, else the embedded one) and closes it after. */
+export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config);
+  try {
+    return await fn(database.db);
+  } finally {
+    await database.close();
+  }
+}

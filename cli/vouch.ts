@@ -4,7 +4,7 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { COMMANDS } from './commands/index.ts';
-import { UsageError } from './command.ts';
+import { CliText, UsageError } from './command.ts';
 import { actAs } from '../store/audit-actor.ts';
 import { evidencePublicKeyOf } from '../domain/evidence.ts';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
@@ -46,7 +46,7 @@ const ROTATE: Record<string, { kind: RingKind; publish: (k: SigningKey) => unkno
   'evidence-keys rotate': { kind: 'evidence', publish: evidencePublicKeyOf },
 };
 
-import { UUID } from './commands/ids.ts';
+import { UUID } from '../domain/ids.ts';
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -169,7 +169,8 @@ async function administer(
 }
 
 try {
-  process.stdout.write(`${JSON.stringify(await main(process.argv.slice(2)), null, 2)}\n`);
+  const result = await main(process.argv.slice(2));
+  process.stdout.write(result instanceof CliText ? result.text : `${JSON.stringify(result, null, 2)}\n`);
 } catch (err) {
   process.stderr.write(`vouch: ${err instanceof UsageError || err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = err instanceof UsageError ? 2 : 1;

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { features } from '../domain/feature-catalog.ts';
 import type { CreateEntityInput, Entity, EntityListItem } from '../domain/entity.ts';
+import { isUuid } from '../domain/ids.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { canonicalSha256, sha256Hex } from '../domain/digests.ts';
 import { iso, isUniqueViolation, type Db, type Queryable, type Row, type Tx } from './db.ts';
@@ -160,13 +161,11 @@ export async function deleteEntity(db: Db, businessId: string, id: string): Prom
   });
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The entity a share names: by the client's externalId first, else by our id (DESIGN.md section 4). */
 export async function resolveEntityRef(q: Queryable, businessId: string, ref: string): Promise<string | null> {
   const [byExternal] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND external_id = $2', [businessId, ref]);
   if (byExternal) return byExternal.id;
-  if (!UUID.test(ref)) return null;
+  if (!isUuid(ref)) return null;
   const [byId] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND id = $2', [businessId, ref]);
   return byId?.id ?? null;
 }

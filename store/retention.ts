@@ -2,13 +2,12 @@
 // ends, legal holds, and the purge at the end of the period. The only module (with trace and
 // evidence, which read) that looks at entity_records, the table under the `entities` view: a sealed
 // entity is in the table and not in the view (store/migrations/016_retention.sql).
-import { createHash, randomUUID } from 'node:crypto';
-import { purgeAfter, retentionStep, type Hold, type RetentionPolicy } from '../domain/retention.ts';
+import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../domain/digests.ts';
+import { holdBinds, purgeAfter, retentionStep, type Hold, type RetentionPolicy } from '../domain/retention.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Tx } from './db.ts';
 import { discardBytes, fileKeysOf } from './files.ts';
-
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 export async function retentionPolicyOf(q: Queryable, businessId: string): Promise<RetentionPolicy> {
   const [row] = await q.query<{ retention_years: number | null }>('SELECT retention_years FROM businesses WHERE id = $1', [businessId]);
@@ -42,7 +41,7 @@ async function holdsOf(q: Queryable, entityId: string): Promise<Hold[]> {
  */
 export async function sealIfKept(q: Tx, businessId: string, entityId: string, now: Date): Promise<Date | null> {
   const policy = await retentionPolicyOf(q, businessId);
-  const held = (await holdsOf(q, entityId)).some((h) => h.releasedAt === null && (h.until === null || h.until > now));
+  const held = (await holdsOf(q, entityId)).some((h) => holdBinds(h, now));
   if (!policy && !held) return null;
   const until = policy ? purgeAfter(now, policy.years) : now;
   await q.query('UPDATE entity_records SET sealed_at = $2, purge_after = $3 WHERE id = $1', [entityId, now, until]);
@@ -134,7 +133,7 @@ export async function addHold(db: Db, h: { entityId: string; reason: string; unt
       action: 'hold.added',
       entityId: h.entityId,
       subject: { type: 'legal_hold', id },
-      details: { reasonSha256: sha256(h.reason), until: h.until?.toISOString() ?? null },
+      details: { reasonSha256: sha256Hex(h.reason), until: h.until?.toISOString() ?? null },
     });
     return toHoldView(row!);
   });

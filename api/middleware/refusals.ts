@@ -4,6 +4,7 @@
 // those would turn a flood into writes. A refusal caused by our own failure (5xx) is not the caller's act.
 import type { Middleware } from 'koa';
 import { ApiError } from '../api-error.ts';
+import { isUuid } from '../../domain/ids.ts';
 import { recordAuditAlone } from '../../store/audit-log.ts';
 import type { Db } from '../../store/db.ts';
 import type { Logger } from 'pino';
@@ -17,7 +18,7 @@ export function auditRefusals(db: Db, operationId: string, log: Logger): Middlew
     } catch (err) {
       const business = ctx.state.business as { id: string } | undefined;
       if (err instanceof ApiError && business && ctx.method !== 'GET' && ctx.method !== 'HEAD' && err.status < 500 && !NOT_RECORDED.has(err.status)) {
-        const entityId = typeof ctx.params?.entityId === 'string' && /^[0-9a-f-]{36}$/i.test(ctx.params.entityId) ? ctx.params.entityId : null;
+        const entityId = typeof ctx.params?.entityId === 'string' && isUuid(ctx.params.entityId) ? ctx.params.entityId : null;
         await recordAuditAlone(db, {
           businessId: business.id,
           action: 'request.refused',

@@ -3,10 +3,9 @@
 // when a chain is broken. It prints each chain's head (seq and hash): kept somewhere else (a ticket,
 // a notary, the evidence bundles), a head also proves that no one rewrote the whole chain after it.
 import { chainChecker, type ChainBreak } from '../../domain/audit-chain.ts';
-import { openDatabase } from '../../runtime/database.ts';
 import { chainedBusinesses, chainHead, chainOf } from '../../store/audit-log.ts';
-import { UsageError, type CliCommand } from '../command.ts';
-import { UUID } from './ids.ts';
+import { UsageError, withDatabase, type CliCommand } from '../command.ts';
+import { UUID } from '../../domain/ids.ts';
 
 export const auditVerify: CliCommand = {
   name: 'audit verify',
@@ -16,9 +15,7 @@ export const auditVerify: CliCommand = {
   async run({ values, config }) {
     const only = values.business as string | undefined;
     if (only !== undefined && !UUID.test(only)) throw new UsageError('--business must be a business id (UUID)');
-    const database = await openDatabase(config);
-    try {
-      const db = database.db;
+    return withDatabase(config, async (db) => {
       const businesses = only ? [only] : await chainedBusinesses(db);
       const chains = [];
       for (const businessId of businesses) {
@@ -35,8 +32,6 @@ export const auditVerify: CliCommand = {
       }
       if (chains.some((c) => !c.intact)) process.exitCode = 1;
       return { intact: chains.every((c) => c.intact), chains };
-    } finally {
-      await database.close();
-    }
+    });
   },
 };

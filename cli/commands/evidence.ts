@@ -37,7 +37,7 @@ import { actingNow } from '../../store/audit-actor.ts';
 import { recordAuditAlone } from '../../store/audit-log.ts';
 import { evidenceOf } from '../../store/evidence.ts';
 import { UsageError, type CliCommand } from '../command.ts';
-import { UUID } from './ids.ts';
+import { UUID } from '../../domain/ids.ts';
 
 /** Streams bytes into a new file (mode 600, never over an existing one), hashing them on the way. */
 async function writeHashed(source: Readable, target: string): Promise<{ sha256: string; size: number }> {

@@ -6,23 +6,13 @@
 // Temporal does not answer, the workflow looks again within RETENTION_RECHECK_MS anyway.
 import { MAX_RETENTION_YEARS } from '../../domain/retention.ts';
 import type { Config } from '../../runtime/config.ts';
-import { openDatabase } from '../../runtime/database.ts';
 import { actingNow } from '../../store/audit-actor.ts';
 import type { Db } from '../../store/db.ts';
 import { addHold, listHolds, recordBusiness, releaseHold, sealedRecords, setRetentionPolicy } from '../../store/retention.ts';
 import { connectClient } from '../../temporal/connection.ts';
 import { createStarters } from '../../temporal/starters.ts';
-import { UsageError, type CliCommand } from '../command.ts';
-import { UUID } from './ids.ts';
-
-async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
-  const database = await openDatabase(config);
-  try {
-    return await fn(database.db);
-  } finally {
-    await database.close();
-  }
-}
+import { UsageError, withDatabase, type CliCommand } from '../command.ts';
+import { UUID } from '../../domain/ids.ts';
 
 const uuidOption = (values: Record<string, unknown>, name: string, required: boolean): string | undefined => {
   const v = values[name];
@@ -60,7 +50,7 @@ export const retentionSet: CliCommand = {
     if (years !== 'none' && !(typeof years === 'string' && /^\d{1,3}$/.test(years) && Number(years) >= 1 && Number(years) <= MAX_RETENTION_YEARS))
       throw new UsageError(`--years must be none or a whole number of years from 1 to ${MAX_RETENTION_YEARS}`);
     const policy = years === 'none' ? null : { years: Number(years) };
-    return withDb(config, async (db) => {
+    return withDatabase(config, async (db) => {
       if (!(await setRetentionPolicy(db, businessId, policy))) throw new UsageError(`no business ${businessId}`);
       return { businessId, retention: policy ? { years: policy.years } : 'none' };
     });
@@ -74,7 +64,7 @@ export const retentionReport: CliCommand = {
   actsAs: 'operator',
   async run({ values, config }) {
     const businessId = uuidOption(values, 'business', false);
-    return withDb(config, async (db) => ({ at: new Date().toISOString(), sealed: await sealedRecords(db, new Date(), businessId) }));
+    return withDatabase(config, async (db) => ({ at: new Date().toISOString(), sealed: await sealedRecords(db, new Date(), businessId) }));
   },
 };
 
@@ -93,7 +83,7 @@ export const holdAdd: CliCommand = {
       until = new Date(String(values.until));
       if (Number.isNaN(until.getTime()) || until.getTime() <= Date.now()) throw new UsageError('--until must be an ISO 8601 date in the future');
     }
-    return withDb(config, async (db) => {
+    return withDatabase(config, async (db) => {
       const hold = await addHold(db, { entityId, reason, until, by: actingNow().actor.id });
       if (!hold) throw new UsageError(`no record of entity ${entityId} (never, or purged)`);
       return { hold, retentionWorkflow: await wake(config, db, entityId) };
@@ -109,7 +99,7 @@ export const holdList: CliCommand = {
   async run({ values, config }) {
     const entityId = uuidOption(values, 'entity', false);
     const businessId = uuidOption(values, 'business', false);
-    return withDb(config, async (db) => ({
+    return withDatabase(config, async (db) => ({
       holds: await listHolds(db, { ...(entityId ? { entityId } : {}), ...(businessId ? { businessId } : {}), all: values.all === true }),
     }));
   },
@@ -122,7 +112,7 @@ export const holdRelease: CliCommand = {
   actsAs: 'operator',
   async run({ values, config }) {
     const holdId = uuidOption(values, 'hold', true)!;
-    return withDb(config, async (db) => {
+    return withDatabase(config, async (db) => {
       const hold = await releaseHold(db, holdId, actingNow().actor.id);
       if (!hold) throw new UsageError(`no binding hold ${holdId}`);
       return { hold, retentionWorkflow: await wake(config, db, hold.entityId) };

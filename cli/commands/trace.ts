@@ -24,8 +24,8 @@ import { listHolds } from '../../store/retention.ts';
 import { batchTrace, decisionsOf, entityRecord, entityRecordsByExternalId, pendingOf, runSubjects, type EntityRecord } from '../../store/trace.ts';
 import { connectClient } from '../../temporal/connection.ts';
 import { createRuns, runLink, type RunDescription } from '../../temporal/runs.ts';
-import { UsageError, type CliCommand } from '../command.ts';
-import { UUID } from './ids.ts';
+import { CliText, UsageError, type CliCommand } from '../command.ts';
+import { UUID } from '../../domain/ids.ts';
 import { traceText } from './trace-text.ts';
 
 /** How long Temporal gets to answer (connecting, then all the descriptions), so a trace never hangs on it. */
@@ -248,10 +248,6 @@ export const trace: CliCommand = {
     } finally {
       await database.close();
     }
-    if (!values.text) return result;
-    // the admin CLI prints what a command returns as JSON; the text form is printed here, and the
-    // process ends once it is written, everything closed above
-    await new Promise<void>((resolve) => process.stdout.write(traceText(result), () => resolve()));
-    process.exit(0);
+    return values.text ? new CliText(traceText(result)) : result;
   },
 };
