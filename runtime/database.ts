@@ -1,5 +1,6 @@
 // Opens the system of record: PostgreSQL at DATABASE_URL, else the embedded PGlite under DATA_DIR
 // (reusing the one `npm start` is already serving, so the admin CLI works beside it).
+import { startLinkSweep } from '../store/audit-chainer.ts';
 import { connectDb, type Db } from '../store/db.ts';
 import { runningEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from '../store/embedded-postgres.ts';
 import { migrate } from '../store/migrate.ts';
@@ -7,7 +8,13 @@ import type { Config } from './config.ts';
 
 export type OpenDatabase = { db: Db; url: string; embedded: EmbeddedPostgres | undefined; close(): Promise<void> };
 
-export async function openDatabase(config: Config, options: { serveEmbedded?: boolean } = {}): Promise<OpenDatabase> {
+export type OpenOptions = {
+  serveEmbedded?: boolean;
+  /** A service process (API, worker): links audit entries left unlinked (store/audit-chainer.ts), reporting failures here. */
+  auditSweep?: (err: unknown) => void;
+};
+
+export async function openDatabase(config: Config, options: OpenOptions = {}): Promise<OpenDatabase> {
   let url = config.database.url;
   let embedded: EmbeddedPostgres | undefined;
   if (!url) {
@@ -23,11 +30,13 @@ export async function openDatabase(config: Config, options: { serveEmbedded?: bo
   // wrong rows under load). One connection per process keeps every statement whole.
   const db = connectDb(url, config.database.url ? config.database.poolSize : 1);
   await migrate(db);
+  const stopSweep = options.auditSweep ? startLinkSweep(db, options.auditSweep) : async () => {};
   return {
     db,
     url,
     embedded,
     async close() {
+      await stopSweep();
       await db.close();
       await embedded?.stop();
     },

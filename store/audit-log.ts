@@ -1,13 +1,15 @@
-// The audit log's store (issue 21): entries are collected during a transaction and chained and
-// written last, just before it commits (Tx.beforeCommit), so no change commits without its entry
-// and no entry without its change. The chain head of each business touched is locked only then, in
-// business-id order, after every other lock the transaction holds: it adds no lock-order cycle, and
-// it is held for three statements. domain/audit-chain.ts holds the hashing rules.
+// The audit log's store (issue 21): entries are collected during a transaction and written last,
+// just before it commits (Tx.beforeCommit), so no change commits without its entry and no entry
+// without its change. They are written unlinked: once the transaction has committed, the chainer
+// (store/audit-chainer.ts) gives them their seq and hashes, holding the business's chain head only
+// for that, so no business transaction waits on another's commit. Readers of the chain link first.
+// domain/audit-chain.ts holds the hashing rules.
 import { randomUUID } from 'node:crypto';
 import { isAuditAction, type AuditAction } from '../domain/audit-actions.ts';
-import { canonicalDetails, entryHash, GENESIS_HASH, type AuditEntry, type AuditFields, type ChainHead } from '../domain/audit-chain.ts';
+import { canonicalDetails, type AuditEntry, type AuditFields, type ChainHead } from '../domain/audit-chain.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { actingNow } from './audit-actor.ts';
+import { linkSoon, toFields } from './audit-chainer.ts';
 import { iso, isTx, type Queryable, type Row, type Tx } from './db.ts';
 
 /** What a writer says about its change; who, when and the chain are filled in here. */
@@ -25,7 +27,7 @@ type Pending = Omit<AuditFields, 'seq' | 'prevHash'>;
 
 const pending = new WeakMap<Tx, Pending[]>();
 
-/** Records an entry in q's transaction; it is written, chained, when the transaction commits (and not at all if it rolls back). */
+/** Records an entry in q's transaction; it is written when the transaction commits (and not at all if it rolls back), and linked just after. */
 export function recordAudit(q: Queryable, draft: AuditDraft): void {
   if (!isTx(q)) throw new Error(`audit entry ${draft.action} outside a transaction: write it in the transaction of its change`);
   if (!isAuditAction(draft.action)) throw new Error(`unknown audit action ${String(draft.action)}`);
@@ -48,7 +50,8 @@ export function recordAudit(q: Queryable, draft: AuditDraft): void {
   let list = pending.get(q);
   if (!list) {
     pending.set(q, (list = []));
-    q.beforeCommit(() => writeChained(q, list!));
+    q.beforeCommit(() => writeUnlinked(q, list!));
+    q.afterCommit((db) => linkSoon(db, [...new Set(list!.map((e) => e.businessId))]));
   }
   list.push(entry);
 }
@@ -60,7 +63,6 @@ export async function recordAuditAlone(db: { tx<T>(fn: (q: Tx) => Promise<T>): P
 
 const COLUMNS = [
   'business_id',
-  'seq',
   'id',
   'occurred_at',
   'actor_type',
@@ -73,80 +75,36 @@ const COLUMNS = [
   'subject_id',
   'details',
   'outcome',
-  'prev_hash',
-  'hash',
 ] as const;
 
-async function writeChained(q: Queryable, entries: Pending[]): Promise<void> {
-  const businesses = [...new Set(entries.map((e) => e.businessId))].sort();
-  for (const businessId of businesses) {
-    const head = await lockHead(q, businessId);
-    let seq = head.seq;
-    let prevHash = head.hash;
-    const values: unknown[] = [businessId];
-    const rows: string[] = [];
-    for (const e of entries.filter((x) => x.businessId === businessId)) {
-      seq += 1;
-      const fields: AuditFields = { ...e, seq, prevHash };
-      const hash = entryHash(fields);
-      const row = [
-        seq,
-        e.id,
-        e.occurredAt,
-        e.actorType,
-        e.actorId,
-        e.runId,
-        e.requestId,
-        e.action,
-        e.entityId,
-        e.subjectType,
-        e.subjectId,
-        canonicalDetails(e.details),
-        e.outcome,
-        prevHash,
-        hash,
-      ];
-      rows.push(`($1, ${row.map((_, i) => `$${values.length + i + 1}`).join(', ')})`);
-      values.push(...row);
-      prevHash = hash;
-    }
-    // the entries and the new head in one statement: the head's lock is held as briefly as a commit allows
-    values.push(seq, prevHash);
-    await q.query(
-      `WITH written AS (INSERT INTO audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')})
-       UPDATE audit_heads SET seq = $${values.length - 1}, hash = $${values.length} WHERE business_id = $1`,
-      values,
-    );
-  }
+/** The transaction's entries in one statement, in the order recorded (their `written` serial keeps it), unlinked. */
+async function writeUnlinked(q: Queryable, entries: Pending[]): Promise<void> {
+  const values: unknown[] = [];
+  const rows = entries.map((e) => {
+    const row = [
+      e.businessId,
+      e.id,
+      e.occurredAt,
+      e.actorType,
+      e.actorId,
+      e.runId,
+      e.requestId,
+      e.action,
+      e.entityId,
+      e.subjectType,
+      e.subjectId,
+      canonicalDetails(e.details),
+      e.outcome,
+    ];
+    const placeholders = row.map((_, i) => `$${values.length + i + 1}`).join(', ');
+    values.push(...row);
+    return `(${placeholders})`;
+  });
+  await q.query(`INSERT INTO audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
 }
 
-/** Locks the business's chain head until commit (made, the first time, at seq 0 and the genesis hash). */
-async function lockHead(q: Queryable, businessId: string): Promise<{ seq: number; hash: string }> {
-  for (;;) {
-    const [head] = await q.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1 FOR UPDATE', [businessId]);
-    if (head) return { seq: Number(head.seq), hash: head.hash };
-    await q.query('INSERT INTO audit_heads (business_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (business_id) DO NOTHING', [businessId, GENESIS_HASH]);
-  }
-}
-
-const toEntry = (r: Row): AuditEntry => ({
-  businessId: String(r.business_id),
-  seq: Number(r.seq),
-  id: String(r.id),
-  occurredAt: iso(r.occurred_at),
-  actorType: r.actor_type as AuditEntry['actorType'],
-  actorId: String(r.actor_id),
-  runId: r.run_id == null ? null : String(r.run_id),
-  requestId: r.request_id == null ? null : String(r.request_id),
-  action: String(r.action),
-  entityId: r.entity_id == null ? null : String(r.entity_id),
-  subjectType: r.subject_type == null ? null : String(r.subject_type),
-  subjectId: r.subject_id == null ? null : String(r.subject_id),
-  details: JSON.parse(String(r.details)) as AuditEntry['details'],
-  outcome: String(r.outcome),
-  prevHash: String(r.prev_hash),
-  hash: String(r.hash),
-});
+/** A linked entry (the readers below read linked entries only). */
+const toEntry = (r: Row): AuditEntry => ({ ...toFields(r), seq: Number(r.seq), prevHash: String(r.prev_hash), hash: String(r.hash) });
 
 export type AuditFilter = { entityId?: string | undefined; action?: AuditAction | undefined; from?: string | undefined; to?: string | undefined };
 
@@ -161,7 +119,7 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
     const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq', [businessId, from, from + page.limit]);
     return { items: rows.map(toEntry), totalItems: (await chainHead(q, businessId))?.seq ?? 0 };
   }
-  const where = ['business_id = $1'];
+  const where = ['business_id = $1', 'hash IS NOT NULL'];
   const params: unknown[] = [businessId];
   const add = (sql: string, value: unknown) => {
     params.push(value);
@@ -178,7 +136,9 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
 
 /** Every entry naming an entity (its own and its members' links), oldest first; for trace and evidence. */
 export async function auditOfEntity(q: Queryable, entityId: string): Promise<AuditEntry[]> {
-  return (await q.query('SELECT * FROM audit_log WHERE entity_id = $1 OR subject_id = $2 ORDER BY business_id, seq', [entityId, entityId])).map(toEntry);
+  return (
+    await q.query('SELECT * FROM audit_log WHERE (entity_id = $1 OR subject_id = $2) AND hash IS NOT NULL ORDER BY business_id, seq', [entityId, entityId])
+  ).map(toEntry);
 }
 
 /** A business's chain in seq order, read in pages (a chain can be millions long). */

@@ -8,9 +8,15 @@ export interface Queryable {
   query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
-/** A transaction: its statements, and work to do last before it commits (the audit log's chain, store/audit-log.ts). */
+/** A transaction: its statements, work to do last before it commits, and work to start once it has committed. */
 export interface Tx extends Queryable {
   beforeCommit(fn: () => Promise<void>): void;
+  /**
+   * Started after COMMIT succeeds (never on rollback), without delaying the transaction's caller:
+   * the audit chain's linking (store/audit-chainer.ts). Its failure is its own to handle; db.close()
+   * waits for it.
+   */
+  afterCommit(fn: (db: Db) => Promise<void>): void;
 }
 
 export const isTx = (q: Queryable): q is Tx => typeof (q as Partial<Tx>).beforeCommit === 'function';
@@ -32,7 +38,15 @@ export function connectDb(url: string, poolSize = 10): Db {
   pool.on('connect', (client) => client.on('error', () => {}));
   const run = async <T extends Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
     (await client.query<T>(sql, params as unknown[] | undefined)).rows;
-  return {
+  // work started after commits, awaited by close() so that none is cut off by the pool's end
+  const afterWork = new Set<Promise<void>>();
+  const startAfter = (fn: (db: Db) => Promise<void>) => {
+    const p: Promise<void> = fn(db)
+      .catch(() => {})
+      .finally(() => afterWork.delete(p));
+    afterWork.add(p);
+  };
+  const db: Db = {
     query: (sql, params) => run(pool, sql, params),
     async tx(fn) {
       const client = await pool.connect();
@@ -44,10 +58,16 @@ export function connectDb(url: string, poolSize = 10): Db {
       try {
         await client.query('BEGIN');
         const last: (() => Promise<void>)[] = [];
-        const result = await fn({ query: (sql, params) => run(client, sql, params), beforeCommit: (f) => void last.push(f) });
+        const after: ((db: Db) => Promise<void>)[] = [];
+        const result = await fn({
+          query: (sql, params) => run(client, sql, params),
+          beforeCommit: (f) => void last.push(f),
+          afterCommit: (f) => void after.push(f),
+        });
         // hooks may add hooks; each runs once, in the order added
         for (let i = 0; i < last.length; i++) await last[i]!();
         await client.query('COMMIT');
+        for (const f of after) startAfter(f);
         return result;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {});
@@ -62,8 +82,12 @@ export function connectDb(url: string, poolSize = 10): Db {
       await pool.query('SELECT 1');
       return performance.now() - started;
     },
-    close: () => pool.end(),
+    async close() {
+      while (afterWork.size > 0) await Promise.allSettled([...afterWork]);
+      await pool.end();
+    },
   };
+  return db;
 }
 
 export const iso = (d: unknown): string => (d instanceof Date ? d.toISOString() : new Date(String(d)).toISOString());

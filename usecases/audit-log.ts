@@ -4,6 +4,7 @@ import type { AuditEntry } from '../domain/audit-chain.ts';
 import type { auditLogQuery, AuditLogPage } from '../domain/audit-log.ts';
 import { done, type Outcome } from '../domain/outcome.ts';
 import { pageMeta } from '../domain/pagination.ts';
+import { linkNow } from '../store/audit-chainer.ts';
 import { auditPage } from '../store/audit-log.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
@@ -25,6 +26,8 @@ export const auditEntryView = (e: AuditEntry): AuditLogPage['items'][number] => 
 
 export async function readAuditLog({ db }: UseCaseContext, caller: Caller, query: z.output<typeof auditLogQuery>): Promise<Outcome<AuditLogPage>> {
   const { page, limit, ...filter } = query;
+  // the business reads its own writes: what it committed a moment ago is linked first
+  await linkNow(db, caller.id);
   const { items, totalItems } = await auditPage(db, caller.id, filter, { page, limit });
   return done({ items: items.map(auditEntryView), meta: pageMeta({ page, limit }, totalItems) });
 }

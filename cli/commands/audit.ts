@@ -3,6 +3,7 @@
 // when a chain is broken. It prints each chain's head (seq and hash): kept somewhere else (a ticket,
 // a notary, the evidence bundles), a head also proves that no one rewrote the whole chain after it.
 import { chainChecker, type ChainBreak } from '../../domain/audit-chain.ts';
+import { linkAll, linkNow } from '../../store/audit-chainer.ts';
 import { chainedBusinesses, chainHead, chainOf } from '../../store/audit-log.ts';
 import { UsageError, withDatabase, type CliCommand } from '../command.ts';
 import { UUID } from '../../domain/ids.ts';
@@ -16,6 +17,8 @@ export const auditVerify: CliCommand = {
     const only = values.business as string | undefined;
     if (only !== undefined && !UUID.test(only)) throw new UsageError('--business must be a business id (UUID)');
     return withDatabase(config, async (db) => {
+      // entries committed but not linked yet (a moment's work of the chainer) are linked before the walk
+      await (only ? linkNow(db, only) : linkAll(db));
       const businesses = only ? [only] : await chainedBusinesses(db);
       const chains = [];
       for (const businessId of businesses) {

@@ -4,6 +4,7 @@
 // verify DIR` checks a bundle offline: the signature against the evidence ring's key it names, the
 // bundled files against their SHA-256, and the audit entries' hashes and order. Personal data goes
 // into the bundle only (a directory of mode 700, files of mode 600), never to the terminal.
+import { linkAll } from '../../store/audit-chainer.ts';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -114,6 +115,7 @@ export const evidenceExport: CliCommand = {
     const database = await openDatabase(config);
     try {
       const db = database.db;
+      await linkAll(db); // the bundle's audit entries are linked ones: link what was committed a moment ago
       const record = await evidenceOf(db, entityId.toLowerCase());
       if (!record) throw new UsageError(`no entity ${entityId}`);
       const out = path.resolve(typeof values.out === 'string' ? values.out : `evidence-${record.entity.id}-${stamp(now)}`);

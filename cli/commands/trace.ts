@@ -17,6 +17,7 @@ import type { AuditEntry } from '../../domain/audit-chain.ts';
 import { buildHistory } from '../../domain/entity-history.ts';
 import type { Config } from '../../runtime/config.ts';
 import { openDatabase } from '../../runtime/database.ts';
+import { linkAll } from '../../store/audit-chainer.ts';
 import { auditOfEntity } from '../../store/audit-log.ts';
 import type { Queryable } from '../../store/db.ts';
 import { historyFacts } from '../../store/entity-history.ts';
@@ -221,6 +222,7 @@ export const trace: CliCommand = {
     let result: TraceResult;
     try {
       const db = database.db;
+      await linkAll(db); // audit entries committed a moment ago, linked before they are read
       const byId = UUID.test(id) ? await entityRecord(db, id) : null;
       const batch = UUID.test(id) && !byId ? await batchTrace(db, id) : null;
       const byExternalId = byId || batch ? [] : await entityRecordsByExternalId(db, id, business);

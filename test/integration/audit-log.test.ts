@@ -17,6 +17,7 @@ import { universalKybWorkflowId } from '../../contract/universal-kyb.ts';
 import { universalKycWorkflowId } from '../../contract/universal-kyc.ts';
 import { canonicalSha256, storedDecision } from '../../domain/digests.ts';
 import type { Decision } from '../../domain/reliance.ts';
+import { linkNow } from '../../store/audit-chainer.ts';
 import { recordAudit } from '../../store/audit-log.ts';
 import { recordEvent } from '../../store/events.ts';
 import { csvOf, createEntities, donorAt, upload, waitForBatch, type Donor } from '../helpers/imports.ts';
@@ -74,9 +75,10 @@ describe('audit log entries of every change and read', () => {
   };
 
   const entries = async (business: string, action?: string): Promise<Entry[]> => {
+    await linkNow(stack.db, business); // what has committed, in chain order
     const rows = await stack.db.query(
       `SELECT seq, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id, details, outcome
-         FROM audit_log WHERE business_id = $1${action ? ' AND action = $2' : ''} ORDER BY seq`,
+         FROM audit_log WHERE business_id = $1 AND hash IS NOT NULL${action ? ' AND action = $2' : ''} ORDER BY seq`,
       action ? [business, action] : [business],
     );
     return rows.map((r) => ({

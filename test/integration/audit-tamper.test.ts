@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { actAs } from '../../store/audit-actor.ts';
+import { linkNow } from '../../store/audit-chainer.ts';
 import { createBusiness, insertApiKey, revokeApiKey } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { isolatedDatabaseUrl } from '../helpers/stack.ts';
@@ -50,16 +51,17 @@ describe('tampering with the audit log', () => {
         const { keyId } = await insertApiKey(db, business.id, 'sandbox');
         assert.ok(await revokeApiKey(db, business.id, keyId));
       }
+      await linkNow(db, business.id); // not left to the chainer's moment: the edits below name entries by seq
       return business.id;
     });
   }
 
-  /** Edits the table as a superuser would: with its append-only trigger switched off for the edit. */
+  /** Edits the table as a superuser would: with its append-only triggers switched off for the edit. */
   async function tamper(sql: string, params: unknown[]) {
     await db.tx(async (q) => {
-      await q.query('ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only');
+      await q.query('ALTER TABLE audit_log DISABLE TRIGGER USER');
       await q.query(sql, params);
-      await q.query('ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only');
+      await q.query('ALTER TABLE audit_log ENABLE TRIGGER USER');
     });
   }
 
