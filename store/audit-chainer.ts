@@ -1,8 +1,9 @@
-// Links the audit log's entries into each business's hash chain (issue 21). Entries are written
-// unlinked in the transaction of their change (store/audit-log.ts); here, once it has committed,
-// a short transaction of its own locks the business's chain head, gives the committed unlinked
-// entries their seq, prevHash and hash in the order they were written, and moves the head. So the
-// head is held for one small transaction, never across another transaction's commit.
+// Links the audit log's entries into each business's hash chain (issue 21). Entries are written to
+// audit_pending in the transaction of their change (store/audit-log.ts); here, once it has
+// committed, a short transaction of its own locks the business's chain head, moves the committed
+// waiting entries into audit_log with their seq, prevHash and hash, in the order they were
+// written, and moves the head. So the head is held for one small transaction, never across another
+// transaction's commit, and audit_log is only ever appended to.
 //
 // Three things start it: each commit that wrote entries (after LINK_DELAY_MS, so a busy business's
 // entries are linked a few hundred at a time), a sweep every few seconds in the API and worker
@@ -38,6 +39,8 @@ export const toFields = (r: Row): Omit<AuditFields, 'seq' | 'prevHash'> => ({
 
 /** Links every committed unlinked entry of the business; returns how many. */
 export async function linkNow(db: Db, businessId: string): Promise<number> {
+  // a reader's usual case, nothing waiting: one index probe, no transaction, no lock
+  if ((await db.query('SELECT 1 FROM audit_pending WHERE business_id = $1 LIMIT 1', [businessId])).length === 0) return 0;
   let linked = 0;
   for (;;) {
     const n = await db.tx((q) => linkSome(q, businessId));
@@ -48,37 +51,52 @@ export async function linkNow(db: Db, businessId: string): Promise<number> {
 
 /** Links the unlinked entries of every business that has some (a reader of several chains, the sweep). */
 export async function linkAll(db: Db): Promise<number> {
-  const rows = await db.query<{ business_id: string }>('SELECT DISTINCT business_id FROM audit_log WHERE hash IS NULL');
+  const rows = await db.query<{ business_id: string }>('SELECT DISTINCT business_id FROM audit_pending');
   let linked = 0;
   for (const r of rows) linked += await linkNow(db, String(r.business_id));
   return linked;
 }
 
+/** An entry's columns, in audit_pending and audit_log alike (the chain's three added by linking). */
+export const AUDIT_COLUMNS = [
+  'business_id',
+  'id',
+  'occurred_at',
+  'actor_type',
+  'actor_id',
+  'run_id',
+  'request_id',
+  'action',
+  'entity_id',
+  'subject_type',
+  'subject_id',
+  'details',
+  'outcome',
+] as const;
+
 async function linkSome(q: Queryable, businessId: string): Promise<number> {
   const head = await lockHead(q, businessId);
   // read after the head's lock is held: every linker before us has committed, so none of these is linked
-  const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND hash IS NULL ORDER BY written LIMIT $2', [businessId, LINK_BATCH]);
+  const rows = await q.query(`SELECT written, ${AUDIT_COLUMNS.join(', ')} FROM audit_pending WHERE business_id = $1 ORDER BY written LIMIT $2`, [
+    businessId,
+    LINK_BATCH,
+  ]);
   if (rows.length === 0) return 0;
   let { seq, hash: prevHash } = head;
-  const values: unknown[] = [businessId];
+  const values: unknown[] = [];
   const tuples: string[] = [];
   for (const r of rows) {
     seq += 1;
     const hash = entryHash({ ...toFields(r), seq, prevHash });
-    const at = values.length;
-    tuples.push(`($${at + 1}::uuid, $${at + 2}::bigint, $${at + 3}, $${at + 4})`);
-    values.push(String(r.id), seq, prevHash, hash);
+    const row = [...AUDIT_COLUMNS.map((c) => r[c]), seq, prevHash, hash];
+    tuples.push(`(${row.map((_, i) => `$${values.length + i + 1}`).join(', ')})`);
+    values.push(...row);
     prevHash = hash;
   }
-  values.push(seq, prevHash);
-  await q.query(
-    `WITH linked AS (
-       UPDATE audit_log a SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash
-         FROM (VALUES ${tuples.join(', ')}) AS v (id, seq, prev_hash, hash)
-        WHERE a.id = v.id AND a.business_id = $1 AND a.hash IS NULL)
-     UPDATE audit_heads SET seq = $${values.length - 1}, hash = $${values.length} WHERE business_id = $1`,
-    values,
-  );
+  // three statements, in this order: audit_pending lets an entry go only once audit_log holds it
+  await q.query(`INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES ${tuples.join(', ')}`, values);
+  await q.query('DELETE FROM audit_pending WHERE written = ANY($1::bigint[])', [rows.map((r) => String(r.written))]);
+  await q.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE business_id = $1', [businessId, seq, prevHash]);
   return rows.length;
 }
 

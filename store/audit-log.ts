@@ -1,15 +1,16 @@
 // The audit log's store (issue 21): entries are collected during a transaction and written last,
 // just before it commits (Tx.beforeCommit), so no change commits without its entry and no entry
-// without its change. They are written unlinked: once the transaction has committed, the chainer
-// (store/audit-chainer.ts) gives them their seq and hashes, holding the business's chain head only
-// for that, so no business transaction waits on another's commit. Readers of the chain link first.
+// without its change. They are written to audit_pending: once the transaction has committed, the
+// chainer (store/audit-chainer.ts) moves them into audit_log with their seq and hashes, holding the
+// business's chain head only for that, so no business transaction waits on another's commit.
+// Readers of the chain link first.
 // domain/audit-chain.ts holds the hashing rules.
 import { randomUUID } from 'node:crypto';
 import { isAuditAction, type AuditAction } from '../domain/audit-actions.ts';
 import { canonicalDetails, type AuditEntry, type AuditFields, type ChainHead } from '../domain/audit-chain.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { actingNow } from './audit-actor.ts';
-import { linkSoon, toFields } from './audit-chainer.ts';
+import { AUDIT_COLUMNS as COLUMNS, linkSoon, toFields } from './audit-chainer.ts';
 import { iso, isTx, type Queryable, type Row, type Tx } from './db.ts';
 
 /** What a writer says about its change; who, when and the chain are filled in here. */
@@ -61,23 +62,7 @@ export async function recordAuditAlone(db: { tx<T>(fn: (q: Tx) => Promise<T>): P
   await db.tx(async (q) => recordAudit(q, draft));
 }
 
-const COLUMNS = [
-  'business_id',
-  'id',
-  'occurred_at',
-  'actor_type',
-  'actor_id',
-  'run_id',
-  'request_id',
-  'action',
-  'entity_id',
-  'subject_type',
-  'subject_id',
-  'details',
-  'outcome',
-] as const;
-
-/** The transaction's entries in one statement, in the order recorded (their `written` serial keeps it), unlinked. */
+/** The transaction's entries in one statement, in the order recorded (their `written` serial keeps it), to wait for their link. */
 async function writeUnlinked(q: Queryable, entries: Pending[]): Promise<void> {
   const values: unknown[] = [];
   const rows = entries.map((e) => {
@@ -100,10 +85,9 @@ async function writeUnlinked(q: Queryable, entries: Pending[]): Promise<void> {
     values.push(...row);
     return `(${placeholders})`;
   });
-  await q.query(`INSERT INTO audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
+  await q.query(`INSERT INTO audit_pending (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
 }
 
-/** A linked entry (the readers below read linked entries only). */
 const toEntry = (r: Row): AuditEntry => ({ ...toFields(r), seq: Number(r.seq), prevHash: String(r.prev_hash), hash: String(r.hash) });
 
 export type AuditFilter = { entityId?: string | undefined; action?: AuditAction | undefined; from?: string | undefined; to?: string | undefined };
@@ -119,7 +103,7 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
     const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq', [businessId, from, from + page.limit]);
     return { items: rows.map(toEntry), totalItems: (await chainHead(q, businessId))?.seq ?? 0 };
   }
-  const where = ['business_id = $1', 'hash IS NOT NULL'];
+  const where = ['business_id = $1'];
   const params: unknown[] = [businessId];
   const add = (sql: string, value: unknown) => {
     params.push(value);
@@ -136,9 +120,7 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
 
 /** Every entry naming an entity (its own and its members' links), oldest first; for trace and evidence. */
 export async function auditOfEntity(q: Queryable, entityId: string): Promise<AuditEntry[]> {
-  return (
-    await q.query('SELECT * FROM audit_log WHERE (entity_id = $1 OR subject_id = $2) AND hash IS NOT NULL ORDER BY business_id, seq', [entityId, entityId])
-  ).map(toEntry);
+  return (await q.query('SELECT * FROM audit_log WHERE entity_id = $1 OR subject_id = $2 ORDER BY business_id, seq', [entityId, entityId])).map(toEntry);
 }
 
 /** A business's chain in seq order, read in pages (a chain can be millions long). */

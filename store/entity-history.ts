@@ -240,7 +240,7 @@ async function auditedFacts(
 ): Promise<{ stages: RecordedStage[]; features: HistoryFacts['auditedFeatureChanges'] }> {
   const rows = await q.query<{ action: string; occurred_at: Date; subject_type: string | null; subject_id: string | null; details: string }>(
     `SELECT action, occurred_at, subject_type, subject_id, details FROM audit_log
-      WHERE business_id = $1 AND entity_id = $2 AND action IN ('verification.stage', 'feature.enabled', 'feature.removed') AND outcome = 'ok' ORDER BY written`,
+      WHERE business_id = $1 AND entity_id = $2 AND action IN ('verification.stage', 'feature.enabled', 'feature.removed') AND outcome = 'ok' ORDER BY seq`,
     [businessId, entityId],
   );
   const stages: RecordedStage[] = [];

@@ -64,10 +64,12 @@ export function recordVerificationStage(q: Writer, s: StageMoved): Promise<strin
   });
 }
 
-/** Whether this stage of this verification has its entry already (the entity's entries, by the audit log's entity index). */
+/** Whether this stage of this verification has its entry already, linked or still waiting (by the audit log's entity index). */
 async function stageRecorded(q: Queryable, s: StageMoved, key: string, details: AuditFields['details']): Promise<boolean> {
   const rows = await q.query(
-    "SELECT 1 FROM audit_log WHERE business_id = $1 AND entity_id = $2 AND action = 'verification.stage' AND subject_id = $3 AND details = $4 LIMIT 1",
+    `SELECT 1 FROM audit_log WHERE business_id = $1 AND entity_id = $2 AND action = 'verification.stage' AND subject_id = $3 AND details = $4
+      UNION ALL
+     SELECT 1 FROM audit_pending WHERE business_id = $1 AND entity_id = $2 AND action = 'verification.stage' AND subject_id = $3 AND details = $4 LIMIT 1`,
     [s.businessId, s.entityId, key, canonicalDetails(details)],
   );
   return rows.length === 1;

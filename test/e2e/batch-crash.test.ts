@@ -2,7 +2,9 @@
 // imported exactly once at the provider, and the batch completes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { verifyChain, type AuditEntry } from '../../domain/audit-chain.ts';
 import type { Scenario } from '../../provider-sim/scenarios.ts';
+import { chainHead, chainOf } from '../../store/audit-log.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
@@ -62,5 +64,19 @@ describe('a worker killed in the middle of a batch', () => {
     assert.deepEqual([Number(accounts!.n), Number(accounts!.distinct_entities)], [300, 300]);
     const [events] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE business_id = $1', [businessId]);
     assert.equal(Number(events!.n), 300);
+    // the audit log: each decision recorded once, and the chain whole — entries the killed worker
+    // committed but had not linked yet are linked by the processes that live on (their sweep)
+    const unlinked = async () =>
+      Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM audit_pending WHERE business_id = $1', [businessId]))[0]!.n);
+    for (let i = 0; i < 300 && (await unlinked()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await unlinked(), 0, 'every entry linked without a reader asking');
+    const [decided] = await stack.db.query<{ n: string; entities: string }>(
+      "SELECT count(*) AS n, count(DISTINCT entity_id) AS entities FROM audit_log WHERE business_id = $1 AND action = 'decision.recorded'",
+      [businessId],
+    );
+    assert.deepEqual([Number(decided!.n), Number(decided!.entities)], [300, 300]);
+    const entries: AuditEntry[] = [];
+    for await (const e of chainOf(stack.db, businessId)) entries.push(e);
+    assert.equal(verifyChain(entries, await chainHead(stack.db, businessId)), null, 'the chain is whole');
   });
 });

@@ -1,9 +1,9 @@
-// The audit chain is linked after commit (store/audit-chainer.ts): an entry is written in its
-// change's transaction, unlinked, and linked moments later, once. Here: many transactions of one
-// business at once and two processes' linkers racing still make one chain without a gap or a
-// twice-linked entry; entries a dead process left unlinked are linked by the sweep; closing the
-// database waits for the linking a commit started; and the table lets an entry be linked once and
-// never changed (unlinked or not).
+// The audit chain is linked after commit (store/audit-chainer.ts): an entry is written to
+// audit_pending in its change's transaction and moved into audit_log, linked, moments later, once.
+// Here: many transactions of one business at once and two processes' linkers racing still make one
+// chain without a gap or a twice-linked entry; entries a dead process left waiting are linked by the
+// sweep; closing the database waits for the linking a commit started; and a waiting entry can be
+// neither changed nor removed except into audit_log.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -32,7 +32,7 @@ describe('the audit chain, linked after commit', () => {
       }),
     );
   const unlinked = async (businessId: string) =>
-    Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM audit_log WHERE business_id = $1 AND hash IS NULL', [businessId]))[0]!.n);
+    Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM audit_pending WHERE business_id = $1', [businessId]))[0]!.n);
   const chain = async (businessId: string) => {
     const entries: AuditEntry[] = [];
     for await (const e of chainOf(db, businessId)) entries.push(e);
@@ -77,8 +77,8 @@ describe('the audit chain, linked after commit', () => {
     await linkNow(db, businessId);
     // what a process killed after its COMMIT leaves: committed entries, no link
     await db.query(
-      `INSERT INTO audit_log (business_id, id, occurred_at, actor_type, actor_id, action, details, outcome)
-       SELECT $1, gen_random_uuid(), now(), 'system', 'vouch-worker', 'entity.created', '{}', 'ok' FROM generate_series(1, 3)`,
+      `INSERT INTO audit_pending (business_id, id, occurred_at, actor_type, actor_id, action, details, outcome)
+       SELECT $1, gen_random_uuid(), date_trunc('milliseconds', now()), 'system', 'vouch-worker', 'entity.created', '{}', 'ok' FROM generate_series(1, 3)`,
       [businessId],
     );
     assert.equal(await unlinked(businessId), 3);
@@ -99,28 +99,25 @@ describe('the audit chain, linked after commit', () => {
     assert.equal(verifyChain(entries, await chainHead(db, businessId)), null);
   });
 
-  it('an entry is linked once: its fields never change, linked or not, and a linked entry is never linked again', async () => {
+  it('a waiting entry is never changed, and leaves audit_pending only into audit_log, linked; a linked one is never changed', async () => {
     const businessId = randomUUID();
     await db.query(
-      `INSERT INTO audit_log (business_id, id, occurred_at, actor_type, actor_id, action, details, outcome)
-       VALUES ($1, gen_random_uuid(), now(), 'system', 'vouch-worker', 'entity.created', '{}', 'ok')`,
+      `INSERT INTO audit_pending (business_id, id, occurred_at, actor_type, actor_id, action, details, outcome)
+       VALUES ($1, gen_random_uuid(), date_trunc('milliseconds', now()), 'system', 'vouch-worker', 'entity.created', '{}', 'ok')`,
       [businessId],
     );
-    await assert.rejects(db.query("UPDATE audit_log SET actor_id = 'mallory' WHERE business_id = $1", [businessId]), /append-only/);
-    await assert.rejects(
-      db.query("UPDATE audit_log SET seq = 1, prev_hash = repeat('0', 64), hash = repeat('a', 64), outcome = 'forged' WHERE business_id = $1", [businessId]),
-      /append-only/,
-      'linking may not change a field',
-    );
-    await assert.rejects(
-      db.query("UPDATE audit_log SET seq = 1, hash = repeat('a', 64) WHERE business_id = $1", [businessId]),
-      /audit_log_linked_whole/,
-      'seq, prevHash and hash are set together',
-    );
+    await assert.rejects(db.query("UPDATE audit_pending SET actor_id = 'mallory' WHERE business_id = $1", [businessId]), /append-only/);
+    await assert.rejects(db.query('DELETE FROM audit_pending WHERE business_id = $1', [businessId]), /append-only/, 'not removed unlinked');
+    await assert.rejects(db.query('TRUNCATE audit_pending'), /append-only/);
     assert.equal(await linkAll(db), 1);
+    assert.equal(await unlinked(businessId), 0);
     await assert.rejects(db.query("UPDATE audit_log SET hash = repeat('b', 64) WHERE business_id = $1", [businessId]), /append-only/);
-    await assert.rejects(db.query('UPDATE audit_log SET seq = NULL, prev_hash = NULL, hash = NULL WHERE business_id = $1', [businessId]), /append-only/);
     await assert.rejects(db.query('DELETE FROM audit_log WHERE business_id = $1', [businessId]), /append-only/);
-    assert.equal(verifyChain(await chain(businessId), await chainHead(db, businessId)), null);
+    const entries = await chain(businessId);
+    assert.deepEqual(
+      entries.map((e) => [e.seq, e.actorId]),
+      [[1, 'vouch-worker']],
+    );
+    assert.equal(verifyChain(entries, await chainHead(db, businessId)), null);
   });
 });

@@ -78,7 +78,7 @@ describe('audit log entries of every change and read', () => {
     await linkNow(stack.db, business); // what has committed, in chain order
     const rows = await stack.db.query(
       `SELECT seq, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id, details, outcome
-         FROM audit_log WHERE business_id = $1 AND hash IS NOT NULL${action ? ' AND action = $2' : ''} ORDER BY seq`,
+         FROM audit_log WHERE business_id = $1${action ? ' AND action = $2' : ''} ORDER BY seq`,
       action ? [business, action] : [business],
     );
     return rows.map((r) => ({
@@ -709,8 +709,10 @@ describe('audit log entries of every change and read', () => {
     });
   });
 
-  it('keeps no personal data and no outcome: names, document number, comments and externalIds appear nowhere in audit_log', async () => {
-    const rows = (await stack.db.query<{ row: string }>('SELECT a::text AS row FROM audit_log a')).map((r) => r.row);
+  it('keeps no personal data and no outcome: names, document number, comments and externalIds appear nowhere in the audit log', async () => {
+    const rows = (await stack.db.query<{ row: string }>('SELECT a::text AS row FROM audit_log a UNION ALL SELECT p::text FROM audit_pending p')).map(
+      (r) => r.row,
+    );
     assert.ok(rows.length > 50, `${rows.length} entries searched`);
     // the values are really there in the product's own tables (so the search could find them)
     const kept = (await stack.db.query<{ row: string }>('SELECT p::text AS row FROM kyc_persons p')).map((r) => r.row).join('\n');
