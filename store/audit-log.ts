@@ -62,30 +62,35 @@ export async function recordAuditAlone(db: { tx<T>(fn: (q: Tx) => Promise<T>): P
   await db.tx(async (q) => recordAudit(q, draft));
 }
 
-/** The transaction's entries in one statement, in the order recorded (their `written` serial keeps it), to wait for their link. */
+/** Entries per INSERT: 13 parameters each, well within PostgreSQL's 65,535 parameters to a statement. */
+const WRITE_CHUNK = 2000;
+
+/** The transaction's entries, in the order recorded (their `written` serial keeps it), to wait for their link. */
 async function writeUnlinked(q: Queryable, entries: Pending[]): Promise<void> {
-  const values: unknown[] = [];
-  const rows = entries.map((e) => {
-    const row = [
-      e.businessId,
-      e.id,
-      e.occurredAt,
-      e.actorType,
-      e.actorId,
-      e.runId,
-      e.requestId,
-      e.action,
-      e.entityId,
-      e.subjectType,
-      e.subjectId,
-      canonicalDetails(e.details),
-      e.outcome,
-    ];
-    const placeholders = row.map((_, i) => `$${values.length + i + 1}`).join(', ');
-    values.push(...row);
-    return `(${placeholders})`;
-  });
-  await q.query(`INSERT INTO audit_pending (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
+  for (let from = 0; from < entries.length; from += WRITE_CHUNK) {
+    const values: unknown[] = [];
+    const rows = entries.slice(from, from + WRITE_CHUNK).map((e) => {
+      const row = [
+        e.businessId,
+        e.id,
+        e.occurredAt,
+        e.actorType,
+        e.actorId,
+        e.runId,
+        e.requestId,
+        e.action,
+        e.entityId,
+        e.subjectType,
+        e.subjectId,
+        canonicalDetails(e.details),
+        e.outcome,
+      ];
+      const placeholders = row.map((_, i) => `$${values.length + i + 1}`).join(', ');
+      values.push(...row);
+      return `(${placeholders})`;
+    });
+    await q.query(`INSERT INTO audit_pending (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
+  }
 }
 
 const toEntry = (r: Row): AuditEntry => ({ ...toFields(r), seq: Number(r.seq), prevHash: String(r.prev_hash), hash: String(r.hash) });

@@ -61,6 +61,20 @@ describe('the audit chain, linked after commit', () => {
     assert.equal(await unlinked(businessId), 0);
   });
 
+  it("one transaction of 6,000 entries (more than one statement's parameters hold) is written whole and linked in order", async () => {
+    const businessId = randomUUID();
+    await commit(db, businessId, 6000);
+    await linkNow(db, businessId);
+    const entries = await chain(businessId);
+    assert.equal(entries.length, 6000);
+    assert.deepEqual(
+      entries.map((e) => e.details.i),
+      Array.from({ length: 6000 }, (_, i) => i),
+      'in the order recorded',
+    );
+    assert.equal(verifyChain(entries, await chainHead(db, businessId)), null);
+  });
+
   it('a commit links its entries moments later by itself, and closing the database waits for that linking', async () => {
     const businessId = randomUUID();
     const own = connectDb(url, 2);
