@@ -133,7 +133,7 @@ if (import.meta.main) {
   await runProcess('worker', async ({ config, log, onShutdown, fatal }) => {
     const { openDatabase } = await import('./runtime/database.ts');
     const { connectClient, connectWorker } = await import('./temporal/connection.ts');
-    const database = await openDatabase(config, { auditSweep: (err) => log.warn({ err }, 'audit entries not linked yet; the next sweep retries') });
+    const database = await openDatabase(config, { auditSweep: log });
     onShutdown(() => database.close());
     const connection = await connectWorker(config, log);
     onShutdown(() => connection.close());

@@ -32,7 +32,7 @@ if (import.meta.main) {
   await runProcess('api', async ({ config, log, onShutdown }) => {
     const { openDatabase } = await import('../runtime/database.ts');
     const { connectClient } = await import('../temporal/connection.ts');
-    const database = await openDatabase(config, { auditSweep: (err) => log.warn({ err }, 'audit entries not linked yet; the next sweep retries') });
+    const database = await openDatabase(config, { auditSweep: log });
     onShutdown(() => database.close());
     const temporal = await connectClient(config);
     onShutdown(() => temporal.connection.close());

@@ -79,10 +79,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
       callbacksTo: (url) => sim.state.updateClient(config.provider.clientId, { webhookUrl: url }),
     };
   }
-  const database = await openDatabase(config, {
-    serveEmbedded: true,
-    auditSweep: (err) => log.warn({ err }, 'audit entries not linked yet; the next sweep retries'),
-  });
+  const database = await openDatabase(config, { serveEmbedded: true, auditSweep: log });
   onShutdown(() => database.close());
   const client = await connectClient(config);
   onShutdown(() => client.connection.close());

@@ -1,5 +1,6 @@
 // Opens the system of record: PostgreSQL at DATABASE_URL, else the embedded PGlite under DATA_DIR
 // (reusing the one `npm start` is already serving, so the admin CLI works beside it).
+import type { Logger } from 'pino';
 import { startLinkSweep } from '../store/audit-chainer.ts';
 import { connectDb, type Db } from '../store/db.ts';
 import { runningEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from '../store/embedded-postgres.ts';
@@ -10,8 +11,8 @@ export type OpenDatabase = { db: Db; url: string; embedded: EmbeddedPostgres | u
 
 export type OpenOptions = {
   serveEmbedded?: boolean;
-  /** A service process (API, worker): links audit entries left unlinked (store/audit-chainer.ts), reporting failures here. */
-  auditSweep?: (err: unknown) => void;
+  /** A service process (API, worker): sweeps for audit entries left unlinked (store/audit-chainer.ts), its failures logged here. */
+  auditSweep?: Logger;
 };
 
 export async function openDatabase(config: Config, options: OpenOptions = {}): Promise<OpenDatabase> {
@@ -30,7 +31,8 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
   // wrong rows under load). One connection per process keeps every statement whole.
   const db = connectDb(url, config.database.url ? config.database.poolSize : 1);
   await migrate(db);
-  const stopSweep = options.auditSweep ? startLinkSweep(db, options.auditSweep) : async () => {};
+  const log = options.auditSweep;
+  const stopSweep = log ? startLinkSweep(db, (err) => log.warn({ err }, 'audit entries not linked yet; the next sweep retries')) : async () => {};
   return {
     db,
     url,

@@ -14,11 +14,11 @@ import { entryHash, GENESIS_HASH, type AuditEntry, type AuditFields } from '../d
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 
 /** How long after a commit its entries wait, so that the entries of the commits meanwhile are linked with them. */
-export const LINK_DELAY_MS = 200;
+const LINK_DELAY_MS = 200;
 /** Entries linked per transaction. */
 const LINK_BATCH = 2000;
 /** How often a process looks for entries left unlinked (their process died between commit and link). */
-export const SWEEP_EVERY_MS = 5000;
+const SWEEP_EVERY_MS = 5000;
 
 /** An entry's fields as stored, whether linked yet or not. */
 export const toFields = (r: Row): Omit<AuditFields, 'seq' | 'prevHash'> => ({
@@ -142,11 +142,20 @@ export function linkSoon(db: Db, businessIds: readonly string[]): Promise<void> 
   ).then(() => {});
 }
 
-/** The sweep: every SWEEP_EVERY_MS, links whatever is left unlinked. Returns its stop (which awaits a sweep under way). */
+/**
+ * The sweep: every SWEEP_EVERY_MS, links whatever is left unlinked; a tick while a sweep still runs
+ * (a long backlog) is skipped. Returns its stop, which awaits a sweep under way.
+ */
 export function startLinkSweep(db: Db, onError: (err: unknown) => void, everyMs = SWEEP_EVERY_MS): () => Promise<void> {
-  let current: Promise<unknown> = Promise.resolve();
+  let current: Promise<void> | null = null;
   const timer = setInterval(() => {
-    current = current.then(() => linkAll(db).catch(onError));
+    current ??= linkAll(db).then(
+      () => void (current = null),
+      (err: unknown) => {
+        current = null;
+        onError(err);
+      },
+    );
   }, everyMs);
   timer.unref();
   return async () => {

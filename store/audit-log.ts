@@ -11,7 +11,7 @@ import { canonicalDetails, type AuditEntry, type AuditFields, type ChainHead } f
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { actingNow } from './audit-actor.ts';
 import { AUDIT_COLUMNS as COLUMNS, linkSoon, toFields } from './audit-chainer.ts';
-import { iso, isTx, type Queryable, type Row, type Tx } from './db.ts';
+import { isTx, type Queryable, type Row, type Tx } from './db.ts';
 
 /** What a writer says about its change; who, when and the chain are filled in here. */
 export type AuditDraft = {

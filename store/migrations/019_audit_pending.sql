@@ -4,23 +4,14 @@
 -- into audit_log, chained in the order it finds them, moments later, holding the chain's head only
 -- for that. Holding the head until each business transaction's commit had serialized every commit
 -- of a business. audit_log stays as it was: append-only, every entry written once, linked.
+
+-- An entry's columns are audit_log's (LIKE: one definition), less the three that linking adds,
+-- and the order entries were written in: a transaction's entries in the order it recorded them.
 CREATE TABLE audit_pending (
-  -- the order entries were written in: a transaction's entries in the order it recorded them
-  written      bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  business_id  uuid        NOT NULL,
-  id           uuid        NOT NULL UNIQUE,
-  occurred_at  timestamptz NOT NULL,
-  actor_type   text        NOT NULL,
-  actor_id     text        NOT NULL,
-  run_id       text,
-  request_id   text,
-  action       text        NOT NULL,
-  entity_id    uuid,
-  subject_type text,
-  subject_id   text,
-  details      text        NOT NULL,
-  outcome      text        NOT NULL
+  written bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  LIKE audit_log INCLUDING DEFAULTS
 );
+ALTER TABLE audit_pending DROP COLUMN seq, DROP COLUMN prev_hash, DROP COLUMN hash, ADD UNIQUE (id);
 CREATE INDEX audit_pending_business ON audit_pending (business_id, written);
 
 -- A waiting entry is as fixed as a linked one: never changed, and removed only once it is in

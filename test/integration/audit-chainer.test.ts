@@ -87,14 +87,20 @@ describe('the audit chain, linked after commit', () => {
 
   it('entries a process left unlinked (it died between commit and link) are linked by the sweep', async () => {
     const businessId = randomUUID();
-    await commit(db, businessId, 1);
-    await linkNow(db, businessId);
+    // a chain to continue, written by a process that has ended (its close waits for its link): no
+    // link of this pool's is scheduled for the business, so only the sweep can link what follows
+    const ended = connectDb(url, 1);
+    await commit(ended, businessId, 1);
+    await ended.close();
+    assert.equal(await unlinked(businessId), 0);
     // what a process killed after its COMMIT leaves: committed entries, no link
     await db.query(
       `INSERT INTO audit_pending (business_id, id, occurred_at, actor_type, actor_id, action, details, outcome)
        SELECT $1, gen_random_uuid(), date_trunc('milliseconds', now()), 'system', 'vouch-worker', 'entity.created', '{}', 'ok' FROM generate_series(1, 3)`,
       [businessId],
     );
+    assert.equal(await unlinked(businessId), 3);
+    await new Promise((r) => setTimeout(r, 500)); // longer than a commit's link waits: nothing else links them
     assert.equal(await unlinked(businessId), 3);
     const errors: unknown[] = [];
     const stop = startLinkSweep(db, (err) => errors.push(err), 50);
