@@ -59,5 +59,9 @@ export const docsInit = `Scalar.createApiReference('#app', ${JSON.stringify({
   showDeveloperTools: 'never',
   hideDarkModeToggle: false,
   defaultOpenAllTags: true,
+  // the description's tables (the error table: code, HTTP status, meaning) are read across: a
+  // narrow cell would break a 10-digit code or a status into a column of digits; only the last
+  // column, the prose, wraps
+  customCss: 'table th:not(:last-child), table td:not(:last-child) { white-space: nowrap; }',
 })});
 `;

@@ -48,6 +48,19 @@ describe('/docs in a browser', () => {
     ]) {
       assert.ok(text.includes(expected), `the page shows "${expected}"`);
     }
+    // an error code and its status are read whole: each drawn on one line, not broken into a
+    // column of digits by a narrow cell
+    const linesOf = (text: string) =>
+      page
+        .getByText(text, { exact: true })
+        .first()
+        .evaluate((el) => {
+          const range = el.ownerDocument.createRange();
+          range.selectNodeContents(el);
+          return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+        });
+    assert.equal(await linesOf('0702000200'), 1, 'the error table draws each code on one line');
+    assert.equal(await linesOf('401'), 1, 'and each HTTP status');
     assert.ok(
       requests.some((u) => u.endsWith('/openapi.json')),
       'the renderer read our document',
