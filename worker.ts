@@ -73,6 +73,7 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const settings = {
     defaultLevel: config.provider.defaultLevel,
     providerSpacingMs: providerSpacingMs(config.temporal.providerRateLimitPerSecond),
+    ukycDeadlineSeconds: config.universalKyc.deadlineSeconds,
     webhooks: {
       allowInsecureUrls: w.allowInsecureUrls,
       maxInFlight: w.maxInFlight,

@@ -11,6 +11,7 @@ import { takeProviderSlot } from '../store/provider-pace.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createKybActivities, createPersonDecidedHook, type OwnerDecidedWaker } from './kyb.ts';
+import { createRequirementBatchActivities, type RequirementBatchDeps } from './requirement-batch.ts';
 import { createReconcileActivities, startDeliveryRetry, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
 import { createRetentionActivities, type RetentionDeps } from './retention.ts';
@@ -26,6 +27,8 @@ export type ActivitySettings = {
   defaultLevel: string;
   /** How far apart provider calls go, fleet-wide (domain/provider-pace.ts). */
   providerSpacingMs: number;
+  /** How long a universal KYC submission waits for its identity document. */
+  ukycDeadlineSeconds: number;
   webhooks: { allowInsecureUrls: boolean; maxInFlight: number; maxInFlightPerSubscription: number; maxInFlightPerBusiness: number; pollMs: number };
 };
 
@@ -37,7 +40,7 @@ export type ActivityDeps = {
   /** The reconciler asks whether a run is running (temporal/runs.ts). */
   runs: ReconcileDeps['runs'];
   /** Idempotent workflow starts (temporal/starters.ts): activities never name workflow code themselves. */
-  start: ReconcileDeps['start'] & RetentionDeps['start'] & { kybOwnerDecided: OwnerDecidedWaker };
+  start: ReconcileDeps['start'] & RetentionDeps['start'] & { kybOwnerDecided: OwnerDecidedWaker; ukycPartReceived: RequirementBatchDeps['ukycPartReceived'] };
   webhookKeys: WebhookKeys;
   /** The file store (housekeeping removes the bytes no row names). */
   files: FileStore;
@@ -54,6 +57,13 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcileActivities(deps),
     ...createBatchActivities(deps),
     ...createUniversalKycActivities({ db: deps.db, personDecided }),
+    ...createRequirementBatchActivities({
+      db: deps.db,
+      log: deps.log,
+      ukycDeadlineSeconds: deps.settings.ukycDeadlineSeconds,
+      ukycPartReceived: (s, part) => deps.start.ukycPartReceived(s, part),
+      personDecided,
+    }),
     ...createKybActivities(deps),
     ...createRetentionActivities(deps),
     failShare: createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }).failShare,

@@ -3,6 +3,7 @@
 // starts are idempotent (temporal/starters.ts), so a run that is alive is left alone.
 import type { Logger } from 'pino';
 import { staleUnfinishedBatches } from '../store/batches.ts';
+import { staleRequirementBatches } from '../store/requirement-batches.ts';
 import { overdueWaitingSubmissions } from '../store/kyb.ts';
 import type { KybSubmissionRun } from '../contract/universal-kyb.ts';
 import type { DeliveryTags } from '../contract/webhook-retry.ts';
@@ -21,9 +22,10 @@ export type ReconcileDeps = {
   db: Db;
   log: Logger;
   /** Whether a batch's run is running (temporal/runs.ts). */
-  runs: { isBatchRunRunning(batchId: string, run: number): Promise<boolean> };
+  runs: { isBatchRunRunning(batchId: string, run: number): Promise<boolean>; isRequirementBatchRunRunning(batchId: string, run: number): Promise<boolean> };
   start: {
     batchRun(batchId: string, run: number, businessId: string): Promise<void>;
+    requirementBatchRun(batchId: string, run: number, businessId: string): Promise<void>;
     deliveryRetry(deliveryId: string, run: number, about: DeliveryTags): Promise<void>;
     webhookDispatcher(): Promise<void>;
     kybRecheck(submission: KybSubmissionRun): Promise<void>;
@@ -65,6 +67,18 @@ export function createReconcileActivities(deps: ReconcileDeps) {
         if (await runs.isBatchRunRunning(b.batchId, b.run)) continue;
         await start.batchRun(b.batchId, b.run, b.businessId);
         log.warn({ batchId: b.batchId, run: b.run }, 'reconciler: restarted the workflow of an unfinished batch');
+        restarted++;
+      }
+      return restarted;
+    },
+
+    /** The same for batches of requirement submissions. */
+    async reconcileRequirementBatches(): Promise<number> {
+      let restarted = 0;
+      for (const b of await staleRequirementBatches(db, STALE_BATCH_MS)) {
+        if (await runs.isRequirementBatchRunRunning(b.batchId, b.run)) continue;
+        await start.requirementBatchRun(b.batchId, b.run, b.businessId);
+        log.warn({ batchId: b.batchId, run: b.run }, 'reconciler: restarted the workflow of an unfinished requirement batch');
         restarted++;
       }
       return restarted;

@@ -29,8 +29,10 @@ import { buildOpenApi } from './openapi.ts';
 import { respond } from './outcome.ts';
 import { route, type Route } from './route.ts';
 import { createUploads } from './uploads.ts';
+import { requirementBatchRoutes } from './routes/requirement-batches.ts';
 import { batchImportRoutes } from './routes/batch-imports.ts';
 import { entityRoutes } from './routes/entities.ts';
+import { businessMemberRoutes } from './routes/business-members.ts';
 import { featureRoutes } from './routes/features.ts';
 import { codecCors } from './middleware/codec-cors.ts';
 import { codecRoutes } from './routes/codec.ts';
@@ -110,8 +112,10 @@ export function allRoutes(deps: AppDeps): Route[] {
   const routes: Route[] = [
     ...healthRoutes(uc),
     ...entityRoutes(uc),
+    ...businessMemberRoutes(uc),
     ...featureRoutes(),
     ...batchImportRoutes(uc, uploads),
+    ...requirementBatchRoutes(uc, uploads),
     ...syncImportRoutes(uc),
     ...personVerificationRoutes(uc),
     ...universalKycRoutes(uc, uploads),

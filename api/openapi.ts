@@ -9,11 +9,11 @@ import { webhookEventsDoc } from './webhook-events.ts';
 type JsonSchema = Record<string, unknown>;
 
 /**
- * The interface release this API implements (spec 9.2), the API description's version. v1.0.2:
- * pagination of summary.errors and the manifest, every subscribable event type sent, messages that
- * say what to do next (README "Changelog").
+ * The interface release this API implements (spec 9.2), the API description's version. v1.1.0:
+ * batch requirement submissions and multi-member feature assignments, as the spec announces them
+ * (README "Changelog"); v1.0.2 before it.
  */
-export const INTERFACE_RELEASE = '1.0.2';
+export const INTERFACE_RELEASE = '1.1.0';
 
 const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;

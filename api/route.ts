@@ -15,6 +15,12 @@ export const TAGS = [
   { name: 'Features', description: 'What an entity can be enabled for, and what each feature requires.' },
   { name: 'Token sharing', description: 'Onboard applicants already verified at the identity provider: a CSV of share tokens (batch) or one now (sync).' },
   {
+    name: 'Requirement batches',
+    description:
+      'Submit many requirement values at once (interface v1.1.0): a JSON Lines file of records — canonical KYC data of ' +
+      'people, or any requirement POST /entity takes — each checked as its single request would be.',
+  },
+  {
     name: 'Verification',
     description:
       "Verify a person — the identity provider's hosted SDK or universal KYC (your verified data " +

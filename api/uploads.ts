@@ -14,9 +14,11 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { readBatchCsv, type BatchCsvRead } from '../domain/batch-csv.ts';
+import { readBatchCsv } from '../domain/batch-csv.ts';
+import { readRequirementLines } from '../domain/requirement-lines.ts';
 import type { Config } from '../runtime/config.ts';
 import type { CsvRead } from '../usecases/batch-imports.ts';
+import type { LinesRead } from '../usecases/requirement-batches.ts';
 import type { FilesRead, ReceivedFile, UploadProblem } from '../usecases/uploads.ts';
 import { precheckParts, readParts, type FieldsCheck, type FileSink, type PartLimits } from './multipart.ts';
 
@@ -152,11 +154,14 @@ function temporaryFileSink(ctx: Context, dir: string): FileSink<ReceivedFile> {
 }
 
 /**
- * The batch CSV, read row by row as it arrives. Once the rules refuse it (its 5,001st record, say),
- * the rest is only counted, not parsed, to its end: a file over 10 MB is refused as too large
- * whatever else is wrong with it, as the interface's order of rules has it.
+ * A batch file, read by its rules as it arrives (the CSV row by row, the JSON Lines line by line) and
+ * hashed. Once the rules refuse it (its 5,001st record, say), the rest is only counted, not parsed,
+ * to its end: a file over 10 MB is refused as too large whatever else is wrong with it, as the
+ * interface's order of rules has it.
  */
-function batchCsvSink(options: { binSponsored: boolean }): FileSink<{ csv: BatchCsvRead; sha256: string; fileName: string | null }> {
+function readingSink<T extends { ok: boolean }>(
+  read: (chunks: AsyncIterable<Buffer>) => Promise<T>,
+): FileSink<{ read: T; sha256: string; fileName: string | null }> {
   return async ({ stream, fileName }) => {
     const hash = createHash('sha256');
     const chunks = stream[Symbol.asyncIterator]();
@@ -171,9 +176,9 @@ function batchCsvSink(options: { binSponsored: boolean }): FileSink<{ csv: Batch
         return: async () => ({ done: true, value: undefined }),
       }),
     };
-    const csv = await readBatchCsv(hashed, options);
-    if (!csv.ok) for (let n = await chunks.next(); !n.done; n = await chunks.next());
-    return { value: { csv, sha256: hash.digest('hex'), fileName } };
+    const result = await read(hashed);
+    if (!result.ok) for (let n = await chunks.next(); !n.done; n = await chunks.next());
+    return { value: { read: result, sha256: hash.digest('hex'), fileName } };
   };
 }
 
@@ -188,6 +193,8 @@ export type Uploads = {
   ): Promise<FilesRead>;
   /** The batch upload's CSV, checked by its rules as it streams in. */
   batchCsv(ctx: Context, businessId: string, options: { maxBytes: number; binSponsored: boolean }): Promise<CsvRead>;
+  /** A requirement batch's JSON Lines, checked line by line as it streams in. */
+  requirementLines(ctx: Context, businessId: string, options: { maxBytes: number }): Promise<LinesRead>;
   slots: UploadSlots;
 };
 
@@ -249,9 +256,22 @@ export function createUploads(config: Config, log: Logger): Uploads {
       if (early) return early;
       const busy = await slotFor(ctx, businessId);
       if (busy) return busy;
-      const read = await readParts(ctx, 'file', { maxBytes: options.maxBytes, maxFiles: 1, extra: 'ignore', ...limits }, batchCsvSink(options));
+      const sink = readingSink((chunks) => readBatchCsv(chunks, options));
+      const read = await readParts(ctx, 'file', { maxBytes: options.maxBytes, maxFiles: 1, extra: 'ignore', ...limits }, sink);
       if (!read.ok) return read; // never too-many: files beyond the first are ignored
-      return { ok: true, file: read.files[0]! };
+      const { read: csv, sha256, fileName } = read.files[0]!;
+      return { ok: true, file: { csv, sha256, fileName } };
+    },
+    async requirementLines(ctx, businessId, options) {
+      const early = precheckParts(ctx, { maxBytes: options.maxBytes, maxFiles: 1 });
+      if (early) return early;
+      const busy = await slotFor(ctx, businessId);
+      if (busy) return busy;
+      const sink = readingSink((chunks) => readRequirementLines(chunks));
+      const read = await readParts(ctx, 'file', { maxBytes: options.maxBytes, maxFiles: 1, extra: 'ignore', ...limits }, sink);
+      if (!read.ok) return read;
+      const { read: lines, sha256, fileName } = read.files[0]!;
+      return { ok: true, file: { lines, sha256, fileName } };
     },
   };
 }

@@ -67,6 +67,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/entity/{entityId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the members of a business entity */
+        get: operations["listBusinessMembers"];
+        put?: never;
+        /**
+         * Declare members of a business entity
+         * @description Declares up to 500 people at once as members of the BUSINESS entity beyond its owners (for example the employees who hold cards of its business card program), each an INDIVIDUAL entity of your business with a role. A person already declared takes the role given; repeating a call changes nothing. Owners stay in the KYB declaration (kyb-ubo-declaration, POST /ukyb) and are not counted here. A declared member is a `memberId` of the person endpoints. All or nothing: one bad person refuses the call, naming its field.
+         */
+        post: operations["declareBusinessMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/{entityId}/members/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member of a business entity
+         * @description The member and its feature assignments go; each feature it held through them is removed (feature_access_change).
+         */
+        delete: operations["removeBusinessMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/{entityId}/feature/{featureId}/assignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a feature's assignments in a business entity */
+        get: operations["listFeatureAssignments"];
+        put?: never;
+        /**
+         * Assign a feature to members of a business entity
+         * @description Assigns an assignable feature (business-cardholder) to up to 500 declared members at once; already assigned ones stay as they are. Answers each member's state: what the feature still requires of the person, where its verification stands (never its outcome: that is in its webhook), and whether the feature is enabled. It is enabled for a member once the person's own KYC decision is APPROVED (any path) and the business entity's KYB is (business-card-program), and then feature_access_change is sent. All or nothing: one bad member refuses the call, naming its field.
+         */
+        post: operations["assignFeatureToMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/{entityId}/feature/{featureId}/assignments/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a feature's assignment from a member
+         * @description The assignment goes; if the feature was enabled through it, it is removed (feature_access_change).
+         */
+        delete: operations["unassignFeature"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/features": {
         parameters: {
             query?: never;
@@ -193,6 +275,106 @@ export interface paths {
          * @description The input columns, so the file can be fixed and uploaded again, followed by rowNumber, errorCategory, errorMessage and retryable.
          */
         get: operations["batchImportFailedRows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/requirement/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a batch of requirement submissions (JSON Lines)
+         * @description Validates and stores the file at once, then submits each record in the background. One JSON object per line: {"entityId" or "externalId", "memberId"?, "requirementSlug", "value"}, value exactly as POST /entity/{entityId}/requirement (ukyc-canonical-kyc-data: the payload as a JSON string) or POST /entity (the other requirements) take it. memberId names a declared member of the BUSINESS entity: the person. UTF-8, at most 5000 records, 10 MB, and 256 KB a line. A record that breaks a rule fails alone (summary.errors: rowNumber is its line). Canonical KYC data opens the person's submission as the single endpoint does: decided at once when an identity document is there, else when one is uploaded; each decision arrives by webhook (account_status_change), so a subscription for it must exist.
+         */
+        post: operations["uploadRequirementBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/requirement/batch/{batchId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A requirement batch's status, counters and per-record errors
+         * @description The batch import's status record (states pending → in_progress → completed). summary.errors lists every failed record; with page or limit it holds one page of them, in line order.
+         */
+        get: operations["getRequirementBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/requirement/batch/{batchId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a requirement batch that has not finished
+         * @description Records not yet started are left unprocessed; records already being submitted finish and are counted.
+         */
+        post: operations["cancelRequirementBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/requirement/batch/{batchId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit again the records a finished batch left undone
+         * @description Records a canceled or failed run never reached (and failed records whose errorDetail.retryable is true) go back to pending and a new run submits them.
+         */
+        post: operations["retryRequirementBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entity/requirement/batch/{batchId}/failed-records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A requirement batch's failed records as CSV
+         * @description rowNumber, entityId, externalId, memberId, requirementSlug, value (as JSON text), errorCategory, errorPath, errorMessage, retryable. A cell a spreadsheet would read as a formula starts with an apostrophe.
+         */
+        get: operations["requirementBatchFailedRecords"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1748,6 +1930,679 @@ export interface operations {
             };
         };
     };
+    listBusinessMembers: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members in declaration order (a call's people in the order given) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            memberId: string;
+                            externalId: string;
+                            /** @enum {string} */
+                            role: "EMPLOYEE" | "CONTRACTOR" | "DIRECTOR" | "REPRESENTATIVE" | "AUTHORISED_USER";
+                            declaredAt: string;
+                            updatedAt: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0710010100` Members and feature assignments belong to a BUSINESS entity; this entity is an INDIVIDUAL (name the business entity in the path).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    declareBusinessMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description People to declare (or re-declare under another role), each once, at most 500 per call */
+                    members: {
+                        /**
+                         * Format: uuid
+                         * @description An INDIVIDUAL entity of your business (create it first with POST /entity)
+                         */
+                        entityId: string;
+                        /** @enum {string} */
+                        role: "EMPLOYEE" | "CONTRACTOR" | "DIRECTOR" | "REPRESENTATIVE" | "AUTHORISED_USER";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The listed members, in the order given */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        businessEntityId: string;
+                        changed: number;
+                        items: {
+                            /** Format: uuid */
+                            memberId: string;
+                            externalId: string;
+                            /** @enum {string} */
+                            role: "EMPLOYEE" | "CONTRACTOR" | "DIRECTOR" | "REPRESENTATIVE" | "AUTHORISED_USER";
+                            declaredAt: string;
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
+             *
+             *     `0710010100` Members and feature assignments belong to a BUSINESS entity; this entity is an INDIVIDUAL (name the business entity in the path).
+             *
+             *     `0710010300` A listed person is a BUSINESS entity (`parameter` names it); members are INDIVIDUAL entities of your business.
+             *
+             *     `0710010400` The list names the same person twice (`parameter` names the second); list each person once.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
+             *
+             *     `0710010200` A listed person is not an entity of your business (`parameter` names it, e.g. members[3].entityId); create the person first (POST /entity), then declare it.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeBusinessMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0710010100` Members and feature assignments belong to a BUSINESS entity; this entity is an INDIVIDUAL (name the business entity in the path).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
+             *
+             *     `0710010600` The person is not a declared member of this business entity (`parameter` names it); declare it first (POST /entity/{entityId}/members). Owners declared by KYB are not in this list.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listFeatureAssignments: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                entityId: string;
+                featureId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of assignments in assignment order (a call's members in the order given) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        businessEntityId: string;
+                        feature: {
+                            /** Format: uuid */
+                            id: string;
+                            slug: string;
+                            name: string;
+                        };
+                        /** @description The business entity's part: the feature it must have enabled (its KYB approved), and whether it has */
+                        business: {
+                            requiredFeature: {
+                                /** Format: uuid */
+                                id: string;
+                                slug: string;
+                                name: string;
+                            };
+                            enabled: boolean;
+                        };
+                        items: {
+                            /** Format: uuid */
+                            memberId: string;
+                            externalId: string;
+                            /** @enum {string} */
+                            role: "EMPLOYEE" | "CONTRACTOR" | "DIRECTOR" | "REPRESENTATIVE" | "AUTHORISED_USER";
+                            assignedAt: string;
+                            enabled: boolean;
+                            enabledAt: string | null;
+                            verification: {
+                                /** @enum {string} */
+                                status: "NONE" | "IN_PROGRESS" | "DECIDED";
+                                decisionEventId: string | null;
+                            };
+                            /** @description The feature's REQUIRED requirements of the person with nothing submitted yet; empty once the person has a decision (any path) */
+                            stillRequired: {
+                                /** Format: uuid */
+                                requirementId: string;
+                                requirementSlug: string;
+                                valueType: string;
+                            }[];
+                        }[];
+                        meta: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0710010100` Members and feature assignments belong to a BUSINESS entity; this entity is an INDIVIDUAL (name the business entity in the path).
+             *
+             *     `0710010500` This feature is not assigned to members (GET /features: an assignable feature says so, e.g. business-cardholder); its access follows the entity's own verification.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
+             *
+             *     `0703000100` No feature with this id; GET /features lists the features.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    assignFeatureToMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+                featureId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Declared members (POST /entity/{entityId}/members) to assign the feature to, each once, at most 500 */
+                    memberIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Each listed member, in the order given */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        businessEntityId: string;
+                        feature: {
+                            /** Format: uuid */
+                            id: string;
+                            slug: string;
+                            name: string;
+                        };
+                        /** @description The business entity's part: the feature it must have enabled (its KYB approved), and whether it has */
+                        business: {
+                            requiredFeature: {
+                                /** Format: uuid */
+                                id: string;
+                                slug: string;
+                                name: string;
+                            };
+                            enabled: boolean;
+                        };
+                        assigned: number;
+                        items: {
+                            /** Format: uuid */
+                            memberId: string;
+                            externalId: string;
+                            /** @enum {string} */
+                            role: "EMPLOYEE" | "CONTRACTOR" | "DIRECTOR" | "REPRESENTATIVE" | "AUTHORISED_USER";
+                            assignedAt: string;
+                            enabled: boolean;
+                            enabledAt: string | null;
+                            verification: {
+                                /** @enum {string} */
+                                status: "NONE" | "IN_PROGRESS" | "DECIDED";
+                                decisionEventId: string | null;
+                            };
+                            /** @description The feature's REQUIRED requirements of the person with nothing submitted yet; empty once the person has a decision (any path) */
+                            stillRequired: {
+                                /** Format: uuid */
+                                requirementId: string;
+                                requirementSlug: string;
+                                valueType: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
+             *
+             *     `0710010100` Members and feature assignments belong to a BUSINESS entity; this entity is an INDIVIDUAL (name the business entity in the path).
+             *
+             *     `0710010500` This feature is not assigned to members (GET /features: an assignable feature says so, e.g. business-cardholder); its access follows the entity's own verification.
+             *
+             *     `0710010400` The list names the same person twice (`parameter` names the second); list each person once.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
+             *
+             *     `0703000100` No feature with this id; GET /features lists the features.
+             *
+             *     `0710010600` The person is not a declared member of this business entity (`parameter` names it); declare it first (POST /entity/{entityId}/members). Owners declared by KYB are not in this list.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000330` A JSON request body is larger than the limit (1 MB by default); send a smaller body (files go through the upload endpoints). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unassignFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entityId: string;
+                featureId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0710010100` Members and feature assignments belong to a BUSINESS entity; this entity is an INDIVIDUAL (name the business entity in the path).
+             *
+             *     `0710010500` This feature is not assigned to members (GET /features: an assignable feature says so, e.g. business-cardholder); its access follows the entity's own verification.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
+             *
+             *     `0703000100` No feature with this id; GET /features lists the features.
+             *
+             *     `0710010700` The feature is not assigned to this member of the business entity; GET /entity/{entityId}/feature/{featureId}/assignments lists its assignments.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listFeatures: {
         parameters: {
             query?: {
@@ -2232,7 +3087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020200` The batch has already finished (completed, failed or canceled), so it cannot be canceled; read its outcome with GET /entity/kyc/import/batch/{batchId}. */
+            /** @description `0701020200` The batch has already finished (completed, failed or canceled), so it cannot be canceled; read its outcome with GET …/batch/{batchId}. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2318,7 +3173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0701020300` The batch is still running (retry once it has finished), or has no retryable failed rows (correct the others and upload them in a new file). */
+            /** @description `0701020300` The batch is still running (retry once it has finished), or has no retryable failed records left (correct the others and upload them in a new file). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2348,6 +3203,533 @@ export interface operations {
         };
     };
     batchImportFailedRows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadRequirementBatch: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per upload (at most 255 characters); retrying with the same key never creates a second batch */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description the JSON Lines file
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted; processing starts at once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batchId: string;
+                        /** Format: uuid */
+                        businessUuid: string;
+                        /** @constant */
+                        status: "pending";
+                        totalRecords: number;
+                        message: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            /**
+             * @description `0701010100` The CSV is larger than 10 MB or has more than 5,000 records (`kyc_batch.upload.file_too_large`); split it into files of at most 10 MB and 5,000 records each.
+             *
+             *     `0701010200` The upload is invalid: CSV content (the message lists rows and fields), X-Provider, Idempotency-Key, or no file (`kyc_batch.upload.invalid_data`); fix what the message names and upload again.
+             *
+             *     `0701010300` Already uploaded (`kyc_batch.upload.duplicate_file_or_content`): the Idempotency-Key belongs to a batch that has finished or to another file, or the same content was uploaded under another key; `reason` (key_already_processed, key_used_for_other_file, same_content) says which and `batchId` names the batch: read it (GET /entity/kyc/import/batch/{batchId}), or upload a new file under a new Idempotency-Key.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0708000700` No bytes of an upload arrived for 30 s (UPLOAD_IDLE_TIMEOUT_MS); the upload was cut off. Send it again. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0707000100` The decision is delivered only by webhook: register a subscription for account_status_change (POST /notification) first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
+             *
+             *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0708000900` This API process is receiving as many uploads as it takes at once (UPLOADS_PER_PROCESS); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRequirementBatch: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status record */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batchId: string;
+                        /** @enum {string} */
+                        status: "pending" | "in_progress" | "completed" | "failed" | "canceled";
+                        totalRecords: number;
+                        processedRecords: number;
+                        failedRecords: number;
+                        createdAt: string;
+                        updatedAt: string;
+                        startedAt: string | null;
+                        completedAt?: string;
+                        canceledAt?: string;
+                        failureReason?: string;
+                        summary: {
+                            successfulRecords: number;
+                            /** @description Successful canonical KYC records whose submission was complete and is decided (the decision arrives by webhook) */
+                            decided: number;
+                            /** @description Successful canonical KYC records whose submission waits for an identity document */
+                            waitingForDocuments: number;
+                            errors: {
+                                /** @description The line of the file (1-based) */
+                                rowNumber: number;
+                                error: string;
+                                errorDetail: {
+                                    /** @enum {string} */
+                                    category: "INVALID_RECORD" | "ENTITY_NOT_FOUND" | "PERSON_REQUIRED" | "MEMBER_NOT_FOUND" | "REQUIREMENT_NOT_ACCEPTED" | "INVALID_VALUE" | "CARD_PROCESSOR_TOKEN_INVALID" | "DUPLICATE_RECORD";
+                                    message: string;
+                                    retryable: boolean;
+                                    /** @description The field at fault, as a path into the record ('value.identity.dob', 'memberId'); empty for the whole line */
+                                    path: string;
+                                };
+                                /** @description The record as sent, without its value (the failed-records CSV has it) */
+                                entityData: {
+                                    entityId?: string;
+                                    externalId?: string;
+                                    memberId?: string;
+                                    requirementSlug?: string;
+                                };
+                            }[];
+                        };
+                        /** @description With page or limit: the page of summary.errors, as on the list endpoints */
+                        meta?: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelRequirementBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch, now canceled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batchId: string;
+                        /** @enum {string} */
+                        status: "pending" | "in_progress" | "completed" | "failed" | "canceled";
+                        totalRecords: number;
+                        processedRecords: number;
+                        failedRecords: number;
+                        createdAt: string;
+                        updatedAt: string;
+                        startedAt: string | null;
+                        completedAt?: string;
+                        canceledAt?: string;
+                        failureReason?: string;
+                        summary: {
+                            successfulRecords: number;
+                            /** @description Successful canonical KYC records whose submission was complete and is decided (the decision arrives by webhook) */
+                            decided: number;
+                            /** @description Successful canonical KYC records whose submission waits for an identity document */
+                            waitingForDocuments: number;
+                            errors: {
+                                /** @description The line of the file (1-based) */
+                                rowNumber: number;
+                                error: string;
+                                errorDetail: {
+                                    /** @enum {string} */
+                                    category: "INVALID_RECORD" | "ENTITY_NOT_FOUND" | "PERSON_REQUIRED" | "MEMBER_NOT_FOUND" | "REQUIREMENT_NOT_ACCEPTED" | "INVALID_VALUE" | "CARD_PROCESSOR_TOKEN_INVALID" | "DUPLICATE_RECORD";
+                                    message: string;
+                                    retryable: boolean;
+                                    /** @description The field at fault, as a path into the record ('value.identity.dob', 'memberId'); empty for the whole line */
+                                    path: string;
+                                };
+                                /** @description The record as sent, without its value (the failed-records CSV has it) */
+                                entityData: {
+                                    entityId?: string;
+                                    externalId?: string;
+                                    memberId?: string;
+                                    requirementSlug?: string;
+                                };
+                            }[];
+                        };
+                        /** @description With page or limit: the page of summary.errors, as on the list endpoints */
+                        meta?: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0701020200` The batch has already finished (completed, failed or canceled), so it cannot be canceled; read its outcome with GET …/batch/{batchId}. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryRequirementBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new run started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batchId: string;
+                        /** @constant */
+                        status: "in_progress";
+                        requeuedRecords: number;
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0701020100` No batch with this id in your business; check the batchId the upload returned. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0701020300` The batch is still running (retry once it has finished), or has no retryable failed records left (correct the others and upload them in a new file). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    requirementBatchFailedRecords: {
         parameters: {
             query?: never;
             header?: never;
@@ -2628,7 +4010,7 @@ export interface operations {
             /**
              * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
+             *     `0707000200` memberId is not a declared member of this BUSINESS entity (an owner of its kyb-ubo-declaration or KYB profile, or a member declared with POST /entity/{entityId}/members); use an entityId it declares.
              */
             404: {
                 headers: {
@@ -2969,7 +4351,7 @@ export interface operations {
              *
              *     `0708000600` No such requirement slug for this endpoint (ukyc-id-document, ukyc-proof-of-address-document).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
+             *     `0707000200` memberId is not a declared member of this BUSINESS entity (an owner of its kyb-ubo-declaration or KYB profile, or a member declared with POST /entity/{entityId}/members); use an entityId it declares.
              */
             404: {
                 headers: {
@@ -3118,7 +4500,7 @@ export interface operations {
             /**
              * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
+             *     `0707000200` memberId is not a declared member of this BUSINESS entity (an owner of its kyb-ubo-declaration or KYB profile, or a member declared with POST /entity/{entityId}/members); use an entityId it declares.
              */
             404: {
                 headers: {
@@ -3429,7 +4811,7 @@ export interface operations {
             /**
              * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
+             *     `0707000200` memberId is not a declared member of this BUSINESS entity (an owner of its kyb-ubo-declaration or KYB profile, or a member declared with POST /entity/{entityId}/members); use an entityId it declares.
              */
             404: {
                 headers: {
@@ -3997,7 +5379,7 @@ export interface operations {
             /**
              * @description `0702000100` No entity with this id in your business; check the id (GET /entity lists your entities).
              *
-             *     `0707000200` memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.
+             *     `0707000200` memberId is not a declared member of this BUSINESS entity (an owner of its kyb-ubo-declaration or KYB profile, or a member declared with POST /entity/{entityId}/members); use an entityId it declares.
              */
             404: {
                 headers: {
@@ -5573,7 +6955,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 entityId?: string;
-                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused";
+                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                 from?: string & (unknown & unknown);
                 to?: string & (unknown & unknown);
             };
@@ -5608,7 +6990,7 @@ export interface operations {
                             };
                             requestId: string | null;
                             /** @enum {string} */
-                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused";
+                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                             /**
                              * Format: uuid
                              * @description The entity the entry concerns; absent when it concerns none (a subscription, a key).

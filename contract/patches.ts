@@ -19,6 +19,8 @@ export const PATCHES = {
   kybWakeSignals: { id: 'kyb-wake-signals', introducedIn: '1.0.3', touches: ['universalKybWorkflow'] },
   /** Housekeeping makes sure every sealed record past its date has its retention workflow. */
   reconcileRetention: { id: 'reconcile-retention', introducedIn: '1.1.0', touches: ['housekeepingWorkflow'] },
+  /** Housekeeping restarts unfinished batches of requirement submissions whose workflow is gone. */
+  reconcileRequirementBatches: { id: 'reconcile-requirement-batches', introducedIn: '1.1.0', touches: ['housekeepingWorkflow'] },
 } as const satisfies Record<string, Patch>;
 
 /** The service's releases, oldest first (README, "Changelog"); the last is package.json's version. */

@@ -29,6 +29,9 @@ export const AUDIT_ACTIONS = {
   'batch.uploaded': 'A batch CSV was accepted (details: its SHA-256, row count).',
   'batch.canceled': 'A batch run was canceled.',
   'batch.retried': "A finished batch's retryable failed rows were put back for another run (details: rows, run).",
+  'requirement_batch.uploaded': 'A batch of requirement submissions was accepted (details: its SHA-256, record count, records failed at upload).',
+  'requirement_batch.canceled': 'A batch of requirement submissions was canceled.',
+  'requirement_batch.retried': "A finished requirement batch's retryable failed records were put back for another run (details: records, run).",
   'sync_import.requested': 'A synchronous token-sharing import was requested.',
   'share.failed': 'A token-shared record failed (details: batch and row or sync request, the error code).',
   'sdk_token.issued': 'A hosted-SDK token was issued for an entity.',
@@ -48,6 +51,11 @@ export const AUDIT_ACTIONS = {
   'hold.added': 'A legal hold was placed on an entity (details: hold id, the SHA-256 of its reason, until).',
   'hold.released': 'A legal hold was released.',
   'request.refused': 'A request that would have changed data or read personal data was refused (outcome: the error code).',
+  'business_member.declared':
+    'A person was declared a member of a business entity beyond its owners, or re-declared under another role (details: member id, role).',
+  'business_member.removed': "A person's membership of a business entity (beyond its owners) was removed, with its feature assignments.",
+  'feature.assigned': 'A feature was assigned to a member of a business entity (details: member id, feature id).',
+  'feature.unassigned': "A feature's assignment to a member of a business entity was removed (details: member id, feature id).",
 } as const satisfies Record<string, string>;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

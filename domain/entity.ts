@@ -1,50 +1,22 @@
 // Entity rules (interface 2.1): what a client may send to create one, and the shapes it reads back.
 import { z } from 'zod';
-import { findRequirement, requirements, type Requirement } from './feature-catalog.ts';
+import { requirements, type Requirement } from './feature-catalog.ts';
 import { pageMetaSchema } from './pagination.ts';
+import { requirementSlugProblem, requirementValueIssue, requirementValueSchema } from './requirement-rules.ts';
 import { CONTROL_CHARACTER_RULE, NO_CONTROL_CHARACTERS } from './share-fields.ts';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export const REQUIREMENT_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'SUPERSEDED'] as const;
 export const MAX_EXTERNAL_ID = 255;
-export const MAX_STRING_VALUE = 1000;
-export const MAX_JSON_VALUE_BYTES = 64 * 1024;
 export const MAX_REQUIREMENTS_AT_CREATE = 50;
 
-const externalId = z
+export const externalIdSchema = z
   .string()
   .min(1, 'externalId must not be empty')
   .max(MAX_EXTERNAL_ID, `externalId is at most ${MAX_EXTERNAL_ID} characters`)
   .refine((s) => s.trim().length > 0, 'externalId must not be blank')
   .refine((s) => NO_CONTROL_CHARACTERS.test(s), `externalId ${CONTROL_CHARACTER_RULE}`)
   .meta({ pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$' });
-
-/**
- * The rule for one requirement's value, from its catalog entry: validation parses with it and the
- * OpenAPI document shows it (z.toJSONSchema), so the two cannot say different things.
- */
-export function requirementValueSchema(requirement: Requirement): z.ZodType {
-  switch (requirement.valueType) {
-    case 'BOOLEAN':
-      return z.boolean({ message: 'must be a boolean' });
-    case 'NUMERIC':
-      return z.number({ message: 'must be a finite number' });
-    case 'STRING': {
-      const text = z.string({ message: 'must be a non-empty string' }).max(MAX_STRING_VALUE, `must be at most ${MAX_STRING_VALUE} characters`);
-      return requirement.pattern
-        ? text.regex(requirement.pattern.regex, `must be ${requirement.pattern.description}`)
-        : text.regex(/\S/, 'must be a non-empty string');
-    }
-    case 'JSON':
-      if (requirement.schema) return requirement.schema;
-      return z
-        .union([z.record(z.string(), z.unknown()), z.array(z.unknown())], { message: 'must be a JSON object or array' })
-        .refine((v) => JSON.stringify(v).length <= MAX_JSON_VALUE_BYTES, `must be at most ${MAX_JSON_VALUE_BYTES} bytes of JSON`)
-        .meta({ description: `at most ${MAX_JSON_VALUE_BYTES} bytes of JSON` });
-    case 'FILE':
-      return z.never({ message: 'is a file; upload it with POST /entity/{entityId}/requirement-slug/{requirementSlug}/upload' });
-  }
-}
 
 /** Checks one requirement value against its catalog entry; returns a message or null. */
 export function requirementValueProblem(requirement: Requirement, value: unknown): string | null {
@@ -92,7 +64,7 @@ const requirementsByType = ENTITY_TYPES.map((type) => {
 
 export const createEntityBody = z
   .object({
-    externalId,
+    externalId: externalIdSchema,
     type: z.enum(ENTITY_TYPES),
     requirements: z.array(requirementInput).max(MAX_REQUIREMENTS_AT_CREATE).optional(),
   })
@@ -102,57 +74,16 @@ export const createEntityBody = z
     const seen = new Set<string>();
     body.requirements?.forEach((item, i) => {
       const at = (field: string) => ['requirements', i, field];
-      const requirement = findRequirement(item.requirementSlug);
-      if (!requirement) {
-        ctx.addIssue({
-          code: 'custom',
-          path: at('requirementSlug'),
-          message: `unknown requirement slug "${item.requirementSlug}"; GET /feature/{featureId}/requirement lists the slugs`,
-        });
-        return;
-      }
-      if (seen.has(item.requirementSlug)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: at('requirementSlug'),
-          message: `requirement "${item.requirementSlug}" is given twice; give each requirement once`,
-        });
-        return;
-      }
+      const slugProblem = seen.has(item.requirementSlug)
+        ? `requirement "${item.requirementSlug}" is given twice; give each requirement once`
+        : requirementSlugProblem(item.requirementSlug, body.type, 'entity-create');
       seen.add(item.requirementSlug);
-      if (requirement.associatedEntity !== body.type) {
-        ctx.addIssue({
-          code: 'custom',
-          path: at('requirementSlug'),
-          message: `requirement "${item.requirementSlug}" applies to ${requirement.associatedEntity} entities, not ${body.type}; leave it out, or check type`,
-        });
+      if (slugProblem) {
+        ctx.addIssue({ code: 'custom', path: at('requirementSlug'), message: slugProblem });
         return;
       }
-      if (requirement.submittedVia === 'ukyb') {
-        ctx.addIssue({
-          code: 'custom',
-          path: at('requirementSlug'),
-          message:
-            `requirement "${item.requirementSlug}" cannot be given when the entity is created: submit ` +
-            `it with POST /ukyb (the profile) or POST /ukyb/documents (files) afterwards`,
-        });
-        return;
-      }
-      if (requirement.submittedVia === 'requirement-endpoint') {
-        ctx.addIssue({
-          code: 'custom',
-          path: at('requirementSlug'),
-          message:
-            `requirement "${item.requirementSlug}" cannot be given when the entity is created: submit ` +
-            `it with POST /entity/{entityId}/requirement afterwards`,
-        });
-        return;
-      }
-      const result = requirementValueSchema(requirement).safeParse(item.value);
-      if (!result.success) {
-        const issue = result.error.issues[0]!;
-        ctx.addIssue({ code: 'custom', path: [...at('value'), ...issue.path], message: `value of "${item.requirementSlug}" ${issue.message}` });
-      }
+      const issue = requirementValueIssue(item.requirementSlug, item.value);
+      if (issue) ctx.addIssue({ code: 'custom', path: [...at('value'), ...issue.path], message: `value of "${item.requirementSlug}" ${issue.message}` });
     });
   });
 

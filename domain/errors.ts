@@ -70,13 +70,13 @@ export const errorCatalogue = {
   batchNotCancelable: {
     code: '0701020200',
     status: 409,
-    summary:
-      'The batch has already finished (completed, failed or canceled), so it cannot be canceled; read its outcome with GET /entity/kyc/import/batch/{batchId}.',
+    summary: 'The batch has already finished (completed, failed or canceled), so it cannot be canceled; read its outcome with GET …/batch/{batchId}.',
   },
   batchNotRetryable: {
     code: '0701020300',
     status: 409,
-    summary: 'The batch is still running (retry once it has finished), or has no retryable failed rows (correct the others and upload them in a new file).',
+    summary:
+      'The batch is still running (retry once it has finished), or has no retryable failed records left (correct the others and upload them in a new file).',
   },
   // Synchronous import.
   syncTokenInvalid: { code: '0704000100', status: 400, summary: 'The share token is expired or invalid; generate a new one and share again.' },
@@ -130,7 +130,9 @@ export const errorCatalogue = {
   memberNotFound: {
     code: '0707000200',
     status: 404,
-    summary: 'memberId is not a declared member (kyb-ubo-declaration) of this BUSINESS entity; use an entityId it declares.',
+    summary:
+      'memberId is not a declared member of this BUSINESS entity (an owner of its kyb-ubo-declaration or KYB profile, or a member declared with ' +
+      'POST /entity/{entityId}/members); use an entityId it declares.',
   },
   personRequired: {
     code: '0707000300',
@@ -259,6 +261,48 @@ export const errorCatalogue = {
   },
   // Features.
   featureNotFound: { code: '0703000100', status: 404, summary: 'No feature with this id; GET /features lists the features.' },
+  // Members of a business entity beyond its owners, and feature assignments (v1.1.0).
+  membersNeedBusiness: {
+    code: '0710010100',
+    status: 400,
+    summary: 'Members and feature assignments belong to a BUSINESS entity; this entity is an INDIVIDUAL (name the business entity in the path).',
+  },
+  memberEntityNotFound: {
+    code: '0710010200',
+    status: 404,
+    summary:
+      'A listed person is not an entity of your business (`parameter` names it, e.g. members[3].entityId); ' +
+      'create the person first (POST /entity), then declare it.',
+  },
+  memberNotIndividual: {
+    code: '0710010300',
+    status: 400,
+    summary: 'A listed person is a BUSINESS entity (`parameter` names it); members are INDIVIDUAL entities of your business.',
+  },
+  memberListedTwice: {
+    code: '0710010400',
+    status: 400,
+    summary: 'The list names the same person twice (`parameter` names the second); list each person once.',
+  },
+  featureNotAssignable: {
+    code: '0710010500',
+    status: 400,
+    summary:
+      'This feature is not assigned to members (GET /features: an assignable feature says so, e.g. business-cardholder); ' +
+      "its access follows the entity's own verification.",
+  },
+  businessMemberNotFound: {
+    code: '0710010600',
+    status: 404,
+    summary:
+      'The person is not a declared member of this business entity (`parameter` names it); declare it first ' +
+      '(POST /entity/{entityId}/members). Owners declared by KYB are not in this list.',
+  },
+  assignmentNotFound: {
+    code: '0710010700',
+    status: 404,
+    summary: 'The feature is not assigned to this member of the business entity; GET /entity/{entityId}/feature/{featureId}/assignments lists its assignments.',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorName = keyof typeof errorCatalogue;

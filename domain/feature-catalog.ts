@@ -27,6 +27,12 @@ export type Feature = {
   slug: string;
   description: string;
   requirements: { requirementSlug: string; requirementLevel: RequirementLevel }[];
+  /**
+   * Assignable to members of a BUSINESS entity (POST /entity/{entityId}/feature/{featureId}/assignments):
+   * enabled for a member while the person has `personFeature` (its own verification approved, any
+   * path) and the business entity has `businessFeature` (its KYB approved). Slugs of this catalog.
+   */
+  assignment?: { personFeature: string; businessFeature: string };
 };
 
 import { z } from 'zod';
@@ -205,6 +211,22 @@ export const features: readonly Feature[] = [
       { requirementSlug: 'kyb-annual-turnover', requirementLevel: 'PREFERED' },
       { requirementSlug: 'kyb-regulated-entity', requirementLevel: 'OPTIONAL' },
     ],
+  },
+  {
+    id: 'dcf5348d-0165-44b8-85be-ed9fe2ac5c6f',
+    name: 'Business cardholder',
+    slug: 'business-cardholder',
+    description:
+      'A member of a business entity may hold cards of its business card program. Assigned to ' +
+      'declared members (POST /entity/{entityId}/feature/{featureId}/assignments); enabled for a ' +
+      "member when the person's own KYC decision is APPROVED (any path: token sharing, hosted SDK, " +
+      "universal KYC) and the business entity's KYB decision is APPROVED (business-card-program).",
+    requirements: [
+      { requirementSlug: 'ukyc-canonical-kyc-data', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'ukyc-id-document', requirementLevel: 'REQUIRED' },
+      { requirementSlug: 'ukyc-proof-of-address-document', requirementLevel: 'OPTIONAL' },
+    ],
+    assignment: { personFeature: 'card-issuance-api-access', businessFeature: 'business-card-program' },
   },
 ];
 

@@ -36,6 +36,10 @@ export const memberIdQuery = z
     memberId: z
       .uuid({ message: 'memberId must be a UUID' })
       .optional()
-      .meta({ description: 'A declared member (kyb-ubo-declaration) of the BUSINESS entity in the path: the person' }),
+      .meta({
+        description:
+          'A declared member of the BUSINESS entity in the path (an owner of its kyb-ubo-declaration or KYB profile, ' +
+          'or a member of POST /entity/{entityId}/members): the person',
+      }),
   })
   .strict();

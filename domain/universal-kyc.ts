@@ -133,6 +133,21 @@ export function storedCanonicalKyc(value: string): CanonicalKyc {
   return read.payload;
 }
 
+/**
+ * The schema of a day, built once per day (building one costs about a millisecond, as much as
+ * parsing a payload with it): the day's and the stored data's schemas are kept.
+ */
+const schemas = new Map<string | null, ReturnType<typeof canonicalKycSchema>>();
+function schemaOf(today: string | null) {
+  let schema = schemas.get(today);
+  if (!schema) {
+    if (schemas.size > 2) for (const k of schemas.keys()) if (k !== null) schemas.delete(k);
+    schema = canonicalKycSchema(today);
+    schemas.set(today, schema);
+  }
+  return schema;
+}
+
 /** Parses the value and checks it against the schema of `today` (canonicalKycSchema); a failure names the first failing field. */
 function readCanonicalKyc(value: string, today: string | null): CanonicalKycCheck {
   let parsed: unknown;
@@ -143,7 +158,7 @@ function readCanonicalKyc(value: string, today: string | null): CanonicalKycChec
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     return { ok: false, parameter: 'value', message: 'value must be a JSON object (as a string)' };
-  const checked = canonicalKycSchema(today).safeParse(parsed);
+  const checked = schemaOf(today).safeParse(parsed);
   if (checked.success) return { ok: true, payload: checked.data };
   const issue = checked.error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {

@@ -17,6 +17,8 @@ import { createStarters } from '../temporal/starters.ts';
 import { recordTestEvent } from '../test/helpers/events.ts';
 import { createSubscription } from '../store/subscriptions.ts';
 import { batchWorkflowId } from '../contract/batch-import.ts';
+import { requirementBatchWorkflowId } from '../contract/requirement-batch.ts';
+import { canonicalRecords, jsonLines, uploadRecords, waitForRequirementBatch } from '../test/helpers/requirement-batches.ts';
 import { personVerificationWorkflowId } from '../contract/person-verification.ts';
 import { retentionWorkflowId } from '../contract/retention.ts';
 import { addHold } from '../store/retention.ts';
@@ -28,7 +30,7 @@ import { webhookRetryWorkflowId } from '../contract/webhook-retry.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
 import { housekeepingWorkflow } from '../workflows/index.ts';
-import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
+import { bulkEntities, bulkIdDocuments, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../test/helpers/imports.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
 import { startReceiver } from '../test/helpers/receiver.ts';
@@ -106,6 +108,29 @@ try {
   const batch = stack.temporal.workflow.getHandle(batchWorkflowId(res.body.batchId));
   await save('batch-import-first-page', batch, runs[0]!.runId);
   await save('batch-import-last-page', batch, runs.at(-1)!.runId);
+
+  // a batch of requirement submissions: canonical KYC data of a person with a document (decided in
+  // the record's step), of one without (left waiting), another requirement, and a record that failed at upload
+  await bulkEntities(stack.db, businessId, ['r-1', 'r-2']);
+  const [r1, r2] = (
+    await stack.db.query<{ id: string }>("SELECT id FROM entities WHERE business_id = $1 AND external_id IN ('r-1', 'r-2') ORDER BY external_id", [businessId])
+  ).map((r) => String(r.id));
+  await bulkIdDocuments(stack.db, businessId, [r1!]);
+  const records = jsonLines([
+    ...canonicalRecords([r1!, r2!]),
+    { entityId: r2, requirementSlug: 'card-processor-public-token', value: '246813579' },
+    { externalId: 'no-such-entity', requirementSlug: 'card-processor-public-token', value: '135792468' },
+  ]);
+  const requirementBatch = await uploadRecords(stack, apiKey, records);
+  if (requirementBatch.status !== 201) throw new Error(requirementBatch.text);
+  await waitForRequirementBatch(stack, apiKey, requirementBatch.body.batchId);
+  const requirementRuns = [];
+  const requirementWorkflowId = requirementBatchWorkflowId(requirementBatch.body.batchId);
+  for await (const w of stack.temporal.workflow.list({ query: `WorkflowId = '${requirementWorkflowId}'` })) requirementRuns.push(w);
+  requirementRuns.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  const requirementHandle = stack.temporal.workflow.getHandle(requirementWorkflowId);
+  await save('requirement-batch-first-page', requirementHandle, requirementRuns[0]!.runId);
+  await save('requirement-batch-last-page', requirementHandle, requirementRuns.at(-1)!.runId);
 
   // sync imports: onboarded, and refused
   await bulkEntities(stack.db, businessId, ['s-1', 's-2']);

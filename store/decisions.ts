@@ -2,7 +2,8 @@
 // the caller's transaction: the KYC account (one per provider applicant, holding its latest
 // decision), the entity's verifier (and card processor token), the card-issuance feature, and the
 // events with their webhook deliveries (once per source key): the decision's, the verification's
-// end, and the feature's change.
+// end, and the feature's change — and the features assigned to the person as a member of business
+// entities, or to the business entity's members (store/member-feature-access.ts).
 import { randomUUID } from 'node:crypto';
 import type { VerificationPath } from '../domain/events.ts';
 import { kybVerificationKey, type FeatureRef, type VerificationRef } from '../domain/lifecycle-events.ts';
@@ -13,7 +14,9 @@ import type { Decision } from '../domain/reliance.ts';
 import { recordAudit } from './audit-log.ts';
 import type { Tx } from './db.ts';
 import { recordEvent } from './events.ts';
+import { lockAssignedMembers } from './business-members.ts';
 import { recordVerificationStage, setFeatureAccess } from './lifecycle-events.ts';
+import { refreshMemberAccess } from './member-feature-access.ts';
 
 export type AppliedDecision = {
   businessId: string;
@@ -73,6 +76,8 @@ export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> 
   );
   const changes = onboardingChanges(d, a.entityId, a.now, a.path);
   const eventId = await announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
+  // the features assigned to the person as a member of business entities (every caller holds the person's row)
+  await refreshMemberAccess(q, { businessId: a.businessId, memberIds: [a.entityId], key: a.eventSourceKey, now: a.now });
   recordAudit(q, {
     businessId: a.businessId,
     action: 'decision.recorded',
@@ -125,6 +130,9 @@ export async function applyKybDecision(
   await q.query('UPDATE kyb_submissions SET decision_nonce = $2 WHERE id = $1', [a.submissionId, nonce]);
   const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
   const eventId = await announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));
+  // the features assigned to its members (the caller holds the business entity's row; its members' after it)
+  const members = await lockAssignedMembers(q, a.entityId);
+  await refreshMemberAccess(q, { businessId: a.businessId, memberIds: members, key: kybVerificationKey(a.submissionId), now: a.now });
   recordAudit(q, {
     businessId: a.businessId,
     action: 'decision.recorded',

@@ -9,6 +9,8 @@ import { iso, isUniqueViolation, type Db, type Queryable, type Row, type Tx } fr
 import { discardBytes, fileKeysOf } from './files.ts';
 import { sealIfKept } from './retention.ts';
 import { recordAudit } from './audit-log.ts';
+import { lockAssignedMembers } from './business-members.ts';
+import { refreshMemberAccess } from './member-feature-access.ts';
 
 export class ExternalIdTaken extends Error {}
 
@@ -137,7 +139,8 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
  * locked before anything of it is touched, so an upload or a decision recording for it either
  * commits before (and is deleted with it) or finds it gone. Before it, the business entities that
  * declare it as a member are locked (in id order): one lock order, a business entity before its
- * members, as their own writers take them (saving a KYB profile rewrites its members' links).
+ * members, as their own writers take them (saving a KYB profile rewrites its members' links). A
+ * business entity's members holding features it assigned are locked after it, and lose them.
  * Under a retention policy, or while a legal hold binds the entity, it is sealed instead (store/
  * retention.ts): gone from every read, kept until the date returned. Either way one audit entry.
  * Returns the store keys whose bytes are to go, or the seal's purge date; null when there was no such entity.
@@ -145,17 +148,24 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
 export async function deleteEntity(db: Db, businessId: string, id: string): Promise<{ removed: string[] } | { sealedUntil: Date } | null> {
   return db.tx(async (q) => {
     await q.query(
-      `SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM ` +
-        `entity_members WHERE member_entity_id = $1) ORDER BY id FOR UPDATE`,
+      `SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM entity_members WHERE member_entity_id = $1 ` +
+        `UNION SELECT business_entity_id FROM business_members WHERE member_entity_id = $1) ORDER BY id FOR UPDATE`,
       [id, businessId],
     );
     const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
     if (!entity) return null;
-    const sealedUntil = await sealIfKept(q, businessId, id, new Date());
-    if (sealedUntil) return { sealedUntil };
+    // a business entity's members lose the features its assignments gave them (after it: one lock order)
+    const members = await lockAssignedMembers(q, id);
+    const now = new Date();
+    const sealedUntil = await sealIfKept(q, businessId, id, now);
+    if (sealedUntil) {
+      await refreshMemberAccess(q, { businessId, memberIds: members, key: `entity-gone:${id}`, now });
+      return { sealedUntil };
+    }
     const keys = await fileKeysOf(q, id);
     await discardBytes(q, keys);
     await q.query('DELETE FROM entities WHERE id = $1', [id]);
+    await refreshMemberAccess(q, { businessId, memberIds: members, key: `entity-gone:${id}`, now });
     recordAudit(q, { businessId, action: 'entity.deleted', entityId: id, subject: { type: 'entity', id }, details: { files: keys.length } });
     return { removed: keys };
   });
@@ -197,8 +207,21 @@ export async function businessOfEntity(q: Queryable, entityId: string): Promise<
   return row ? String(row.business_id) : null;
 }
 
-/** Whether `memberId` is a declared member of the business entity `entityId`. */
+/**
+ * Whether `memberId` is a declared member of the business entity `entityId`: a declared owner
+ * (kyb-ubo-declaration, KYB profile) or a member declared with POST /entity/{entityId}/members.
+ */
 export async function isMemberOf(q: Queryable, entityId: string, memberId: string): Promise<boolean> {
+  const rows = await q.query(
+    `SELECT 1 FROM entity_members WHERE business_entity_id = $1 AND member_entity_id = $2
+      UNION ALL SELECT 1 FROM business_members WHERE business_entity_id = $1 AND member_entity_id = $2 LIMIT 1`,
+    [entityId, memberId],
+  );
+  return rows.length === 1;
+}
+
+/** Whether `memberId` is a declared owner (kyb-ubo-declaration, KYB profile) of the business entity `entityId`. */
+export async function isOwnerOf(q: Queryable, entityId: string, memberId: string): Promise<boolean> {
   const rows = await q.query('SELECT 1 FROM entity_members WHERE business_entity_id = $1 AND member_entity_id = $2', [entityId, memberId]);
   return rows.length === 1;
 }

@@ -27,12 +27,18 @@ export function recordEvent(q: Writer, event: NewEvent): Promise<string> {
   return inTx(q, (tx) => insertEvent(tx, event));
 }
 
+/**
+ * The bytes every delivery attempt sends; the business is named in them (and so under both
+ * signatures), so a receiver serving several businesses cannot be handed one's event as another's.
+ */
+function eventBody(event: NewEvent, eventId: string): string {
+  const { data, ...envelope } = event.payload(eventId) as { data?: unknown };
+  return JSON.stringify({ ...envelope, businessId: event.businessId, data });
+}
+
 async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
   const eventId = randomUUID();
-  // the bytes every delivery attempt sends; the business is named in them (and so under both
-  // signatures), so a receiver serving several businesses cannot be handed one's event as another's
-  const { data, ...envelope } = event.payload(eventId) as { data?: unknown };
-  const body = JSON.stringify({ ...envelope, businessId: event.businessId, data });
+  const body = eventBody(event, eventId);
   const [inserted] = await q.query<{ id: string }>(
     `WITH e AS (
        INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
@@ -58,4 +64,50 @@ async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
   }
   const [existing] = await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [event.sourceKey]);
   return existing!.id;
+}
+
+/**
+ * Records many events of one business and type at once, each once per sourceKey, with their
+ * deliveries, in one statement (a change that touches hundreds of entities: member assignments);
+ * with an audit entry (event.recorded) for each new one. Returns the new events' ids.
+ */
+export async function recordEvents(q: Tx, events: readonly NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const first = events[0]!;
+  if (events.some((e) => e.businessId !== first.businessId || e.eventType !== first.eventType || e.eventName !== first.eventName))
+    throw new Error('recordEvents: one business and one event type per call');
+  const ids = events.map(() => randomUUID());
+  const inserted = await q.query<{ id: string; entity_id: string | null }>(
+    `WITH e AS (
+       INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
+       SELECT x.id, $1, x.entity_id, $2, $3, x.body::jsonb, x.body, x.source_key
+         FROM unnest($4::uuid[], $5::uuid[], $6::text[], $7::text[]) AS x(id, entity_id, body, source_key)
+       ON CONFLICT (source_key) DO NOTHING RETURNING id, entity_id
+     ), d AS (
+       INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id)
+       SELECT gen_random_uuid(), e.id, s.id, s.business_id FROM e, notification_subscriptions s
+        WHERE s.business_id = $1 AND $3 = ANY (s.types)
+       ON CONFLICT (event_id, subscription_id) DO NOTHING
+     )
+     SELECT id, entity_id FROM e`,
+    [
+      first.businessId,
+      first.eventName,
+      first.eventType,
+      ids,
+      events.map((e) => e.entityId),
+      events.map((e, i) => eventBody(e, ids[i]!)),
+      events.map((e) => e.sourceKey),
+    ],
+  );
+  for (const row of inserted) {
+    recordAudit(q, {
+      businessId: first.businessId,
+      action: 'event.recorded',
+      entityId: row.entity_id == null ? null : String(row.entity_id),
+      subject: { type: 'event', id: String(row.id) },
+      details: { eventType: first.eventType },
+    });
+  }
+  return inserted.map((r) => String(r.id));
 }

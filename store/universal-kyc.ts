@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { CANONICAL_KYC_SLUG, ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS } from '../domain/universal-kyc.ts';
 import { sha256Hex } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
-import type { Db, Queryable } from './db.ts';
+import type { Db, Queryable, Tx } from './db.ts';
 import { lockEntity } from './entities.ts';
 import { attachFilesToSubmission, insertFileRow, type StoredFile } from './files.ts';
 
 export type OpenSubmission = { submissionId: string; deadlineAt: string };
+type SubmittedData = { businessId: string; entityId: string; value: string; deadlineSeconds: number };
+type SubmissionOpened = OpenSubmission & { opened: boolean; idDocuments: number };
 
 const iso = (v: unknown) => new Date(v as string).toISOString();
 
@@ -26,48 +28,48 @@ async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmi
  * Records the canonical KYC data in the person's open submission (one is opened when there is none);
  * returns it, with its identity document files as this transaction leaves them (the caller need not load it again).
  */
-export async function submitCanonicalData(
-  db: Db,
-  s: { businessId: string; entityId: string; value: string; deadlineSeconds: number },
-): Promise<(OpenSubmission & { opened: boolean; idDocuments: number }) | 'entity-gone'> {
-  return db.tx(async (q) => {
-    if (!(await lockEntity(q, s.entityId))) return 'entity-gone';
-    let open = await openSubmission(q, s.entityId);
-    const opened = !open;
-    if (!open) {
-      const id = randomUUID();
-      const [row] = await q.query<{ deadline_at: string }>(
-        'INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING deadline_at',
-        [id, s.businessId, s.entityId, s.deadlineSeconds],
-      );
-      open = { submissionId: id, deadlineAt: iso(row!.deadline_at) };
-    }
-    await q.query(
-      "UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'",
-      [open.submissionId, CANONICAL_KYC_SLUG],
+export function submitCanonicalData(db: Db, s: SubmittedData): Promise<SubmissionOpened | 'entity-gone'> {
+  return db.tx((q) => submitCanonicalDataIn(q, s));
+}
+
+/** submitCanonicalData in the caller's transaction (a requirement batch's record). */
+export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<SubmissionOpened | 'entity-gone'> {
+  if (!(await lockEntity(q, s.entityId))) return 'entity-gone';
+  let open = await openSubmission(q, s.entityId);
+  const opened = !open;
+  if (!open) {
+    const id = randomUUID();
+    const [row] = await q.query<{ deadline_at: string }>(
+      'INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING deadline_at',
+      [id, s.businessId, s.entityId, s.deadlineSeconds],
     );
-    await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($1, $2, $3, $4, $5)', [
-      randomUUID(),
-      s.entityId,
-      CANONICAL_KYC_SLUG,
-      JSON.stringify(s.value),
-      open.submissionId,
-    ]);
-    recordAudit(q, {
-      businessId: s.businessId,
-      action: 'ukyc.submitted',
-      entityId: s.entityId,
-      subject: { type: 'submission', id: open.submissionId },
-      details: { submissionId: open.submissionId, opened, payloadSha256: sha256Hex(s.value) },
-    });
-    // files uploaded before the data belong to this submission
-    await attachFilesToSubmission(q, s.entityId, open.submissionId, UKYC_FILE_SLUGS);
-    await q.query(
-      "UPDATE entity_requirements SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY($3)",
-      [s.entityId, open.submissionId, UKYC_FILE_SLUGS],
-    );
-    return { ...open, opened, idDocuments: await identityDocuments(q, open.submissionId) };
+    open = { submissionId: id, deadlineAt: iso(row!.deadline_at) };
+  }
+  await q.query(
+    "UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'",
+    [open.submissionId, CANONICAL_KYC_SLUG],
+  );
+  await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($1, $2, $3, $4, $5)', [
+    randomUUID(),
+    s.entityId,
+    CANONICAL_KYC_SLUG,
+    JSON.stringify(s.value),
+    open.submissionId,
+  ]);
+  recordAudit(q, {
+    businessId: s.businessId,
+    action: 'ukyc.submitted',
+    entityId: s.entityId,
+    subject: { type: 'submission', id: open.submissionId },
+    details: { submissionId: open.submissionId, opened, payloadSha256: sha256Hex(s.value) },
   });
+  // files uploaded before the data belong to this submission
+  await attachFilesToSubmission(q, s.entityId, open.submissionId, UKYC_FILE_SLUGS);
+  await q.query(
+    "UPDATE entity_requirements SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY($3)",
+    [s.entityId, open.submissionId, UKYC_FILE_SLUGS],
+  );
+  return { ...open, opened, idDocuments: await identityDocuments(q, open.submissionId) };
 }
 
 /** Records uploaded files (their bytes already in the file store) as FILE requirements, in the open submission if there is one. */

@@ -5,6 +5,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { batchWorkflowId } from '../contract/batch-import.ts';
+import { requirementBatchWorkflowId } from '../contract/requirement-batch.ts';
 import { webhookRetryWorkflowId } from '../contract/webhook-retry.ts';
 
 /** A run as an operator sees it: which run, of what, in what state since when. */
@@ -28,22 +29,29 @@ export function createRuns(client: Client) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
       });
   };
+  const isRunning = async (workflowId: string): Promise<boolean> => {
+    try {
+      return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  };
   return {
     /** Stops a batch's run (the batch is canceled in PostgreSQL first; this only saves its empty steps). */
     cancelBatchRun: (batchId: string, run: number) => cancel(batchWorkflowId(batchId, run)),
+
+    /** Stops a requirement batch's run (canceled in PostgreSQL first, as a batch import). */
+    cancelRequirementBatchRun: (batchId: string, run: number) => cancel(requirementBatchWorkflowId(batchId, run)),
 
     /** Stops a delivery's retry workflow (the delivery is canceled in PostgreSQL first). */
     cancelDeliveryRetry: (deliveryId: string, run: number) => cancel(webhookRetryWorkflowId(deliveryId, run)),
 
     /** Whether the batch's run is running now (false when it closed or never started). */
-    async isBatchRunRunning(batchId: string, run: number): Promise<boolean> {
-      try {
-        return (await client.workflow.getHandle(batchWorkflowId(batchId, run)).describe()).status.name === 'RUNNING';
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
-        throw err;
-      }
-    },
+    isBatchRunRunning: (batchId: string, run: number) => isRunning(batchWorkflowId(batchId, run)),
+
+    /** Whether the requirement batch's run is running now. */
+    isRequirementBatchRunRunning: (batchId: string, run: number) => isRunning(requirementBatchWorkflowId(batchId, run)),
 
     /**
      * Every run of a workflow id that visibility lists (a continue-as-new chain, a reused id), oldest

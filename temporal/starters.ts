@@ -4,6 +4,7 @@
 // idempotent: the API, activities and the reconciler may all call them as often as they like.
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
 import { batchWorkflowId, type BatchImportInput } from '../contract/batch-import.ts';
+import { requirementBatchWorkflowId } from '../contract/requirement-batch.ts';
 import {
   applicantReviewedSignal,
   personVerificationWorkflowId,
@@ -23,6 +24,7 @@ import type { Config } from '../runtime/config.ts';
 import {
   batchImportWorkflow,
   personVerificationWorkflow,
+  requirementBatchWorkflow,
   retentionWorkflow,
   sandboxReviewWorkflow,
   syncImportWorkflow,
@@ -32,6 +34,13 @@ import {
   webhookRetryWorkflow,
 } from '../workflows/index.ts';
 import { outcomeOfRun, type RunOutcome } from './run-failures.ts';
+
+/**
+ * How a requirement batch moves: records per workflow run (continue-as-new after each page), per
+ * step, and steps at once. Each record is a database transaction of a few milliseconds; four
+ * steps keep both cores busy without crowding out other businesses' work (bench/requirement-batch.ts).
+ */
+const REQUIREMENT_BATCH_PACE = { pageSize: 500, chunkSize: 25, concurrency: 4 };
 
 const joinOrRestart = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
 
@@ -109,6 +118,22 @@ export function createStarters(client: Client, config: Config) {
           { businessId, batchId },
           'pending',
           run === 1 ? `Batch import ${batchId}` : `Batch import ${batchId}, retry ${run - 1} of its failed rows`,
+          [`batch ${batchId}`],
+        ),
+      });
+    },
+
+    /** A run of a batch of requirement submissions (the upload's, or a retry of its failed records). */
+    async requirementBatchRun(batchId: string, run: number, businessId: string): Promise<void> {
+      await client.workflow.start(requirementBatchWorkflow, {
+        ...joinOrRestart,
+        taskQueue: t.taskQueue,
+        workflowId: requirementBatchWorkflowId(batchId, run),
+        args: [{ batchId, businessId, ...REQUIREMENT_BATCH_PACE }],
+        ...described(
+          { businessId, batchId },
+          'pending',
+          run === 1 ? `Requirement batch ${batchId}` : `Requirement batch ${batchId}, retry ${run - 1} of its failed records`,
           [`batch ${batchId}`],
         ),
       });

@@ -4,6 +4,7 @@
 //   TEST_POSTGRES_URL  admin connection used to create and drop the run's database
 //                      (default postgres://postgres@127.0.0.1:5432/postgres)
 import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,9 @@ import { bundleWorkflows } from '../worker.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from './helpers/infra.ts';
 
 const say = (s: string) => process.stdout.write(`[test] ${s}\n`);
+
+/** Files that load the machine on purpose (5,000 records as fast as it goes, with a worker killed): run alone, after the others. */
+const SOLO = ['test/e2e/requirement-batch-crash.test.ts'];
 
 async function main(): Promise<number> {
   const started = performance.now();
@@ -28,24 +32,35 @@ async function main(): Promise<number> {
     await writeFile(bundlePath, bundle);
     say(`PostgreSQL database ready, Temporal dev server at ${temporal.address}, workflows bundled (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 
-    const args = ['--test', '--test-concurrency=3', '--test-timeout=300000', ...(files.length ? files : ['test/**/*.test.ts'])];
-    const child = spawn(process.execPath, args, {
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        TEST_DATABASE_URL: database.url,
-        TEST_POSTGRES_URL: adminUrl,
-        TEMPORAL_ADDRESS: temporal.address,
-        WORKFLOW_BUNDLE_PATH: bundlePath,
-        // keys, secrets and files of this run only: made on first use by test files starting together
-        DATA_DIR: path.join(tmp, 'data'),
-        LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-      },
-    });
-    const stop = (signal: NodeJS.Signals) => child.kill(signal);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    return await new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+    const env = {
+      ...process.env,
+      TEST_DATABASE_URL: database.url,
+      TEST_POSTGRES_URL: adminUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      WORKFLOW_BUNDLE_PATH: bundlePath,
+      // keys, secrets and files of this run only: made on first use by test files starting together
+      DATA_DIR: path.join(tmp, 'data'),
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    };
+    /** Runs node's test runner over these files, `concurrency` files at a time; its exit code. */
+    const run = (paths: string[], concurrency: number) => {
+      const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...paths], { stdio: 'inherit', env });
+      const stop = (signal: NodeJS.Signals) => child.kill(signal);
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+    };
+    if (files.length) return await run(files, 3);
+    // the whole suite: three files at a time, then the ones that load the machine on purpose, alone
+    // (they neither slow the timing-sensitive files beside them nor are slowed by them)
+    const all = globSync('test/**/*.test.ts').sort();
+    const shared = await run(
+      all.filter((f) => !SOLO.includes(f)),
+      3,
+    );
+    say('the files that run alone: ' + SOLO.join(', '));
+    const alone = await run(SOLO, 1);
+    return shared || alone;
   } finally {
     for (const fn of cleanups.reverse()) await fn().catch((err) => say(`clean-up failed: ${(err as Error).message}`));
   }

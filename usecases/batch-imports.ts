@@ -2,12 +2,12 @@
 // failed rows, and the failed rows as CSV. The upload validates and stores everything in one go,
 // then starts the batch's workflow; the workflow does the rest.
 import { z } from 'zod';
-import type { BatchCsvRead } from '../domain/batch-csv.ts';
+import type { BatchCsvRead, BatchRow } from '../domain/batch-csv.ts';
 import { batchStatusRecord, TERMINAL, type BatchStatusRecord } from '../domain/batch-status.ts';
 import { csvLine } from '../domain/csv.ts';
-import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
+import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import type { Page } from '../domain/pagination.ts';
-import { idempotencyKeyProblem, IMPORT_PROVIDERS, type BatchAccepted } from '../domain/token-sharing.ts';
+import { IMPORT_PROVIDERS, type BatchAccepted } from '../domain/token-sharing.ts';
 import {
   createBatch,
   failedRows,
@@ -18,9 +18,9 @@ import {
   requeueRetryableRows,
   type Batch,
 } from '../store/batches.ts';
-import { isUniqueViolation } from '../store/db.ts';
 import type { Caller, UseCaseContext } from './context.ts';
-import { uploadRefusal, type UploadProblem } from './uploads.ts';
+import { checkIdempotencyKey, plural, readRefusal, refuseUpload, rejectedFile, uploadOnce } from './batch-uploads.ts';
+import type { UploadProblem } from './uploads.ts';
 
 /** The upload's CSV as the API read it (checked by the CSV rules while it streamed in, and hashed), or why it could not be read. */
 export type CsvRead = { ok: true; file: { csv: BatchCsvRead; sha256: string; fileName: string | null } } | UploadProblem;
@@ -34,20 +34,8 @@ export type UploadRequest = {
   readCsv(options: { binSponsored: boolean }): Promise<CsvRead>;
 };
 
-const UPLOAD_KEYS = {
-  batchFileTooLarge: 'kyc_batch.upload.file_too_large',
-  batchInvalidData: 'kyc_batch.upload.invalid_data',
-  batchAlreadyUploaded: 'kyc_batch.upload.duplicate_file_or_content',
-} as const;
-
-/** Upload refusals also carry `errorKey`, the interface's string code. */
-const refuseUpload = (error: keyof typeof UPLOAD_KEYS, message: string, parameter: string, extra: Record<string, unknown> = {}): Refusal =>
-  refuse(error, message, { parameter, extra: { errorKey: UPLOAD_KEYS[error], ...extra } });
-
 const notFound = (id: string) =>
   refuse('batchNotFound', `Batch ${id} not found in your business; check the batchId the upload returned.`, { parameter: 'batchId' });
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The upload's answer; `failedAtOnce`, the records that failed on their own (domain/batch-csv.ts), told on the first answer. */
 const accepted = (b: Batch, failedAtOnce = 0): BatchAccepted => {
@@ -86,110 +74,43 @@ function checkHeaders(request: UploadRequest): Outcome<{ provider: string; key: 
       'X-Provider',
     );
   }
-  const key = request.idempotencyKey;
-  if (!key) return refuseUpload('batchInvalidData', 'The Idempotency-Key header is required: a unique value per upload.', 'Idempotency-Key');
-  const keyProblem = idempotencyKeyProblem(key);
-  if (keyProblem) return refuseUpload('batchInvalidData', `The Idempotency-Key ${keyProblem}.`, 'Idempotency-Key');
-  return done({ provider, key });
+  const key = checkIdempotencyKey(request.idempotencyKey);
+  if (!key.ok) return key;
+  return done({ provider, key: key.value });
 }
-
-/** A file the CSV rules refused: too large (size, rows) or invalid, with the rows and fields at fault. */
-function csvRefusal(csv: Extract<BatchCsvRead, { ok: false }>): Refusal {
-  const { kind, message, issues } = csv.rejected;
-  return refuseUpload(kind === 'tooLarge' ? 'batchFileTooLarge' : 'batchInvalidData', message, 'file', issues.length ? { details: issues } : {});
-}
-
-/** The spec's codes for a file that could not be read (section 7: too large; no file or not a form is invalid data); the upload endpoints' own for the rest. */
-function readRefusal(read: UploadProblem): Refusal {
-  if (read.problem === 'not-multipart' || read.problem === 'no-file' || read.problem === 'malformed')
-    return refuseUpload('batchInvalidData', read.message, 'file');
-  return uploadRefusal(read, 'file', refuseUpload('batchFileTooLarge', read.message, 'file'));
-}
-
-/** Why an upload was already made (0701010300): the code is the spec's one; the reason tells them apart. */
-type AlreadyUploaded = 'key_already_processed' | 'key_used_for_other_file' | 'same_content';
-const alreadyUploaded = (reason: AlreadyUploaded, message: string, batchId: string) =>
-  refuseUpload('batchAlreadyUploaded', message, reason === 'same_content' ? 'file' : 'Idempotency-Key', { reason, batchId });
-
-const alreadyProcessed = (existing: Batch) =>
-  alreadyUploaded(
-    'key_already_processed',
-    `This Idempotency-Key belongs to batch ${existing.id}, which has already been processed (` +
-      `${existing.status}). Read its outcome with GET /entity/kyc/import/batch/${existing.id}; to` +
-      ` upload again, use a new key.`,
-    existing.id,
-  );
 
 export async function uploadBatch(uc: UseCaseContext, caller: Caller, request: UploadRequest): Promise<Outcome<BatchAccepted>> {
   const { db, start } = uc;
   const headers = checkHeaders(request);
   if (!headers.ok) return headers;
   const { provider, key } = headers.value;
-  const existing = await findBatchByKey(db, caller.id, key);
-  // a key whose batch has finished answers so whatever the file: no need to read it
-  if (existing && TERMINAL.includes(existing.status)) return alreadyProcessed(existing);
-  const read = await request.readCsv({ binSponsored: caller.binSponsored });
-  if (!read.ok) return readRefusal(read);
-  const { csv, sha256, fileName } = read.file;
-
-  /** The same key again: the same answer while the batch runs (a retried upload), else 0701010300. */
-  const replay = async (batch: Batch) => {
-    if (batch.contentSha256 !== sha256) {
-      return alreadyUploaded(
-        'key_used_for_other_file',
-        `This Idempotency-Key was already used for another file (batch ${batch.id}); use a new key for a new upload.`,
-        batch.id,
-      );
-    }
-    if (TERMINAL.includes(batch.status)) return alreadyProcessed(batch);
-    // If the first attempt stored the batch but could not start it (Temporal unavailable), this
-    // retry starts it (so would the reconciler within minutes).
-    await start.batchRun(batch.id, batch.run, caller.id);
-    return done(accepted(batch));
-  };
-
-  if (existing) return replay(existing);
-  if (!csv.ok) return csvRefusal(csv);
-  const duplicate = await findBatchByContent(db, caller.id, sha256);
-  if (duplicate) {
-    // The same key may have been stored by a concurrent request meanwhile: that is a replay.
-    if (duplicate.idempotencyKey === key) return replay(duplicate);
-    return alreadyUploaded(
-      'same_content',
-      `A file with the same content was already uploaded as batch ${duplicate.id}; read it with ` +
-        `GET /entity/kyc/import/batch/${duplicate.id}, or change the file.`,
-      duplicate.id,
-    );
-  }
-
-  let batch: Batch;
-  try {
-    batch = await createBatch(db, {
-      businessId: caller.id,
-      provider,
-      idempotencyKey: key,
-      contentSha256: sha256,
-      fileName,
-      rows: csv.rows,
-      ignoredColumns: csv.ignoredColumns,
-    });
-  } catch (err) {
-    // Another request with the same key or file won the race: answer as if we came second.
-    if (isUniqueViolation(err, 'import_batches_idempotency_key')) return replay((await findBatchByKey(db, caller.id, key))!);
-    if (!isUniqueViolation(err, 'import_batches_content_key')) throw err;
-    const winner = await findBatchByContent(db, caller.id, sha256);
-    if (!winner) throw err;
-    if (winner.idempotencyKey === key) return replay(winner);
-    return alreadyUploaded(
-      'same_content',
-      `A file with the same content was already uploaded as batch ${winner.id}; read it with GET /entity/kyc/import/batch/${winner.id}, or change the file.`,
-      winner.id,
-    );
-  }
-  // If the start fails (Temporal unavailable) the batch is stored and the answer is an error; the
-  // client's retry with the same key starts it, and so does the reconciler within minutes.
-  await start.batchRun(batch.id, batch.run, caller.id);
-  return done(accepted(batch, csv.rows.filter((r) => r.failure).length));
+  type File = { rows: BatchRow[]; ignoredColumns: string[]; fileName: string | null };
+  return uploadOnce<Batch, File, BatchAccepted>({
+    key,
+    statusPath: (id) => `/entity/kyc/import/batch/${id}`,
+    byKey: (k) => findBatchByKey(db, caller.id, k),
+    byContent: (sha) => findBatchByContent(db, caller.id, sha),
+    async read() {
+      const read = await request.readCsv({ binSponsored: caller.binSponsored });
+      if (!read.ok) return { ok: false, refusal: readRefusal(read) };
+      const { csv, sha256, fileName } = read.file;
+      if (!csv.ok) return { ok: true, sha256, file: { rows: [], ignoredColumns: [], fileName }, invalid: rejectedFile(csv.rejected) };
+      return { ok: true, sha256, file: { rows: csv.rows, ignoredColumns: csv.ignoredColumns, fileName }, invalid: null };
+    },
+    create: (file, sha256) =>
+      createBatch(db, {
+        businessId: caller.id,
+        provider,
+        idempotencyKey: key,
+        contentSha256: sha256,
+        fileName: file.fileName,
+        rows: file.rows,
+        ignoredColumns: file.ignoredColumns,
+      }),
+    constraints: { key: 'import_batches_idempotency_key', content: 'import_batches_content_key' },
+    start: (batch) => start.batchRun(batch.id, batch.run, caller.id),
+    accepted: (batch, file) => accepted(batch, file ? file.rows.filter((r) => r.failure).length : 0),
+  });
 }
 
 /** GET …/batch/{batchId}: the status record, with every error or (page given) a page of them. */

@@ -22,7 +22,7 @@ import type { Page } from '../domain/pagination.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { uploadedFileSchema } from '../domain/uploads.ts';
 import { webhookPrerequisite } from '../domain/webhook-prerequisite.ts';
-import { entityType, isMemberOf } from '../store/entities.ts';
+import { entityType, isOwnerOf } from '../store/entities.ts';
 import {
   declaredOwners,
   latestKybSubmission,
@@ -193,7 +193,7 @@ async function documentTarget(uc: UseCaseContext, caller: Caller, f: DocumentFie
   }
   if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
   if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
-  if (f.memberId !== undefined && !(await isMemberOf(uc.db, f.entityId, f.memberId))) {
+  if (f.memberId !== undefined && !(await isOwnerOf(uc.db, f.entityId, f.memberId))) {
     return refuse(
       'memberNotFound',
       `${f.memberId} is not a declared owner of business entity ${f.entityId}; use an owner's ` +

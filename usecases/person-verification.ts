@@ -6,6 +6,7 @@ import { entityOfSdkUserId, type SdkToken } from '../contract/person-verificatio
 import { sha256Hex } from '../domain/digests.ts';
 import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
+import { personRefProblem } from '../domain/person-ref.ts';
 import { webhookPrerequisite } from '../domain/webhook-prerequisite.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
 import { actAs } from '../store/audit-actor.ts';
@@ -37,27 +38,10 @@ export async function personNamed(
     const unmet = webhookPrerequisite('person', await subscribedEventTypes(db, caller.id));
     if (unmet) return unmet;
   }
-  if (memberId === undefined) {
-    if (type === 'BUSINESS') {
-      return takesMemberId
-        ? refuse('personRequired', `Entity ${entityId} is a BUSINESS: name the person with memberId (one of its declared members).`, { parameter: 'memberId' })
-        : refuse(
-            'personRequired',
-            `Entity ${entityId} is a BUSINESS: submit a person's data on the person's own INDIVIDUAL ` +
-              `entity (a declared member's entityId), not on the business.`,
-            { parameter: 'entityId' },
-          );
-    }
-    return done(entityId);
-  }
-  if (type === 'INDIVIDUAL')
-    return refuse('personRequired', `Entity ${entityId} is an INDIVIDUAL: it is the person; leave out memberId.`, { parameter: 'memberId' });
-  if (!(await isMemberOf(db, entityId, memberId))) {
-    return refuse('memberNotFound', `${memberId} is not a declared member of business entity ${entityId}; use an entityId its kyb-ubo-declaration lists.`, {
-      parameter: 'memberId',
-    });
-  }
-  return done(memberId);
+  const isMember = memberId !== undefined && type === 'BUSINESS' && (await isMemberOf(db, entityId, memberId));
+  const problem = personRefProblem(entityId, type, memberId, isMember, takesMemberId);
+  if (problem) return refuse(problem.error, problem.message, { parameter: problem.parameter });
+  return done(memberId ?? entityId);
 }
 
 /** POST /entity/{entityId}/kyc's answer: the token the person's workflow minted (its SdkToken). */

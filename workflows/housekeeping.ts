@@ -23,6 +23,7 @@ export type HousekeepingResult = {
   remindersSent?: number;
   featuresAnnounced?: number;
   retentionRunsStarted?: number;
+  requirementBatchesRestarted?: number;
   failedSteps: string[];
 };
 
@@ -43,6 +44,8 @@ export async function housekeepingWorkflow(input?: HousekeepingInput): Promise<H
     if (r.strayFileBytesRemoved !== undefined) total.strayFileBytesRemoved = (total.strayFileBytesRemoved ?? 0) + r.strayFileBytesRemoved;
     if (r.remindersSent !== undefined) total.remindersSent = (total.remindersSent ?? 0) + r.remindersSent;
     if (r.featuresAnnounced !== undefined) total.featuresAnnounced = (total.featuresAnnounced ?? 0) + r.featuresAnnounced;
+    if (r.requirementBatchesRestarted !== undefined)
+      total.requirementBatchesRestarted = (total.requirementBatchesRestarted ?? 0) + r.requirementBatchesRestarted;
     if (r.retentionRunsStarted !== undefined) total.retentionRunsStarted = (total.retentionRunsStarted ?? 0) + r.retentionRunsStarted;
     for (const s of r.failedSteps) if (!total.failedSteps.includes(s)) total.failedSteps.push(s);
   }
@@ -72,6 +75,10 @@ async function pass(): Promise<HousekeepingResult> {
   const featuresAnnounced = await step('announceNewFeatures', () => a.announceNewFeatures(), 0);
   // added with retention (release 1.1.0): runs recorded before it replay without the step
   const retentionRunsStarted = patched(PATCHES.reconcileRetention.id) ? await step('reconcileRetention', () => a.reconcileRetention(), 0) : undefined;
+  // added with batches of requirement submissions (interface 1.1.0)
+  const requirementBatchesRestarted = patched(PATCHES.reconcileRequirementBatches.id)
+    ? await step('reconcileRequirementBatches', () => a.reconcileRequirementBatches(), 0)
+    : undefined;
   return {
     rateLimitWindowsPurged,
     deliveriesRestarted,
@@ -81,6 +88,7 @@ async function pass(): Promise<HousekeepingResult> {
     remindersSent,
     featuresAnnounced,
     ...(retentionRunsStarted === undefined ? {} : { retentionRunsStarted }),
+    ...(requirementBatchesRestarted === undefined ? {} : { requirementBatchesRestarted }),
     failedSteps,
   };
 }

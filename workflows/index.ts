@@ -1,5 +1,6 @@
 // Every workflow the worker runs. The bundler starts here; keep this file to re-exports.
 export { batchImportWorkflow } from './batch-import.ts';
+export { requirementBatchWorkflow } from './requirement-batch.ts';
 export { housekeepingWorkflow } from './housekeeping.ts';
 export { syncImportWorkflow } from './sync-import.ts';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.ts';

@@ -108,7 +108,7 @@ describe('GET /openapi.json and /docs', () => {
   });
 
   it('carries the interface release as its version (spec 9.2) and a webhooks section with every subscribable type', () => {
-    assert.equal(doc.info.version, '1.0.2');
+    assert.equal(doc.info.version, '1.1.0');
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
       'account_status_change',
       'feature_access_change',

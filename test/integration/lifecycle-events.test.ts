@@ -265,11 +265,13 @@ describe('lifecycle events', () => {
       description: 'Cards without plastic.',
       requirements: [],
     };
-    assert.equal(await announceNewFeatures(stack.db, features, new Date()), 0, 'the catalog as migrated is not new');
+    // the catalog as migrated (013) is not new; a feature added since is, once (business-cardholder, 1.1.0) — unless housekeeping told it already
+    assert.ok((await announceNewFeatures(stack.db, features, new Date())) <= features.length - 2);
+    assert.equal(await announceNewFeatures(stack.db, features, new Date()), 0, 'the catalog as it is now is not new');
     assert.equal(await announceNewFeatures(stack.db, [...features, extra], new Date()), 1);
     assert.equal(await announceNewFeatures(stack.db, [...features, extra], new Date()), 0, 'once');
-    const events = await until('new feature', (e) => e.some((x) => x.eventType === 'new_feature'));
-    const mine = events.filter((x) => x.eventType === 'new_feature');
+    const events = await until('new feature', (e) => e.some((x) => x.eventType === 'new_feature' && x.data.feature.slug === 'virtual-cards'));
+    const mine = events.filter((x) => x.eventType === 'new_feature' && x.data.feature.slug === 'virtual-cards');
     assert.equal(mine.length, 1);
     assert.deepEqual(
       [mine[0]!.eventName, mine[0]!.businessId, mine[0]!.data.feature.slug, 'entityId' in mine[0]!.data],

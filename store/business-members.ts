@@ -1,0 +1,302 @@
+// Members of a BUSINESS entity beyond its declared owners, and the features assigned to them
+// (domain/business-members.ts). Set-based: a call of 500 people is a handful of statements. Every
+// write locks the business entity's row first, then (where access may move) its members' rows — the
+// one lock order (store/entities.ts lockEntity) — and records its audit entries in its transaction.
+import { randomUUID } from 'node:crypto';
+import type { AssignableFeature, BusinessMemberRole } from '../domain/business-members.ts';
+import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
+import { offsetOf, type Page } from '../domain/pagination.ts';
+import { recordAudit } from './audit-log.ts';
+import { iso, type Db, type Queryable, type Tx } from './db.ts';
+import { lockMembers, refreshMemberAccess } from './member-feature-access.ts';
+
+export type EntityKind = 'INDIVIDUAL' | 'BUSINESS';
+
+/** Locks the business entity of the business; its type, or undefined when there is none. */
+async function lockBusinessEntity(q: Queryable, businessId: string, entityId: string): Promise<EntityKind | undefined> {
+  const [row] = await q.query<{ type: EntityKind }>('SELECT type FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [entityId, businessId]);
+  return row?.type;
+}
+
+/** Why a write did not happen: the business entity is missing or not a BUSINESS, or a listed person fails the caller's check. */
+export type MemberProblem<P> = { problem: 'entity-missing' } | { problem: 'not-business' } | { problem: 'person'; detail: P };
+
+export type MemberRow = { memberId: string; externalId: string; role: BusinessMemberRole; declaredAt: string; updatedAt: string };
+
+const toMember = (r: Record<string, unknown>): MemberRow => ({
+  memberId: String(r.member_entity_id),
+  externalId: String(r.external_id),
+  role: r.role as BusinessMemberRole,
+  declaredAt: iso(r.declared_at),
+  updatedAt: iso(r.updated_at),
+});
+
+const MEMBER_COLUMNS = 'm.member_entity_id, e.external_id, m.role, m.declared_at, m.updated_at';
+
+/**
+ * Declares these people members of the business entity (a person already declared takes the role
+ * given). `check` sees the type of each listed id among the business's entities (absent: none) and
+ * may refuse, under the business entity's lock. Returns the listed members, in the order given, and
+ * how many were new or changed role.
+ */
+export async function declareMembers<P>(
+  db: Db,
+  d: {
+    businessId: string;
+    entityId: string;
+    members: readonly { entityId: string; role: BusinessMemberRole }[];
+    check(types: Map<string, EntityKind>): P | null;
+  },
+): Promise<{ changed: number; items: MemberRow[] } | MemberProblem<P>> {
+  return db.tx(async (q) => {
+    const type = await lockBusinessEntity(q, d.businessId, d.entityId);
+    if (!type) return { problem: 'entity-missing' as const };
+    if (type !== 'BUSINESS') return { problem: 'not-business' as const };
+    const ids = d.members.map((m) => m.entityId);
+    const rows = await q.query<{ id: string; type: EntityKind }>('SELECT id, type FROM entities WHERE business_id = $1 AND id = ANY ($2::uuid[])', [
+      d.businessId,
+      ids,
+    ]);
+    const refused = d.check(new Map(rows.map((r) => [String(r.id), r.type])));
+    if (refused !== null) return { problem: 'person' as const, detail: refused };
+    const changed = await q.query<{ member_entity_id: string; role: string; inserted: boolean }>(
+      `INSERT INTO business_members (business_entity_id, member_entity_id, role)
+       SELECT $1, x.id, x.role FROM unnest($2::uuid[], $3::text[]) WITH ORDINALITY AS x(id, role, n) ORDER BY x.n
+       ON CONFLICT (business_entity_id, member_entity_id) DO UPDATE SET role = EXCLUDED.role, updated_at = now()
+        WHERE business_members.role <> EXCLUDED.role
+       RETURNING member_entity_id, role, (xmax = 0) AS inserted`,
+      [d.entityId, ids, d.members.map((m) => m.role)],
+    );
+    for (const c of changed) {
+      recordAudit(q, {
+        businessId: d.businessId,
+        action: 'business_member.declared',
+        entityId: d.entityId,
+        subject: { type: 'entity', id: String(c.member_entity_id) },
+        details: { memberId: String(c.member_entity_id), role: c.role, changedRole: !c.inserted },
+      });
+    }
+    const listed = await q.query(
+      `SELECT ${MEMBER_COLUMNS} FROM business_members m JOIN entities e ON e.id = m.member_entity_id
+        WHERE m.business_entity_id = $1 AND m.member_entity_id = ANY ($2::uuid[])`,
+      [d.entityId, ids],
+    );
+    const byId = new Map(listed.map((r) => [String(r.member_entity_id), toMember(r)]));
+    return { changed: changed.length, items: ids.flatMap((id) => byId.get(id) ?? []) };
+  });
+}
+
+/** A page of the business entity's members in declaration order (a sealed person is gone from it). */
+export async function listMembers(q: Queryable, entityId: string, page: Page): Promise<{ items: MemberRow[]; totalItems: number }> {
+  const [count] = await q.query<{ n: string }>(
+    'SELECT count(*) AS n FROM business_members m JOIN entities e ON e.id = m.member_entity_id WHERE m.business_entity_id = $1',
+    [entityId],
+  );
+  const rows = await q.query(
+    `SELECT ${MEMBER_COLUMNS} FROM business_members m JOIN entities e ON e.id = m.member_entity_id
+      WHERE m.business_entity_id = $1 ORDER BY m.seq LIMIT $2 OFFSET $3`,
+    [entityId, page.limit, offsetOf(page)],
+  );
+  return { items: rows.map(toMember), totalItems: Number(count?.n ?? 0) };
+}
+
+/** Unassigns these members' features of the business entity (audited); the caller holds the locks. */
+async function unassign(q: Tx, businessId: string, entityId: string, memberId: string, featureId: string | null): Promise<number> {
+  const gone = await q.query<{ feature_id: string }>(
+    `DELETE FROM member_feature_assignments WHERE business_entity_id = $1 AND member_entity_id = $2 AND ($3::uuid IS NULL OR feature_id = $3)
+     RETURNING feature_id`,
+    [entityId, memberId, featureId],
+  );
+  for (const g of gone) {
+    recordAudit(q, {
+      businessId,
+      action: 'feature.unassigned',
+      entityId,
+      subject: { type: 'entity', id: memberId },
+      details: { memberId, featureId: String(g.feature_id) },
+    });
+  }
+  return gone.length;
+}
+
+/**
+ * Removes a member from the business entity with its assignments; the features they gave are
+ * removed (feature_access_change). 'not-member' when it was not declared (by this list).
+ */
+export async function removeMember(
+  db: Db,
+  r: { businessId: string; entityId: string; memberId: string; now: Date },
+): Promise<'removed' | 'not-member' | MemberProblem<never>> {
+  return db.tx(async (q) => {
+    const type = await lockBusinessEntity(q, r.businessId, r.entityId);
+    if (!type) return { problem: 'entity-missing' as const };
+    if (type !== 'BUSINESS') return { problem: 'not-business' as const };
+    if ((await lockMembers(q, [r.memberId])).length === 0) return 'not-member';
+    await unassign(q, r.businessId, r.entityId, r.memberId, null);
+    const [gone] = await q.query<{ role: string }>('DELETE FROM business_members WHERE business_entity_id = $1 AND member_entity_id = $2 RETURNING role', [
+      r.entityId,
+      r.memberId,
+    ]);
+    if (!gone) return 'not-member';
+    recordAudit(q, {
+      businessId: r.businessId,
+      action: 'business_member.removed',
+      entityId: r.entityId,
+      subject: { type: 'entity', id: r.memberId },
+      details: { memberId: r.memberId, role: gone.role },
+    });
+    await refreshMemberAccess(q, { businessId: r.businessId, memberIds: [r.memberId], key: `member-removed:${randomUUID()}`, now: r.now });
+    return 'removed';
+  });
+}
+
+export type AssignmentRow = {
+  memberId: string;
+  externalId: string;
+  role: BusinessMemberRole;
+  assignedAt: string;
+  enabledAt: string | null;
+  decided: boolean;
+  open: boolean;
+  decisionEventId: string | null;
+  submitted: string[];
+};
+
+/** The assignments of a feature in the business entity, with the facts its answer needs about each person; all of them or `memberIds`'. */
+async function assignmentRows(
+  q: Queryable,
+  a: { entityId: string; feature: AssignableFeature; memberIds?: readonly string[]; page?: Page },
+): Promise<AssignmentRow[]> {
+  const slugs = a.feature.personRequires.map((r) => r.requirementSlug);
+  const rows = await q.query(
+    `SELECT a.member_entity_id, e.external_id, bm.role, a.assigned_at, a.enabled_at,
+            EXISTS (SELECT 1 FROM kyc_accounts k WHERE k.entity_id = a.member_entity_id) AS decided,
+            EXISTS (SELECT 1 FROM ukyc_submissions s WHERE s.entity_id = a.member_entity_id AND s.status = 'waiting') AS open,
+            (SELECT ev.id FROM events ev WHERE ev.entity_id = a.member_entity_id AND ev.event_type = $3
+              ORDER BY ev.created_at DESC, ev.id LIMIT 1) AS decision_event_id,
+            ARRAY(SELECT r.requirement_slug FROM entity_requirements r
+                   WHERE r.entity_id = a.member_entity_id AND r.requirement_slug = ANY ($4::text[]) AND r.status <> 'SUPERSEDED'
+                  UNION SELECT f.slug FROM files f WHERE f.entity_id = a.member_entity_id AND f.slug = ANY ($4::text[]) AND f.retired_at IS NULL) AS submitted
+       FROM member_feature_assignments a
+       JOIN business_members bm ON bm.business_entity_id = a.business_entity_id AND bm.member_entity_id = a.member_entity_id
+       JOIN entities e ON e.id = a.member_entity_id
+      WHERE a.business_entity_id = $1 AND a.feature_id = $2 AND ($5::uuid[] IS NULL OR a.member_entity_id = ANY ($5::uuid[]))
+      ORDER BY a.seq
+      ${a.page ? 'LIMIT $6 OFFSET $7' : ''}`,
+    [a.entityId, a.feature.feature.id, CARD_ISSUANCE_EVENT.eventType, slugs, a.memberIds ?? null, ...(a.page ? [a.page.limit, offsetOf(a.page)] : [])],
+  );
+  return rows.map((r) => ({
+    memberId: String(r.member_entity_id),
+    externalId: String(r.external_id),
+    role: r.role as BusinessMemberRole,
+    assignedAt: iso(r.assigned_at),
+    enabledAt: r.enabled_at == null ? null : iso(r.enabled_at),
+    decided: r.decided === true,
+    open: r.open === true,
+    decisionEventId: r.decision_event_id == null ? null : String(r.decision_event_id),
+    submitted: (r.submitted as string[]).map(String),
+  }));
+}
+
+/** Whether the business entity has the feature's business part (its KYB approved). */
+async function businessPartMet(q: Queryable, entityId: string, feature: AssignableFeature): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM entity_features WHERE entity_id = $1 AND feature_id = $2', [entityId, feature.businessFeature.id]);
+  return rows.length === 1;
+}
+
+export type AssignmentState = { businessEnabled: boolean; items: AssignmentRow[] };
+
+/**
+ * Assigns the feature to these declared members of the business entity (already assigned ones stay
+ * as they are) and enables it for each that meets its requirements. `check` sees which listed ids
+ * are declared members and may refuse, under the lock. Returns the listed assignments in the order
+ * given, and how many were new.
+ */
+export async function assignFeature<P>(
+  db: Db,
+  a: { businessId: string; entityId: string; feature: AssignableFeature; memberIds: readonly string[]; now: Date; check(declared: Set<string>): P | null },
+): Promise<(AssignmentState & { assigned: number }) | MemberProblem<P>> {
+  return db.tx(async (q) => {
+    const type = await lockBusinessEntity(q, a.businessId, a.entityId);
+    if (!type) return { problem: 'entity-missing' as const };
+    if (type !== 'BUSINESS') return { problem: 'not-business' as const };
+    const declared = await q.query<{ member_entity_id: string }>(
+      `SELECT m.member_entity_id FROM business_members m JOIN entities e ON e.id = m.member_entity_id
+        WHERE m.business_entity_id = $1 AND m.member_entity_id = ANY ($2::uuid[])`,
+      [a.entityId, a.memberIds],
+    );
+    const refused = a.check(new Set(declared.map((r) => String(r.member_entity_id))));
+    if (refused !== null) return { problem: 'person' as const, detail: refused };
+    await lockMembers(q, a.memberIds);
+    const added = await q.query<{ member_entity_id: string }>(
+      `INSERT INTO member_feature_assignments (business_entity_id, feature_id, member_entity_id, assigned_at)
+       SELECT $1, $2, x.id, $4 FROM unnest($3::uuid[]) WITH ORDINALITY AS x(id, n) ORDER BY x.n
+       ON CONFLICT DO NOTHING RETURNING member_entity_id`,
+      [a.entityId, a.feature.feature.id, a.memberIds, a.now],
+    );
+    for (const r of added) {
+      recordAudit(q, {
+        businessId: a.businessId,
+        action: 'feature.assigned',
+        entityId: a.entityId,
+        subject: { type: 'entity', id: String(r.member_entity_id) },
+        details: { memberId: String(r.member_entity_id), featureId: a.feature.feature.id },
+      });
+    }
+    await refreshMemberAccess(q, { businessId: a.businessId, memberIds: a.memberIds, key: `assigned:${randomUUID()}`, now: a.now });
+    const rows = new Map((await assignmentRows(q, { entityId: a.entityId, feature: a.feature, memberIds: a.memberIds })).map((r) => [r.memberId, r]));
+    return {
+      assigned: added.length,
+      businessEnabled: await businessPartMet(q, a.entityId, a.feature),
+      items: a.memberIds.flatMap((id) => rows.get(id) ?? []),
+    };
+  });
+}
+
+/** Removes the feature's assignment from a member (its access goes with it). */
+export async function unassignFeature(
+  db: Db,
+  a: { businessId: string; entityId: string; feature: AssignableFeature; memberId: string; now: Date },
+): Promise<'removed' | 'not-assigned' | MemberProblem<never>> {
+  return db.tx(async (q) => {
+    const type = await lockBusinessEntity(q, a.businessId, a.entityId);
+    if (!type) return { problem: 'entity-missing' as const };
+    if (type !== 'BUSINESS') return { problem: 'not-business' as const };
+    await lockMembers(q, [a.memberId]);
+    if ((await unassign(q, a.businessId, a.entityId, a.memberId, a.feature.feature.id)) === 0) return 'not-assigned';
+    await refreshMemberAccess(q, { businessId: a.businessId, memberIds: [a.memberId], key: `unassigned:${randomUUID()}`, now: a.now });
+    return 'removed';
+  });
+}
+
+/** A page of the feature's assignments in the business entity, in assignment order. */
+export async function listAssignments(
+  q: Queryable,
+  a: { entityId: string; feature: AssignableFeature; page: Page },
+): Promise<AssignmentState & { totalItems: number }> {
+  const [count] = await q.query<{ n: string }>(
+    `SELECT count(*) AS n FROM member_feature_assignments a JOIN entities e ON e.id = a.member_entity_id
+      WHERE a.business_entity_id = $1 AND a.feature_id = $2`,
+    [a.entityId, a.feature.feature.id],
+  );
+  return {
+    totalItems: Number(count?.n ?? 0),
+    businessEnabled: await businessPartMet(q, a.entityId, a.feature),
+    items: await assignmentRows(q, a),
+  };
+}
+
+/**
+ * For a change to a business entity that may move its members' access (its KYB decision, its
+ * deletion): locks the members that hold assignments of it (after it: the caller holds it) and
+ * returns them, to refresh once the change is made.
+ */
+export async function lockAssignedMembers(q: Queryable, businessEntityId: string): Promise<string[]> {
+  const rows = await q.query<{ member_entity_id: string }>('SELECT DISTINCT member_entity_id FROM member_feature_assignments WHERE business_entity_id = $1', [
+    businessEntityId,
+  ]);
+  return lockMembers(
+    q,
+    rows.map((r) => String(r.member_entity_id)),
+  );
+}

@@ -1,0 +1,19 @@
+// Which (business entity, member) pairs are declared memberships — owners (kyb-ubo-declaration, the
+// KYB profile) and members declared with POST /entity/{entityId}/members — in one query for many
+// records (a requirement batch checks each record's memberId as store/entities.ts isMemberOf does).
+import type { Queryable } from './db.ts';
+
+export async function membershipsAmong(q: Queryable, pairs: readonly { businessEntityId: string; memberId: string }[]): Promise<Set<string>> {
+  if (pairs.length === 0) return new Set();
+  const rows = await q.query<{ b: string; m: string }>(
+    `SELECT m.business_entity_id AS b, m.member_entity_id AS m FROM entity_members m
+       JOIN unnest($1::uuid[], $2::uuid[]) AS p(b, m) ON p.b = m.business_entity_id AND p.m = m.member_entity_id
+     UNION
+     SELECT m.business_entity_id, m.member_entity_id FROM business_members m
+       JOIN unnest($1::uuid[], $2::uuid[]) AS p(b, m) ON p.b = m.business_entity_id AND p.m = m.member_entity_id`,
+    [pairs.map((p) => p.businessEntityId), pairs.map((p) => p.memberId)],
+  );
+  return new Set(rows.map((r) => membershipKey(String(r.b), String(r.m))));
+}
+
+export const membershipKey = (businessEntityId: string, memberId: string) => `${businessEntityId}/${memberId}`;

@@ -1,0 +1,340 @@
+// Batches of requirement submissions: the batch and its records as stored at upload, their status
+// (counted from the records), the transitions pending → in_progress → completed | failed | canceled,
+// and each record's claim: a record is handled in one transaction that takes it from pending to its
+// final state, so a record is handled once however often a crashed step runs again.
+import { randomUUID } from 'node:crypto';
+import type { BatchStatus } from '../domain/batch-status.ts';
+import type { RequirementLine } from '../domain/requirement-lines.ts';
+import type { FailedRecordView, RecordFailure, RequirementBatchCounts } from '../domain/requirement-batch.ts';
+import { offsetOf, type Page } from '../domain/pagination.ts';
+import { recordAudit } from './audit-log.ts';
+import { iso, type Db, type Queryable, type Row, type Tx } from './db.ts';
+
+export type RequirementBatch = {
+  id: string;
+  businessId: string;
+  idempotencyKey: string;
+  contentSha256: string;
+  status: BatchStatus;
+  totalRecords: number;
+  failureReason: string | null;
+  run: number;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  canceledAt: string | null;
+};
+
+const toBatch = (r: Row): RequirementBatch => ({
+  id: String(r.id),
+  businessId: String(r.business_id),
+  idempotencyKey: String(r.idempotency_key),
+  contentSha256: String(r.content_sha256),
+  status: r.status as BatchStatus,
+  totalRecords: Number(r.total_records),
+  failureReason: (r.failure_reason as string | null) ?? null,
+  run: Number(r.run),
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+  startedAt: r.started_at ? iso(r.started_at) : null,
+  completedAt: r.completed_at ? iso(r.completed_at) : null,
+  canceledAt: r.canceled_at ? iso(r.canceled_at) : null,
+});
+
+export async function findRequirementBatch(q: Queryable, businessId: string, id: string): Promise<RequirementBatch | undefined> {
+  const [r] = await q.query('SELECT * FROM requirement_batches WHERE id = $1 AND business_id = $2', [id, businessId]);
+  return r ? toBatch(r) : undefined;
+}
+
+export async function findRequirementBatchByKey(q: Queryable, businessId: string, key: string): Promise<RequirementBatch | undefined> {
+  const [r] = await q.query('SELECT * FROM requirement_batches WHERE business_id = $1 AND idempotency_key = $2', [businessId, key]);
+  return r ? toBatch(r) : undefined;
+}
+
+export async function findRequirementBatchByContent(q: Queryable, businessId: string, sha256: string): Promise<RequirementBatch | undefined> {
+  const [r] = await q.query('SELECT * FROM requirement_batches WHERE business_id = $1 AND content_sha256 = $2', [businessId, sha256]);
+  return r ? toBatch(r) : undefined;
+}
+
+/** A record as the upload resolved it: the line, the entity its value is about, or why it fails. */
+export type ResolvedRecord = RequirementLine & { targetEntityId: string | null };
+
+const CHUNK = 1000;
+
+/** Stores the batch and all its records in one transaction (records inserted 1,000 at a time; failed ones stored failed, not retryable). */
+export async function createRequirementBatch(
+  db: Db,
+  input: { businessId: string; idempotencyKey: string; contentSha256: string; fileName: string | null; records: readonly ResolvedRecord[] },
+): Promise<RequirementBatch> {
+  return db.tx(async (q) => {
+    const failed = input.records.filter((x) => x.failure).length;
+    const [r] = await q.query(
+      `INSERT INTO requirement_batches (id, business_id, idempotency_key, content_sha256, file_name, total_records)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+      [randomUUID(), input.businessId, input.idempotencyKey, input.contentSha256, input.fileName, input.records.length],
+    );
+    const batch = toBatch(r!);
+    recordAudit(q, {
+      businessId: input.businessId,
+      action: 'requirement_batch.uploaded',
+      subject: { type: 'requirement_batch', id: batch.id },
+      details: { sha256: input.contentSha256, records: input.records.length, failedAtUpload: failed },
+    });
+    for (let i = 0; i < input.records.length; i += CHUNK) {
+      const c = input.records.slice(i, i + CHUNK);
+      await q.query(
+        `INSERT INTO requirement_batch_records (batch_id, row_number, given_entity_id, external_id, member_id, requirement_slug, value, target_entity_id,
+                                                status, error_category, error_message, error_path, retryable)
+         SELECT $1, n, e, x, m, s, v, t, CASE WHEN fc IS NULL THEN 'pending' ELSE 'failed' END, fc, fm, fp, CASE WHEN fc IS NULL THEN NULL ELSE false END
+           FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::uuid[], $9::text[], $10::text[], $11::text[])
+             AS u(n, e, x, m, s, v, t, fc, fm, fp)`,
+        [
+          batch.id,
+          c.map((x) => x.rowNumber),
+          c.map((x) => x.entityId),
+          c.map((x) => x.externalId),
+          c.map((x) => x.memberId),
+          c.map((x) => x.requirementSlug),
+          c.map((x) => x.value),
+          c.map((x) => x.targetEntityId),
+          c.map((x) => x.failure?.category ?? null),
+          c.map((x) => x.failure?.message ?? null),
+          c.map((x) => x.failure?.path ?? null),
+        ],
+      );
+    }
+    return batch;
+  });
+}
+
+/** Counts of the batch's records by outcome. */
+export async function requirementBatchCounts(q: Queryable, batchId: string): Promise<RequirementBatchCounts> {
+  const rows = await q.query<{ status: string; outcome: string | null; n: string }>(
+    'SELECT status, outcome, count(*) AS n FROM requirement_batch_records WHERE batch_id = $1 GROUP BY status, outcome',
+    [batchId],
+  );
+  const counts: RequirementBatchCounts = { succeeded: 0, failed: 0, decided: 0, waiting: 0 };
+  for (const r of rows) {
+    const n = Number(r.n);
+    if (r.status === 'succeeded') counts.succeeded += n;
+    if (r.status === 'failed') counts.failed += n;
+    if (r.status === 'succeeded' && r.outcome === 'decided') counts.decided += n;
+    if (r.status === 'succeeded' && r.outcome === 'waiting') counts.waiting += n;
+  }
+  return counts;
+}
+
+/** The batch's failed records in line order: all of them, or one page. */
+export async function failedRequirementRecords(q: Queryable, batchId: string, page: Page | null = null): Promise<FailedRecordView[]> {
+  const paged = page ? ` LIMIT ${page.limit} OFFSET ${offsetOf(page)}` : '';
+  const rows = await q.query(`SELECT * FROM requirement_batch_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number${paged}`, [batchId]);
+  return rows.map((r) => ({
+    rowNumber: Number(r.row_number),
+    entityId: (r.given_entity_id as string | null) ?? null,
+    externalId: (r.external_id as string | null) ?? null,
+    memberId: (r.member_id as string | null) ?? null,
+    requirementSlug: (r.requirement_slug as string | null) ?? null,
+    value: (r.value as string | null) ?? null,
+    category: String(r.error_category),
+    message: String(r.error_message),
+    path: String(r.error_path ?? ''),
+    retryable: Boolean(r.retryable),
+  }));
+}
+
+/** Row numbers still to do after `afterRow`, in order; none once the batch has stopped (canceled or failed). */
+export async function pendingRequirementRows(q: Queryable, batchId: string, afterRow: number, limit: number): Promise<number[]> {
+  const rows = await q.query<{ row_number: number }>(
+    `SELECT r.row_number FROM requirement_batch_records r JOIN requirement_batches b ON b.id = r.batch_id
+      WHERE r.batch_id = $1 AND r.status = 'pending' AND r.row_number > $2 AND b.status IN ('pending', 'in_progress')
+      ORDER BY r.row_number LIMIT $3`,
+    [batchId, afterRow, limit],
+  );
+  return rows.map((r) => Number(r.row_number));
+}
+
+/** pending → in_progress (startedAt set once). */
+export async function markRequirementBatchStarted(q: Queryable, batchId: string): Promise<void> {
+  await q.query(
+    `UPDATE requirement_batches SET status = 'in_progress', started_at = COALESCE(started_at, now()), completed_at = NULL, failure_reason = NULL,
+            updated_at = now()
+     WHERE id = $1 AND status IN ('pending', 'in_progress')`,
+    [batchId],
+  );
+}
+
+export async function markRequirementBatchCompleted(q: Queryable, batchId: string): Promise<void> {
+  await q.query("UPDATE requirement_batches SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'in_progress'", [
+    batchId,
+  ]);
+}
+
+export async function markRequirementBatchFailed(q: Queryable, batchId: string, reason: string): Promise<void> {
+  await q.query(
+    "UPDATE requirement_batches SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'in_progress')",
+    [batchId, reason],
+  );
+}
+
+/** Cancels a batch that has not finished; false when it already had. */
+export async function markRequirementBatchCanceled(db: Db, businessId: string, batchId: string): Promise<boolean> {
+  return db.tx(async (tx) => {
+    const rows = await tx.query(
+      "UPDATE requirement_batches SET status = 'canceled', canceled_at = now(), updated_at = now() " +
+        "WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
+      [batchId, businessId],
+    );
+    if (rows.length === 1) recordAudit(tx, { businessId, action: 'requirement_batch.canceled', subject: { type: 'requirement_batch', id: batchId } });
+    return rows.length === 1;
+  });
+}
+
+/** Puts a finished batch's retryable failed records (and records a failed run never reached) back to pending. */
+export async function requeueRequirementRecords(
+  db: Db,
+  businessId: string,
+  batchId: string,
+): Promise<{ requeued: number; run: number } | 'running' | 'not-found' | 'nothing'> {
+  return db.tx(async (q) => {
+    const [b] = await q.query('SELECT status FROM requirement_batches WHERE id = $1 AND business_id = $2 FOR UPDATE', [batchId, businessId]);
+    if (!b) return 'not-found';
+    if (b.status === 'pending' || b.status === 'in_progress') return 'running';
+    await q.query(
+      `UPDATE requirement_batch_records SET status = 'pending', error_category = NULL, error_message = NULL, error_path = NULL, retryable = NULL,
+              updated_at = now()
+       WHERE batch_id = $1 AND status = 'failed' AND retryable`,
+      [batchId],
+    );
+    const [pending] = await q.query<{ n: string }>("SELECT count(*) AS n FROM requirement_batch_records WHERE batch_id = $1 AND status = 'pending'", [batchId]);
+    const n = Number(pending?.n ?? 0);
+    if (n === 0) return 'nothing';
+    const [b2] = await q.query<{ run: number }>(
+      `UPDATE requirement_batches SET status = 'in_progress', run = run + 1, completed_at = NULL, canceled_at = NULL, failure_reason = NULL, updated_at = now()
+       WHERE id = $1 RETURNING run`,
+      [batchId],
+    );
+    recordAudit(q, {
+      businessId,
+      action: 'requirement_batch.retried',
+      subject: { type: 'requirement_batch', id: batchId },
+      details: { records: n, run: b2!.run },
+    });
+    return { requeued: n, run: Number(b2!.run) };
+  });
+}
+
+/** Unfinished batches not updated for `olderThanMs` (the reconciler checks that their workflow lives). */
+export async function staleRequirementBatches(q: Queryable, olderThanMs: number, limit = 200): Promise<{ batchId: string; run: number; businessId: string }[]> {
+  const rows = await q.query<{ id: string; run: number; business_id: string }>(
+    `SELECT id, run, business_id FROM requirement_batches WHERE status IN ('pending', 'in_progress') AND updated_at < now() - make_interval(secs => $1)
+      ORDER BY updated_at LIMIT $2`,
+    [olderThanMs / 1000, limit],
+  );
+  return rows.map((r) => ({ batchId: r.id, run: Number(r.run), businessId: String(r.business_id) }));
+}
+
+/** A pending record claimed for handling (locked for the transaction), as the upload stored it. */
+export type ClaimedRecord = {
+  rowNumber: number;
+  businessId: string;
+  targetEntityId: string | null;
+  requirementSlug: string;
+  /** The value as JSON text (null when its entity was deleted since the upload). */
+  value: string | null;
+};
+
+/**
+ * Claims the record for this transaction: locked, still pending, its batch still running; null when
+ * it was handled already (a step run again after a crash) or its batch has stopped.
+ */
+export async function claimRequirementRecord(q: Tx, batchId: string, rowNumber: number): Promise<ClaimedRecord | null> {
+  const [r] = await q.query<{ business_id: string; target_entity_id: string | null; requirement_slug: string; value: string | null }>(
+    `SELECT b.business_id, r.target_entity_id, r.requirement_slug, r.value FROM requirement_batch_records r JOIN requirement_batches b ON b.id = r.batch_id
+      WHERE r.batch_id = $1 AND r.row_number = $2 AND r.status = 'pending' AND b.status IN ('pending', 'in_progress') FOR UPDATE OF r`,
+    [batchId, rowNumber],
+  );
+  if (!r) return null;
+  return {
+    rowNumber,
+    businessId: String(r.business_id),
+    targetEntityId: r.target_entity_id,
+    requirementSlug: String(r.requirement_slug),
+    value: r.value,
+  };
+}
+
+/** A handled record: succeeded (what it did; its value now lives with the entity) or failed (why). */
+export type RecordHandled =
+  | { status: 'succeeded'; outcome: 'decided' | 'waiting' | 'stored'; submissionId: string | null; wake: boolean }
+  | { status: 'failed'; failure: RecordFailure; retryable: boolean };
+
+export async function finishRequirementRecord(q: Tx, batchId: string, rowNumber: number, h: RecordHandled): Promise<void> {
+  if (h.status === 'succeeded') {
+    await q.query(
+      `UPDATE requirement_batch_records SET status = 'succeeded', outcome = $3, submission_id = $4, wake = $5, value = NULL, updated_at = now()
+        WHERE batch_id = $1 AND row_number = $2`,
+      [batchId, rowNumber, h.outcome, h.submissionId, h.wake],
+    );
+  } else {
+    await q.query(
+      `UPDATE requirement_batch_records SET status = 'failed', error_category = $3, error_message = $4, error_path = $5, retryable = $6, updated_at = now()
+        WHERE batch_id = $1 AND row_number = $2`,
+      [batchId, rowNumber, h.failure.category, h.failure.message, h.failure.path, h.retryable],
+    );
+  }
+}
+
+/** The records among `rows` whose submission's workflow must be told (their transaction committed; telling again is harmless). */
+export async function recordsToWake(
+  q: Queryable,
+  batchId: string,
+  rows: readonly number[],
+): Promise<{ submissionId: string; entityId: string; deadlineAt: string; businessId: string }[]> {
+  const found = await q.query<{ submission_id: string; entity_id: string; deadline_at: string; business_id: string; status: string }>(
+    `SELECT s.id AS submission_id, s.entity_id, s.deadline_at, s.business_id, s.status FROM requirement_batch_records r
+       JOIN ukyc_submissions s ON s.id = r.submission_id
+      WHERE r.batch_id = $1 AND r.row_number = ANY($2::int[]) AND r.wake`,
+    [batchId, rows],
+  );
+  return found.map((r) => ({
+    submissionId: String(r.submission_id),
+    entityId: String(r.entity_id),
+    deadlineAt: iso(r.deadline_at),
+    businessId: String(r.business_id),
+  }));
+}
+
+/** The entities of the business that the records name, by id and by externalId (one query). */
+export async function entitiesNamed(
+  q: Queryable,
+  businessId: string,
+  ids: readonly string[],
+  externalIds: readonly string[],
+): Promise<{ byId: Map<string, EntityNamed>; byExternalId: Map<string, EntityNamed> }> {
+  const rows = await q.query<{ id: string; external_id: string; type: EntityNamed['type']; card_processor_public_token: string | null }>(
+    `SELECT id, external_id, type, card_processor_public_token FROM entities
+      WHERE business_id = $1 AND (id = ANY($2::uuid[]) OR external_id = ANY($3::text[]))`,
+    [businessId, ids, externalIds],
+  );
+  const byId = new Map<string, EntityNamed>();
+  const byExternalId = new Map<string, EntityNamed>();
+  for (const r of rows) {
+    const e = { id: String(r.id), type: r.type };
+    byId.set(e.id, e);
+    byExternalId.set(String(r.external_id), e);
+  }
+  return { byId, byExternalId };
+}
+
+export type EntityNamed = { id: string; type: 'INDIVIDUAL' | 'BUSINESS' };
+
+/** Which of these card processor tokens entities of the business hold, and which entity. */
+export async function cardTokenHolders(q: Queryable, businessId: string, tokens: readonly string[]): Promise<Map<string, string>> {
+  if (tokens.length === 0) return new Map();
+  const rows = await q.query<{ id: string; t: string }>(
+    'SELECT id, card_processor_public_token AS t FROM entities WHERE business_id = $1 AND card_processor_public_token = ANY($2::text[])',
+    [businessId, tokens],
+  );
+  return new Map(rows.map((r) => [String(r.t), String(r.id)]));
+}
