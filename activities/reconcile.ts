@@ -40,6 +40,23 @@ export async function startDeliveryRetry(deps: Pick<ReconcileDeps, 'db' | 'start
 
 export function createReconcileActivities(deps: ReconcileDeps) {
   const { db, log, runs, start } = deps;
+  type Lost = { batchId: string; run: number; businessId: string };
+  /** Starts again the run of each unfinished batch of a kind whose workflow is not running; how many it started. */
+  const restartLost = async (
+    stale: (q: Db, olderThanMs: number) => Promise<Lost[]>,
+    isRunning: (batchId: string, run: number) => Promise<boolean>,
+    restart: (batchId: string, run: number, businessId: string) => Promise<void>,
+    kind: string,
+  ): Promise<number> => {
+    let restarted = 0;
+    for (const b of await stale(db, STALE_BATCH_MS)) {
+      if (await isRunning(b.batchId, b.run)) continue;
+      await restart(b.batchId, b.run, b.businessId);
+      log.warn({ batchId: b.batchId, run: b.run }, `reconciler: restarted the workflow of an unfinished ${kind}`);
+      restarted++;
+    }
+    return restarted;
+  };
   return {
     /** Starts the retry workflows of overdue waiting deliveries; returns how many it (re)started. */
     async reconcileDeliveries(): Promise<number> {
@@ -61,27 +78,9 @@ export function createReconcileActivities(deps: ReconcileDeps) {
     },
 
     /** Restarts unfinished batches whose workflow is missing or closed (never started, terminated, failed). */
-    async reconcileBatches(): Promise<number> {
-      let restarted = 0;
-      for (const b of await staleUnfinishedBatches(db, STALE_BATCH_MS)) {
-        if (await runs.isBatchRunRunning(b.batchId, b.run)) continue;
-        await start.batchRun(b.batchId, b.run, b.businessId);
-        log.warn({ batchId: b.batchId, run: b.run }, 'reconciler: restarted the workflow of an unfinished batch');
-        restarted++;
-      }
-      return restarted;
-    },
+    reconcileBatches: () => restartLost(staleUnfinishedBatches, runs.isBatchRunRunning, start.batchRun, 'batch'),
 
     /** The same for batches of requirement submissions. */
-    async reconcileRequirementBatches(): Promise<number> {
-      let restarted = 0;
-      for (const b of await staleRequirementBatches(db, STALE_BATCH_MS)) {
-        if (await runs.isRequirementBatchRunRunning(b.batchId, b.run)) continue;
-        await start.requirementBatchRun(b.batchId, b.run, b.businessId);
-        log.warn({ batchId: b.batchId, run: b.run }, 'reconciler: restarted the workflow of an unfinished requirement batch');
-        restarted++;
-      }
-      return restarted;
-    },
+    reconcileRequirementBatches: () => restartLost(staleRequirementBatches, runs.isRequirementBatchRunRunning, start.requirementBatchRun, 'requirement batch'),
   };
 }

@@ -7,7 +7,7 @@
 //   decided in the same transaction (settleSubmissionIn, as the submission's workflow would decide
 //   it), so the decision event and its webhooks follow at once; one still waiting for its document
 //   is handed to its workflow (the deadline, the documents uploaded later) once the record commits;
-// - any other requirement's value is stored on the entity (store/requirement-values.ts).
+// - any other requirement's value is stored on the entity (store/entities.ts submitRequirementValue).
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { UkycPartReceived, UkycSubmissionRun } from '../contract/universal-kyc.ts';
@@ -15,7 +15,7 @@ import { REQUIREMENT_RECORD_CATEGORIES } from '../domain/requirement-batch.ts';
 import { ukycVerificationKey } from '../domain/lifecycle-events.ts';
 import { CANONICAL_KYC_SLUG } from '../domain/universal-kyc.ts';
 import type { Db } from '../store/db.ts';
-import { lockEntity } from '../store/entities.ts';
+import { lockEntity, submitRequirementValue } from '../store/entities.ts';
 import { recordVerificationStage } from '../store/lifecycle-events.ts';
 import {
   claimRequirementRecord,
@@ -24,10 +24,10 @@ import {
   markRequirementBatchFailed,
   markRequirementBatchStarted,
   pendingRequirementRows,
-  recordsToWake,
+  recordTarget,
+  recordsToTell,
   type RecordHandled,
 } from '../store/requirement-batches.ts';
-import { submitRequirementValue } from '../store/requirement-values.ts';
 import { submitCanonicalDataIn } from '../store/universal-kyc.ts';
 import { settleSubmissionIn } from './universal-kyc.ts';
 
@@ -64,20 +64,22 @@ const heartbeat = () => {
 export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
   const { db } = deps;
 
-  /** One record in its own transaction; what it decided (a person) is returned for the hook. null: handled before, or its batch stopped. */
-  async function handle(batchId: string, rowNumber: number): Promise<{ decided: string | null } | null> {
+  /** One record in its own transaction (its entity locked first, then the record); false when it was handled before, or its batch stopped. */
+  async function handle(batchId: string, rowNumber: number): Promise<boolean> {
     return db.tx(async (q) => {
+      const target = await recordTarget(q, batchId, rowNumber);
+      const alive = target !== null && (await lockEntity(q, target));
       const r = await claimRequirementRecord(q, batchId, rowNumber);
-      if (!r) return null;
-      if (r.targetEntityId === null || r.value === null || !(await lockEntity(q, r.targetEntityId))) {
+      if (!r) return false;
+      if (!alive || r.targetEntityId === null || r.value === null) {
         await finishRequirementRecord(q, batchId, rowNumber, entityGone());
-        return { decided: null };
+        return true;
       }
       const value: unknown = JSON.parse(r.value);
       if (r.requirementSlug !== CANONICAL_KYC_SLUG) {
         await submitRequirementValue(q, { businessId: r.businessId, entityId: r.targetEntityId, slug: r.requirementSlug, value });
         await finishRequirementRecord(q, batchId, rowNumber, { status: 'succeeded', outcome: 'stored', submissionId: null, wake: false });
-        return { decided: null };
+        return true;
       }
       const submission = await submitCanonicalDataIn(q, {
         businessId: r.businessId,
@@ -87,11 +89,11 @@ export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
       });
       if (submission === 'entity-gone') {
         await finishRequirementRecord(q, batchId, rowNumber, entityGone());
-        return { decided: null };
+        return true;
       }
       if (submission.idDocuments === 0) {
         await finishRequirementRecord(q, batchId, rowNumber, { status: 'succeeded', outcome: 'waiting', submissionId: submission.submissionId, wake: true });
-        return { decided: null };
+        return true;
       }
       // complete: in review and decided now, as the submission's workflow would (verification_status_change IN_REVIEW, then the decision)
       await recordVerificationStage(q, {
@@ -102,7 +104,7 @@ export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
         key: ukycVerificationKey(submission.submissionId),
         now: new Date(),
       });
-      const settled = await settleSubmissionIn(q, submission.submissionId);
+      await settleSubmissionIn(q, submission.submissionId);
       // a submission open before this record has a workflow waiting on it: it is told, and ends
       await finishRequirementRecord(q, batchId, rowNumber, {
         status: 'succeeded',
@@ -110,7 +112,7 @@ export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
         submissionId: submission.submissionId,
         wake: !submission.opened,
       });
-      return { decided: 'status' in settled ? r.targetEntityId : null };
+      return true;
     });
   }
 
@@ -122,21 +124,19 @@ export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
 
     /**
      * Handles these records, each in its own transaction, then tells the workflows of the
-     * submissions they left waiting (or ended). Run again after a crash, it handles what is left
-     * and tells them all again (a wake is idempotent).
+     * submissions they left waiting (or ended) and the KYB submissions waiting on the people they
+     * decided. Run again after a crash, it handles what is left and tells them all again (both
+     * are idempotent).
      */
     async handleRequirementRecords(batchId: string, rows: number[]): Promise<{ handled: number }> {
       let handled = 0;
-      const decided: string[] = [];
       for (const row of rows) {
         heartbeat(); // a dead worker's step is taken up again within seconds, not at its timeout
-        const done = await handle(batchId, row);
-        if (!done) continue;
-        handled++;
-        if (done.decided) decided.push(done.decided);
+        if (await handle(batchId, row)) handled++;
       }
-      for (const s of await recordsToWake(db, batchId, rows)) await deps.ukycPartReceived(s, 'data');
-      for (const entityId of decided) await deps.personDecided(entityId);
+      const tell = await recordsToTell(db, batchId, rows);
+      for (const s of tell.wake) await deps.ukycPartReceived(s, 'data');
+      for (const entityId of tell.decided) await deps.personDecided(entityId);
       return { handled };
     },
   };

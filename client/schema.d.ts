@@ -354,7 +354,7 @@ export interface paths {
         put?: never;
         /**
          * Submit again the records a finished batch left undone
-         * @description Records a canceled or failed run never reached (and failed records whose errorDetail.retryable is true) go back to pending and a new run submits them.
+         * @description Records a canceled or failed run never reached go back to pending and a new run submits them. A failed record is final: correct it and upload it in a new file.
          */
         post: operations["retryRequirementBatch"];
         delete?: never;
@@ -3454,7 +3454,7 @@ export interface operations {
                                 };
                             }[];
                         };
-                        /** @description With page or limit: the page of summary.errors, as on the list endpoints */
+                        /** @description With page or limit (v1.0.2): the page of summary.errors, as on the list endpoints */
                         meta?: {
                             page: number;
                             limit: number;
@@ -3573,7 +3573,7 @@ export interface operations {
                                 };
                             }[];
                         };
-                        /** @description With page or limit: the page of summary.errors, as on the list endpoints */
+                        /** @description With page or limit (v1.0.2): the page of summary.errors, as on the list endpoints */
                         meta?: {
                             page: number;
                             limit: number;

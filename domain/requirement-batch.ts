@@ -2,8 +2,9 @@
 // whether resubmitting helps), and the status record — the batch import's shape (interface 2.3)
 // with each error naming the field at fault and echoing the record.
 import { z } from 'zod';
-import { BATCH_STATUSES, type BatchView } from './batch-status.ts';
-import { pageMeta, pageMetaSchema, type Page } from './pagination.ts';
+import { statusRecordFields, statusRecordSchema, type BatchView } from './batch-status.ts';
+import type { Page } from './pagination.ts';
+import { batchUploadResponse } from './token-sharing.ts';
 
 export const REQUIREMENT_RECORD_CATEGORIES = {
   INVALID_RECORD: { retryable: false, message: 'The line is not a record: a JSON object with entityId or externalId, requirementSlug and value.' },
@@ -54,40 +55,17 @@ const recordErrorSchema = z.object({
 });
 
 /** The status record (2.3's shape), as the status and cancel endpoints answer it. */
-export const requirementBatchStatusSchema = z.object({
-  batchId: z.uuid(),
-  status: z.enum(BATCH_STATUSES),
-  totalRecords: z.number().int(),
-  processedRecords: z.number().int(),
-  failedRecords: z.number().int(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  startedAt: z.string().nullable(),
-  completedAt: z.string().optional(),
-  canceledAt: z.string().optional(),
-  failureReason: z.string().optional(),
-  summary: z.object({
-    successfulRecords: z.number().int(),
-    decided: z
-      .number()
-      .int()
-      .meta({ description: 'Successful canonical KYC records whose submission was complete and is decided (the decision arrives by webhook)' }),
-    waitingForDocuments: z.number().int().meta({ description: 'Successful canonical KYC records whose submission waits for an identity document' }),
-    errors: z.array(recordErrorSchema),
-  }),
-  meta: pageMetaSchema().optional().meta({ description: 'With page or limit: the page of summary.errors, as on the list endpoints' }),
+export const requirementBatchStatusSchema = statusRecordSchema(recordErrorSchema, {
+  decided: z
+    .number()
+    .int()
+    .meta({ description: 'Successful canonical KYC records whose submission was complete and is decided (the decision arrives by webhook)' }),
+  waitingForDocuments: z.number().int().meta({ description: 'Successful canonical KYC records whose submission waits for an identity document' }),
 });
 export type RequirementBatchStatus = z.input<typeof requirementBatchStatusSchema>;
 
-/** The upload's answer: the batch import's (2.3) with the same fields. */
-export const requirementBatchAcceptedSchema = z.object({
-  batchId: z.uuid(),
-  businessUuid: z.uuid(),
-  status: z.literal('pending'),
-  totalRecords: z.number().int(),
-  message: z.string(),
-  createdAt: z.string(),
-});
+/** The upload's answer: the batch import's (2.3), without the CSV's ignoredColumns. */
+export const requirementBatchAcceptedSchema = batchUploadResponse.omit({ ignoredColumns: true });
 export type RequirementBatchAccepted = z.input<typeof requirementBatchAcceptedSchema>;
 
 export type RequirementBatchCounts = { succeeded: number; failed: number; decided: number; waiting: number };
@@ -110,19 +88,9 @@ export function requirementBatchStatus(
       ...(f.requirementSlug !== null ? { requirementSlug: f.requirementSlug } : {}),
     },
   }));
+  const view = { ...batch, successfulRecords: counts.succeeded, failedRecords: counts.failed };
   return {
-    batchId: batch.id,
-    status: batch.status,
-    totalRecords: batch.totalRecords,
-    processedRecords: counts.succeeded + counts.failed,
-    failedRecords: counts.failed,
-    createdAt: batch.createdAt,
-    updatedAt: batch.updatedAt,
-    startedAt: batch.startedAt,
-    ...(batch.status === 'completed' && batch.completedAt ? { completedAt: batch.completedAt } : {}),
-    ...(batch.canceledAt && batch.status === 'canceled' ? { canceledAt: batch.canceledAt } : {}),
-    ...(batch.failureReason && batch.status === 'failed' ? { failureReason: batch.failureReason } : {}),
+    ...statusRecordFields(view, page),
     summary: { successfulRecords: counts.succeeded, decided: counts.decided, waitingForDocuments: counts.waiting, errors },
-    ...(page ? { meta: pageMeta(page, counts.failed) } : {}),
   };
 }

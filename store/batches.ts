@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { BatchRow } from '../domain/batch-csv.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
-import { inTx, type Writer } from './in-tx.ts';
+import { batchRuns } from './batch-runs.ts';
 
 import type { BatchStatus } from '../domain/batch-status.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
@@ -51,20 +51,16 @@ const toBatch = (r: Row): Batch => ({
   canceledAt: r.canceled_at ? iso(r.canceled_at) : null,
 });
 
-export async function findBatch(q: Queryable, businessId: string, id: string): Promise<Batch | undefined> {
-  const [r] = await q.query('SELECT * FROM import_batches WHERE id = $1 AND business_id = $2', [id, businessId]);
-  return r ? toBatch(r) : undefined;
-}
-
-export async function findBatchByKey(q: Queryable, businessId: string, key: string): Promise<Batch | undefined> {
-  const [r] = await q.query('SELECT * FROM import_batches WHERE business_id = $1 AND idempotency_key = $2', [businessId, key]);
-  return r ? toBatch(r) : undefined;
-}
-
-export async function findBatchByContent(q: Queryable, businessId: string, sha256: string): Promise<Batch | undefined> {
-  const [r] = await q.query('SELECT * FROM import_batches WHERE business_id = $1 AND content_sha256 = $2', [businessId, sha256]);
-  return r ? toBatch(r) : undefined;
-}
+const runs = batchRuns({ batches: 'import_batches', records: 'import_records', canceled: 'batch.canceled', subject: 'batch' }, toBatch);
+export const findBatch = runs.find;
+export const findBatchByKey = runs.findByKey;
+export const findBatchByContent = runs.findByContent;
+export const pendingRowNumbers = runs.pendingRows;
+export const markBatchStarted = runs.markStarted;
+export const markBatchCompleted = runs.markCompleted;
+export const markBatchFailed = runs.markFailed;
+export const markBatchCanceled = runs.markCanceled;
+export const staleUnfinishedBatches = runs.stale;
 
 /** Stores the batch and all its rows in one transaction (rows inserted 1,000 at a time). */
 export async function createBatch(
@@ -127,54 +123,6 @@ export async function createBatch(
   });
 }
 
-/**
- * Row numbers still to do after `afterRow`, in order; none once the batch has stopped (canceled or
- * failed), so a run whose workflow never heard of a cancel ends at the next page instead of
- * scheduling a step for every remaining row.
- */
-export async function pendingRowNumbers(q: Queryable, batchId: string, afterRow: number, limit: number): Promise<number[]> {
-  const rows = await q.query<{ row_number: number }>(
-    `SELECT r.row_number FROM import_records r JOIN import_batches b ON b.id = r.batch_id
-      WHERE r.batch_id = $1 AND r.status = 'pending' AND r.row_number > $2 AND b.status IN ('pending', 'in_progress')
-      ORDER BY r.row_number LIMIT $3`,
-    [batchId, afterRow, limit],
-  );
-  return rows.map((r) => Number(r.row_number));
-}
-
-/** pending → in_progress (startedAt set once); a retry run moves a finished batch back to in_progress. */
-export async function markBatchStarted(q: Queryable, batchId: string): Promise<void> {
-  await q.query(
-    `UPDATE import_batches SET status = 'in_progress', started_at = COALESCE(started_at, now()), completed_at = NULL, failure_reason = NULL, updated_at = now()
-     WHERE id = $1 AND status IN ('pending', 'in_progress')`,
-    [batchId],
-  );
-}
-
-export async function markBatchCompleted(q: Queryable, batchId: string): Promise<void> {
-  await q.query("UPDATE import_batches SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'in_progress'", [batchId]);
-}
-
-export async function markBatchFailed(q: Queryable, batchId: string, reason: string): Promise<void> {
-  await q.query("UPDATE import_batches SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'in_progress')", [
-    batchId,
-    reason,
-  ]);
-}
-
-/** Cancels a batch that has not finished; false when it already had. */
-export async function markBatchCanceled(q: Writer, businessId: string, batchId: string): Promise<boolean> {
-  return inTx(q, async (tx) => {
-    const rows = await tx.query(
-      "UPDATE import_batches SET status = 'canceled', canceled_at = now(), updated_at = now() " +
-        "WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
-      [batchId, businessId],
-    );
-    if (rows.length === 1) recordAudit(tx, { businessId, action: 'batch.canceled', subject: { type: 'batch', id: batchId } });
-    return rows.length === 1;
-  });
-}
-
 /** Puts a finished batch's retryable failed rows (and rows never reached) back to pending. */
 export async function requeueRetryableRows(
   db: Db,
@@ -209,16 +157,6 @@ export async function requeueRetryableRows(
     });
     return { requeued: Number(pending!.n), run: Number(b2!.run) };
   });
-}
-
-/** Unfinished batches not updated for `olderThanMs` (the reconciler checks that their workflow lives). */
-export async function staleUnfinishedBatches(q: Queryable, olderThanMs: number, limit = 200): Promise<{ batchId: string; run: number; businessId: string }[]> {
-  const rows = await q.query<{ id: string; run: number; business_id: string }>(
-    `SELECT id, run, business_id FROM import_batches WHERE status IN ('pending', 'in_progress') AND updated_at < now() - make_interval(secs => $1)
-      ORDER BY updated_at LIMIT $2`,
-    [olderThanMs / 1000, limit],
-  );
-  return rows.map((r) => ({ batchId: r.id, run: Number(r.run), businessId: String(r.business_id) }));
 }
 
 export type FailedRow = {

@@ -53,10 +53,11 @@ export async function declareMembers<P>(
     if (!type) return { problem: 'entity-missing' as const };
     if (type !== 'BUSINESS') return { problem: 'not-business' as const };
     const ids = d.members.map((m) => m.entityId);
-    const rows = await q.query<{ id: string; type: EntityKind }>('SELECT id, type FROM entities WHERE business_id = $1 AND id = ANY ($2::uuid[])', [
-      d.businessId,
-      ids,
-    ]);
+    // held against deletion until this commits (a person deleted meanwhile is not found, never a broken reference)
+    const rows = await q.query<{ id: string; type: EntityKind }>(
+      'SELECT id, type FROM entities WHERE business_id = $1 AND id = ANY ($2::uuid[]) FOR KEY SHARE',
+      [d.businessId, ids],
+    );
     const refused = d.check(new Map(rows.map((r) => [String(r.id), r.type])));
     if (refused !== null) return { problem: 'person' as const, detail: refused };
     const changed = await q.query<{ member_entity_id: string; role: string; inserted: boolean }>(
@@ -131,7 +132,7 @@ export async function removeMember(
     const type = await lockBusinessEntity(q, r.businessId, r.entityId);
     if (!type) return { problem: 'entity-missing' as const };
     if (type !== 'BUSINESS') return { problem: 'not-business' as const };
-    if ((await lockMembers(q, [r.memberId])).length === 0) return 'not-member';
+    if ((await lockMembers(q, [r.memberId], r.businessId)).length === 0) return 'not-member';
     await unassign(q, r.businessId, r.entityId, r.memberId, null);
     const [gone] = await q.query<{ role: string }>('DELETE FROM business_members WHERE business_entity_id = $1 AND member_entity_id = $2 RETURNING role', [
       r.entityId,
@@ -227,7 +228,7 @@ export async function assignFeature<P>(
     );
     const refused = a.check(new Set(declared.map((r) => String(r.member_entity_id))));
     if (refused !== null) return { problem: 'person' as const, detail: refused };
-    await lockMembers(q, a.memberIds);
+    await lockMembers(q, a.memberIds, a.businessId);
     const added = await q.query<{ member_entity_id: string }>(
       `INSERT INTO member_feature_assignments (business_entity_id, feature_id, member_entity_id, assigned_at)
        SELECT $1, $2, x.id, $4 FROM unnest($3::uuid[]) WITH ORDINALITY AS x(id, n) ORDER BY x.n
@@ -262,7 +263,7 @@ export async function unassignFeature(
     const type = await lockBusinessEntity(q, a.businessId, a.entityId);
     if (!type) return { problem: 'entity-missing' as const };
     if (type !== 'BUSINESS') return { problem: 'not-business' as const };
-    await lockMembers(q, [a.memberId]);
+    await lockMembers(q, [a.memberId], a.businessId);
     if ((await unassign(q, a.businessId, a.entityId, a.memberId, a.feature.feature.id)) === 0) return 'not-assigned';
     await refreshMemberAccess(q, { businessId: a.businessId, memberIds: [a.memberId], key: `unassigned:${randomUUID()}`, now: a.now });
     return 'removed';

@@ -61,28 +61,46 @@ export function recordMemberChange(
   });
 }
 
+type SubmittedValue = { businessId: string; entityId: string; slug: string; value: unknown };
+
+/** A requirement value submitted on an entity, and its entry (requirement.submitted: the slug, the SHA-256 of the value). */
+async function insertRequirement(q: Tx, r: SubmittedValue): Promise<void> {
+  const id = randomUUID();
+  await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
+    id,
+    r.entityId,
+    r.slug,
+    JSON.stringify(r.value),
+  ]);
+  recordAudit(q, {
+    businessId: r.businessId,
+    action: 'requirement.submitted',
+    entityId: r.entityId,
+    subject: { type: 'requirement', id },
+    details: { slug: r.slug, valueSha256: canonicalSha256(r.value) },
+  });
+}
+
+/**
+ * A requirement value submitted on an existing entity (a record of a requirement batch): it
+ * supersedes the entity's earlier PENDING value of the requirement outside any submission.
+ */
+export async function submitRequirementValue(q: Tx, r: SubmittedValue): Promise<void> {
+  await q.query(
+    `UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now()
+      WHERE entity_id = $1 AND requirement_slug = $2 AND status = 'PENDING' AND submission_id IS NULL`,
+    [r.entityId, r.slug],
+  );
+  await insertRequirement(q, r);
+}
+
 export async function createEntity(db: Db, businessId: string, input: CreateEntityInput, members: readonly MemberRow[] = []): Promise<string> {
   const id = randomUUID();
   try {
     await db.tx(async (q) => {
       await q.query('INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, $4)', [id, businessId, input.externalId, input.type]);
       recordEntityCreated(q, businessId, id, input.externalId, input.type);
-      for (const r of input.requirements ?? []) {
-        const requirementId = randomUUID();
-        await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
-          requirementId,
-          id,
-          r.requirementSlug,
-          JSON.stringify(r.value),
-        ]);
-        recordAudit(q, {
-          businessId,
-          action: 'requirement.submitted',
-          entityId: id,
-          subject: { type: 'requirement', id: requirementId },
-          details: { slug: r.requirementSlug, valueSha256: canonicalSha256(r.value) },
-        });
-      }
+      for (const r of input.requirements ?? []) await insertRequirement(q, { businessId, entityId: id, slug: r.requirementSlug, value: r.value });
       for (const m of members) {
         await q.query('INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent) VALUES ($1, $2, $3, $4)', [
           id,
@@ -148,8 +166,7 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
 export async function deleteEntity(db: Db, businessId: string, id: string): Promise<{ removed: string[] } | { sealedUntil: Date } | null> {
   return db.tx(async (q) => {
     await q.query(
-      `SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM entity_members WHERE member_entity_id = $1 ` +
-        `UNION SELECT business_entity_id FROM business_members WHERE member_entity_id = $1) ORDER BY id FOR UPDATE`,
+      'SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM memberships WHERE member_entity_id = $1) ORDER BY id FOR UPDATE',
       [id, businessId],
     );
     const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
@@ -186,6 +203,16 @@ export async function cardProcessorTokenHolder(q: Queryable, businessId: string,
   return row?.id ?? null;
 }
 
+/** Which of these card processor tokens entities of the business hold, and which entity. */
+export async function cardTokenHolders(q: Queryable, businessId: string, tokens: readonly string[]): Promise<Map<string, string>> {
+  if (tokens.length === 0) return new Map();
+  const rows = await q.query<{ id: string; t: string }>(
+    'SELECT id, card_processor_public_token AS t FROM entities WHERE business_id = $1 AND card_processor_public_token = ANY($2::text[])',
+    [businessId, tokens],
+  );
+  return new Map(rows.map((r) => [String(r.t), String(r.id)]));
+}
+
 /** The type of each of these entities of the business (absent ids are not in the map). */
 export async function entityTypes(q: Queryable, businessId: string, ids: readonly string[]): Promise<Map<string, 'INDIVIDUAL' | 'BUSINESS'>> {
   if (ids.length === 0) return new Map();
@@ -212,11 +239,7 @@ export async function businessOfEntity(q: Queryable, entityId: string): Promise<
  * (kyb-ubo-declaration, KYB profile) or a member declared with POST /entity/{entityId}/members.
  */
 export async function isMemberOf(q: Queryable, entityId: string, memberId: string): Promise<boolean> {
-  const rows = await q.query(
-    `SELECT 1 FROM entity_members WHERE business_entity_id = $1 AND member_entity_id = $2
-      UNION ALL SELECT 1 FROM business_members WHERE business_entity_id = $1 AND member_entity_id = $2 LIMIT 1`,
-    [entityId, memberId],
-  );
+  const rows = await q.query('SELECT 1 FROM memberships WHERE business_entity_id = $1 AND member_entity_id = $2 LIMIT 1', [entityId, memberId]);
   return rows.length === 1;
 }
 

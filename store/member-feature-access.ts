@@ -16,10 +16,13 @@ import type { Queryable, Tx } from './db.ts';
 import { recordEvents } from './events.ts';
 import { subscribesTo } from './subscriptions.ts';
 
-/** Locks the rows of these entities (in id order, for the transaction); returns the ids that exist. */
-export async function lockMembers(q: Queryable, ids: readonly string[]): Promise<string[]> {
+/** Locks the rows of these entities (in id order, for the transaction), of `businessId` when given; returns the ids that exist. */
+export async function lockMembers(q: Queryable, ids: readonly string[], businessId?: string): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await q.query<{ id: string }>('SELECT id FROM entities WHERE id = ANY ($1::uuid[]) ORDER BY id FOR NO KEY UPDATE', [ids]);
+  const rows = await q.query<{ id: string }>(
+    `SELECT id FROM entities WHERE id = ANY ($1::uuid[])${businessId ? ' AND business_id = $2' : ''} ORDER BY id FOR NO KEY UPDATE`,
+    businessId ? [ids, businessId] : [ids],
+  );
   return rows.map((r) => String(r.id));
 }
 

@@ -1,15 +1,12 @@
-// Which (business entity, member) pairs are declared memberships — owners (kyb-ubo-declaration, the
-// KYB profile) and members declared with POST /entity/{entityId}/members — in one query for many
-// records (a requirement batch checks each record's memberId as store/entities.ts isMemberOf does).
+// Which (business entity, member) pairs are memberships (the `memberships` view, migration 022:
+// owners and declared members), in one query for many records — a requirement batch checks each
+// record's memberId as store/entities.ts isMemberOf checks one.
 import type { Queryable } from './db.ts';
 
 export async function membershipsAmong(q: Queryable, pairs: readonly { businessEntityId: string; memberId: string }[]): Promise<Set<string>> {
   if (pairs.length === 0) return new Set();
   const rows = await q.query<{ b: string; m: string }>(
-    `SELECT m.business_entity_id AS b, m.member_entity_id AS m FROM entity_members m
-       JOIN unnest($1::uuid[], $2::uuid[]) AS p(b, m) ON p.b = m.business_entity_id AND p.m = m.member_entity_id
-     UNION
-     SELECT m.business_entity_id, m.member_entity_id FROM business_members m
+    `SELECT DISTINCT m.business_entity_id AS b, m.member_entity_id AS m FROM memberships m
        JOIN unnest($1::uuid[], $2::uuid[]) AS p(b, m) ON p.b = m.business_entity_id AND p.m = m.member_entity_id`,
     [pairs.map((p) => p.businessEntityId), pairs.map((p) => p.memberId)],
   );

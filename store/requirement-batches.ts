@@ -8,6 +8,7 @@ import type { RequirementLine } from '../domain/requirement-lines.ts';
 import type { FailedRecordView, RecordFailure, RequirementBatchCounts } from '../domain/requirement-batch.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { recordAudit } from './audit-log.ts';
+import { batchRuns } from './batch-runs.ts';
 import { iso, type Db, type Queryable, type Row, type Tx } from './db.ts';
 
 export type RequirementBatch = {
@@ -42,20 +43,19 @@ const toBatch = (r: Row): RequirementBatch => ({
   canceledAt: r.canceled_at ? iso(r.canceled_at) : null,
 });
 
-export async function findRequirementBatch(q: Queryable, businessId: string, id: string): Promise<RequirementBatch | undefined> {
-  const [r] = await q.query('SELECT * FROM requirement_batches WHERE id = $1 AND business_id = $2', [id, businessId]);
-  return r ? toBatch(r) : undefined;
-}
-
-export async function findRequirementBatchByKey(q: Queryable, businessId: string, key: string): Promise<RequirementBatch | undefined> {
-  const [r] = await q.query('SELECT * FROM requirement_batches WHERE business_id = $1 AND idempotency_key = $2', [businessId, key]);
-  return r ? toBatch(r) : undefined;
-}
-
-export async function findRequirementBatchByContent(q: Queryable, businessId: string, sha256: string): Promise<RequirementBatch | undefined> {
-  const [r] = await q.query('SELECT * FROM requirement_batches WHERE business_id = $1 AND content_sha256 = $2', [businessId, sha256]);
-  return r ? toBatch(r) : undefined;
-}
+const runs = batchRuns(
+  { batches: 'requirement_batches', records: 'requirement_batch_records', canceled: 'requirement_batch.canceled', subject: 'requirement_batch' },
+  toBatch,
+);
+export const findRequirementBatch = runs.find;
+export const findRequirementBatchByKey = runs.findByKey;
+export const findRequirementBatchByContent = runs.findByContent;
+export const pendingRequirementRows = runs.pendingRows;
+export const markRequirementBatchStarted = runs.markStarted;
+export const markRequirementBatchCompleted = runs.markCompleted;
+export const markRequirementBatchFailed = runs.markFailed;
+export const markRequirementBatchCanceled = runs.markCanceled;
+export const staleRequirementBatches = runs.stale;
 
 /** A record as the upload resolved it: the line, the entity its value is about, or why it fails. */
 export type ResolvedRecord = RequirementLine & { targetEntityId: string | null };
@@ -81,6 +81,12 @@ export async function createRequirementBatch(
       subject: { type: 'requirement_batch', id: batch.id },
       details: { sha256: input.contentSha256, records: input.records.length, failedAtUpload: failed },
     });
+    // the entities the records are about, held against deletion until this commits: one deleted
+    // since the upload read it leaves its record without one (it fails ENTITY_NOT_FOUND when handled)
+    const named = [...new Set(input.records.flatMap((r) => (r.targetEntityId ? [r.targetEntityId] : [])))];
+    const alive = new Set(
+      (await q.query<{ id: string }>('SELECT id FROM entity_records WHERE id = ANY($1::uuid[]) FOR KEY SHARE', [named])).map((r) => String(r.id)),
+    );
     for (let i = 0; i < input.records.length; i += CHUNK) {
       const c = input.records.slice(i, i + CHUNK);
       await q.query(
@@ -97,7 +103,7 @@ export async function createRequirementBatch(
           c.map((x) => x.memberId),
           c.map((x) => x.requirementSlug),
           c.map((x) => x.value),
-          c.map((x) => x.targetEntityId),
+          c.map((x) => (x.targetEntityId && alive.has(x.targetEntityId) ? x.targetEntityId : null)),
           c.map((x) => x.failure?.category ?? null),
           c.map((x) => x.failure?.message ?? null),
           c.map((x) => x.failure?.path ?? null),
@@ -125,10 +131,18 @@ export async function requirementBatchCounts(q: Queryable, batchId: string): Pro
   return counts;
 }
 
-/** The batch's failed records in line order: all of them, or one page. */
-export async function failedRequirementRecords(q: Queryable, batchId: string, page: Page | null = null): Promise<FailedRecordView[]> {
+/**
+ * The batch's failed records in line order: all of them, or one page; `withValues` (the failed-records
+ * CSV) reads their values too, which the status record never shows.
+ */
+export async function failedRequirementRecords(q: Queryable, batchId: string, page: Page | null = null, withValues = false): Promise<FailedRecordView[]> {
   const paged = page ? ` LIMIT ${page.limit} OFFSET ${offsetOf(page)}` : '';
-  const rows = await q.query(`SELECT * FROM requirement_batch_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number${paged}`, [batchId]);
+  const rows = await q.query(
+    `SELECT row_number, given_entity_id, external_id, member_id, requirement_slug, ${withValues ? 'value' : 'NULL AS value'}, error_category, error_message,
+            error_path, retryable
+       FROM requirement_batch_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number${paged}`,
+    [batchId],
+  );
   return rows.map((r) => ({
     rowNumber: Number(r.row_number),
     entityId: (r.given_entity_id as string | null) ?? null,
@@ -143,54 +157,7 @@ export async function failedRequirementRecords(q: Queryable, batchId: string, pa
   }));
 }
 
-/** Row numbers still to do after `afterRow`, in order; none once the batch has stopped (canceled or failed). */
-export async function pendingRequirementRows(q: Queryable, batchId: string, afterRow: number, limit: number): Promise<number[]> {
-  const rows = await q.query<{ row_number: number }>(
-    `SELECT r.row_number FROM requirement_batch_records r JOIN requirement_batches b ON b.id = r.batch_id
-      WHERE r.batch_id = $1 AND r.status = 'pending' AND r.row_number > $2 AND b.status IN ('pending', 'in_progress')
-      ORDER BY r.row_number LIMIT $3`,
-    [batchId, afterRow, limit],
-  );
-  return rows.map((r) => Number(r.row_number));
-}
-
-/** pending → in_progress (startedAt set once). */
-export async function markRequirementBatchStarted(q: Queryable, batchId: string): Promise<void> {
-  await q.query(
-    `UPDATE requirement_batches SET status = 'in_progress', started_at = COALESCE(started_at, now()), completed_at = NULL, failure_reason = NULL,
-            updated_at = now()
-     WHERE id = $1 AND status IN ('pending', 'in_progress')`,
-    [batchId],
-  );
-}
-
-export async function markRequirementBatchCompleted(q: Queryable, batchId: string): Promise<void> {
-  await q.query("UPDATE requirement_batches SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'in_progress'", [
-    batchId,
-  ]);
-}
-
-export async function markRequirementBatchFailed(q: Queryable, batchId: string, reason: string): Promise<void> {
-  await q.query(
-    "UPDATE requirement_batches SET status = 'failed', failure_reason = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'in_progress')",
-    [batchId, reason],
-  );
-}
-
-/** Cancels a batch that has not finished; false when it already had. */
-export async function markRequirementBatchCanceled(db: Db, businessId: string, batchId: string): Promise<boolean> {
-  return db.tx(async (tx) => {
-    const rows = await tx.query(
-      "UPDATE requirement_batches SET status = 'canceled', canceled_at = now(), updated_at = now() " +
-        "WHERE id = $1 AND business_id = $2 AND status IN ('pending', 'in_progress') RETURNING 1",
-      [batchId, businessId],
-    );
-    if (rows.length === 1) recordAudit(tx, { businessId, action: 'requirement_batch.canceled', subject: { type: 'requirement_batch', id: batchId } });
-    return rows.length === 1;
-  });
-}
-
-/** Puts a finished batch's retryable failed records (and records a failed run never reached) back to pending. */
+/** Runs a finished batch again over the records a canceled or failed run never reached (a failed record fails again as it is: every category is final). */
 export async function requeueRequirementRecords(
   db: Db,
   businessId: string,
@@ -200,12 +167,6 @@ export async function requeueRequirementRecords(
     const [b] = await q.query('SELECT status FROM requirement_batches WHERE id = $1 AND business_id = $2 FOR UPDATE', [batchId, businessId]);
     if (!b) return 'not-found';
     if (b.status === 'pending' || b.status === 'in_progress') return 'running';
-    await q.query(
-      `UPDATE requirement_batch_records SET status = 'pending', error_category = NULL, error_message = NULL, error_path = NULL, retryable = NULL,
-              updated_at = now()
-       WHERE batch_id = $1 AND status = 'failed' AND retryable`,
-      [batchId],
-    );
     const [pending] = await q.query<{ n: string }>("SELECT count(*) AS n FROM requirement_batch_records WHERE batch_id = $1 AND status = 'pending'", [batchId]);
     const n = Number(pending?.n ?? 0);
     if (n === 0) return 'nothing';
@@ -224,16 +185,6 @@ export async function requeueRequirementRecords(
   });
 }
 
-/** Unfinished batches not updated for `olderThanMs` (the reconciler checks that their workflow lives). */
-export async function staleRequirementBatches(q: Queryable, olderThanMs: number, limit = 200): Promise<{ batchId: string; run: number; businessId: string }[]> {
-  const rows = await q.query<{ id: string; run: number; business_id: string }>(
-    `SELECT id, run, business_id FROM requirement_batches WHERE status IN ('pending', 'in_progress') AND updated_at < now() - make_interval(secs => $1)
-      ORDER BY updated_at LIMIT $2`,
-    [olderThanMs / 1000, limit],
-  );
-  return rows.map((r) => ({ batchId: r.id, run: Number(r.run), businessId: String(r.business_id) }));
-}
-
 /** A pending record claimed for handling (locked for the transaction), as the upload stored it. */
 export type ClaimedRecord = {
   rowNumber: number;
@@ -244,9 +195,20 @@ export type ClaimedRecord = {
   value: string | null;
 };
 
+/** The entity a record is about, read without a lock (its handling locks that entity first, then the record). */
+export async function recordTarget(q: Queryable, batchId: string, rowNumber: number): Promise<string | null> {
+  const [r] = await q.query<{ target_entity_id: string | null }>(
+    'SELECT target_entity_id FROM requirement_batch_records WHERE batch_id = $1 AND row_number = $2',
+    [batchId, rowNumber],
+  );
+  return r?.target_entity_id ?? null;
+}
+
 /**
  * Claims the record for this transaction: locked, still pending, its batch still running; null when
- * it was handled already (a step run again after a crash) or its batch has stopped.
+ * it was handled already (a step run again after a crash) or its batch has stopped. The caller
+ * holds its entity's row first (recordTarget, lockEntity): one lock order, an entity before what
+ * hangs off it, as the entity's deletion takes them (its trigger clears the record's value).
  */
 export async function claimRequirementRecord(q: Tx, batchId: string, rowNumber: number): Promise<ClaimedRecord | null> {
   const [r] = await q.query<{ business_id: string; target_entity_id: string | null; requirement_slug: string; value: string | null }>(
@@ -285,24 +247,34 @@ export async function finishRequirementRecord(q: Tx, batchId: string, rowNumber:
   }
 }
 
-/** The records among `rows` whose submission's workflow must be told (their transaction committed; telling again is harmless). */
-export async function recordsToWake(
+/**
+ * What the records among `rows` that committed leave to tell (telling again is harmless): the
+ * workflows of the submissions they left waiting or ended, and the people they decided (KYB
+ * submissions waiting on them). Read from the records, so a step run again after a crash tells
+ * what its first attempt committed but could not tell.
+ */
+export async function recordsToTell(
   q: Queryable,
   batchId: string,
   rows: readonly number[],
-): Promise<{ submissionId: string; entityId: string; deadlineAt: string; businessId: string }[]> {
-  const found = await q.query<{ submission_id: string; entity_id: string; deadline_at: string; business_id: string; status: string }>(
-    `SELECT s.id AS submission_id, s.entity_id, s.deadline_at, s.business_id, s.status FROM requirement_batch_records r
+): Promise<{ wake: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }[]; decided: string[] }> {
+  const found = await q.query<{ submission_id: string; entity_id: string; deadline_at: string; business_id: string; wake: boolean; outcome: string }>(
+    `SELECT s.id AS submission_id, s.entity_id, s.deadline_at, s.business_id, r.wake, r.outcome FROM requirement_batch_records r
        JOIN ukyc_submissions s ON s.id = r.submission_id
-      WHERE r.batch_id = $1 AND r.row_number = ANY($2::int[]) AND r.wake`,
+      WHERE r.batch_id = $1 AND r.row_number = ANY($2::int[]) AND (r.wake OR r.outcome = 'decided')`,
     [batchId, rows],
   );
-  return found.map((r) => ({
-    submissionId: String(r.submission_id),
-    entityId: String(r.entity_id),
-    deadlineAt: iso(r.deadline_at),
-    businessId: String(r.business_id),
-  }));
+  return {
+    wake: found
+      .filter((r) => r.wake)
+      .map((r) => ({
+        submissionId: String(r.submission_id),
+        entityId: String(r.entity_id),
+        deadlineAt: iso(r.deadline_at),
+        businessId: String(r.business_id),
+      })),
+    decided: found.filter((r) => r.outcome === 'decided').map((r) => String(r.entity_id)),
+  };
 }
 
 /** The entities of the business that the records name, by id and by externalId (one query). */
@@ -329,12 +301,3 @@ export async function entitiesNamed(
 
 export type EntityNamed = { id: string; type: 'INDIVIDUAL' | 'BUSINESS' };
 
-/** Which of these card processor tokens entities of the business hold, and which entity. */
-export async function cardTokenHolders(q: Queryable, businessId: string, tokens: readonly string[]): Promise<Map<string, string>> {
-  if (tokens.length === 0) return new Map();
-  const rows = await q.query<{ id: string; t: string }>(
-    'SELECT id, card_processor_public_token AS t FROM entities WHERE business_id = $1 AND card_processor_public_token = ANY($2::text[])',
-    [businessId, tokens],
-  );
-  return new Map(rows.map((r) => [String(r.t), String(r.id)]));
-}

@@ -65,11 +65,9 @@ export type PurgeStep = { purged: true; keys: string[] } | { purged: false; gone
  */
 export async function purgeIfDue(db: Db, entityId: string, now: Date): Promise<PurgeStep> {
   return db.tx(async (q) => {
-    await q.query(
-      'SELECT 1 FROM entity_records WHERE id IN (SELECT business_entity_id FROM entity_members WHERE member_entity_id = $1 ' +
-        'UNION SELECT business_entity_id FROM business_members WHERE member_entity_id = $1) ORDER BY id FOR UPDATE',
-      [entityId],
-    );
+    await q.query('SELECT 1 FROM entity_records WHERE id IN (SELECT business_entity_id FROM memberships WHERE member_entity_id = $1) ORDER BY id FOR UPDATE', [
+      entityId,
+    ]);
     const [row] = await q.query<{ business_id: string; purge_after: Date }>(
       'SELECT business_id, purge_after FROM entity_records WHERE id = $1 AND sealed_at IS NOT NULL FOR UPDATE',
       [entityId],

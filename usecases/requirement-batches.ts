@@ -11,6 +11,7 @@ import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import type { Page } from '../domain/pagination.ts';
 import { isUuid } from '../domain/ids.ts';
 import { personRefProblem } from '../domain/person-ref.ts';
+import { cardProcessorTokenTaken } from '../domain/share-fields.ts';
 import {
   requirementBatchStatus,
   type RecordFailure,
@@ -22,9 +23,9 @@ import type { RequirementLine } from '../domain/requirement-lines.ts';
 import { requirementSlugProblem } from '../domain/requirement-rules.ts';
 import { CANONICAL_KYC_SLUG } from '../domain/universal-kyc.ts';
 import { webhookPrerequisite } from '../domain/webhook-prerequisite.ts';
+import { cardTokenHolders } from '../store/entities.ts';
 import { membershipKey, membershipsAmong } from '../store/memberships.ts';
 import {
-  cardTokenHolders,
   createRequirementBatch,
   entitiesNamed,
   failedRequirementRecords,
@@ -129,13 +130,14 @@ async function resolveRecords(uc: UseCaseContext, caller: Caller, lines: readonl
     firstOf.set(key, l.rowNumber);
     const token = l.cardProcessorPublicToken;
     if (token) {
-      const holder = tokens.get(token);
+      // held by another entity, or given to another person by an earlier line: the one rule, asked of both
       const given = tokenOf.get(token);
-      if ((holder && holder !== target.id) || (given && given.entityId !== target.id)) {
-        const other = holder && holder !== target.id ? `entity ${holder}` : `the person of line ${given!.line}`;
+      const taken = cardProcessorTokenTaken(target.id, tokens.get(token) ?? null) ?? cardProcessorTokenTaken(target.id, given?.entityId ?? null);
+      if (taken) {
+        const other = taken.holder === given?.entityId ? `the person of line ${given.line}` : `entity ${taken.holder}`;
         return fails(
           failure(
-            'CARD_PROCESSOR_TOKEN_INVALID',
+            taken.category,
             `cardProcessorPublicToken is already assigned to ${other}; send this person's own token, or leave it out.`,
             'value.cardProcessorPublicToken',
           ),
@@ -255,8 +257,7 @@ export async function retryRequirementBatch(
   if (result === 'nothing')
     return refuse(
       'batchNotRetryable',
-      'The batch has no retryable failed records and none left unprocessed; records with retryable false fail again as ' +
-        'they are: correct them and upload them in a new file.',
+      'The batch has no records left unprocessed; a failed record fails again as it is (retryable false): correct it ' + 'and upload it in a new file.',
       { parameter: 'batchId' },
     );
   await uc.start.requirementBatchRun(batchId, result.run, caller.id);
@@ -270,7 +271,7 @@ export async function requirementBatchFailedRecords(uc: UseCaseContext, caller: 
   const lines = [
     csvLine(['rowNumber', 'entityId', 'externalId', 'memberId', 'requirementSlug', 'value', 'errorCategory', 'errorPath', 'errorMessage', 'retryable']),
   ];
-  for (const f of await failedRequirementRecords(uc.db, batch.id)) {
+  for (const f of await failedRequirementRecords(uc.db, batch.id, null, true)) {
     lines.push(
       csvLine([
         String(f.rowNumber),

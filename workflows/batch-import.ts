@@ -8,6 +8,7 @@ import { type BatchImportInput } from '../contract/batch-import.ts';
 import { providerPriority } from '../contract/provider-queue.ts';
 import { RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE } from '../contract/share-record.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
+import { inPool } from './pool.ts';
 import { setVouchStatus } from './status.ts';
 
 // Database steps take milliseconds; a short timeout lets a crashed worker's tasks move on quickly.
@@ -15,15 +16,6 @@ const general = proxyActivities<GeneralActivities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
-
-async function inPool<T>(items: T[], size: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(size, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
 
 export async function batchImportWorkflow(input: BatchImportInput): Promise<{ status: 'completed' }> {
   const onProviderQueue = {

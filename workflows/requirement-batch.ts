@@ -7,6 +7,7 @@
 import { ActivityFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { GeneralActivities } from '../activities/index.ts';
 import type { RequirementBatchInput } from '../contract/requirement-batch.ts';
+import { inPool } from './pool.ts';
 import { setVouchStatus } from './status.ts';
 
 const general = proxyActivities<GeneralActivities>({
@@ -32,14 +33,8 @@ export async function requirementBatchWorkflow(input: RequirementBatchInput): Pr
     if (rows.length > 0) {
       const chunks: number[][] = [];
       for (let i = 0; i < rows.length; i += input.chunkSize) chunks.push(rows.slice(i, i + input.chunkSize));
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: Math.min(input.concurrency, chunks.length) }, async () => {
-          while (next < chunks.length) {
-            const chunk = chunks[next++]!;
-            await records.handleRequirementRecords.executeWithOptions({ summary: `Lines ${chunk[0]}–${chunk.at(-1)}` }, [input.batchId, chunk]);
-          }
-        }),
+      await inPool(chunks, input.concurrency, (chunk) =>
+        records.handleRequirementRecords.executeWithOptions({ summary: `Lines ${chunk[0]}–${chunk.at(-1)}` }, [input.batchId, chunk]),
       );
       return await continueAsNew<typeof requirementBatchWorkflow>({ ...input, cursor: rows.at(-1)! });
     }

