@@ -54,7 +54,11 @@ export type InFlight = { bySubscription: ReadonlyMap<string, number>; byBusiness
  * large, is one turn among many), and never more than a subscription or a business has room for
  * under `perSubscription` / `perBusiness`, given what is `inFlight`. Subscriptions with due
  * deliveries are found by a skip scan of the dispatch index, each read at most `perSubscription`
- * deep, so the work per claim does not grow with a backlog.
+ * deep, and the picked ones are locked by their primary key alone, then checked as locked (still
+ * pending, for the dispatcher, not leased: another dispatcher may have claimed one meanwhile). Asked
+ * with the dispatch index's own conditions, the lock read every due delivery through that index
+ * whenever the statistics predated a backlog (40 ms a claim at 35,000 due). So the work per claim
+ * does not grow with a backlog.
  */
 export async function claimDueDeliveries(
   q: Queryable,
@@ -89,12 +93,13 @@ export async function claimDueDeliveries(
         ORDER BY w.business_rank, w.next_attempt_at
         LIMIT $1),
      locked AS (
-       SELECT d.id FROM webhook_deliveries d JOIN picked p ON p.id = d.id
-        WHERE d.status = 'pending' AND d.mode = 'dispatcher' AND (d.lease_until IS NULL OR d.lease_until < now())
+       SELECT d.id, d.status, d.mode, d.lease_until FROM webhook_deliveries d
+        WHERE d.id = ANY (ARRAY(SELECT id FROM picked))
         FOR UPDATE OF d SKIP LOCKED),
      claimed AS (
        UPDATE webhook_deliveries d SET lease_until = now() + make_interval(secs => $2)
          FROM locked WHERE d.id = locked.id
+          AND locked.status = 'pending' AND locked.mode = 'dispatcher' AND (locked.lease_until IS NULL OR locked.lease_until < now())
        RETURNING d.*)
      SELECT c.*, e.body, s.url FROM claimed c
        JOIN picked p ON p.id = c.id
