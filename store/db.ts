@@ -1,6 +1,7 @@
 // The one way code reaches PostgreSQL: a pool speaking the wire protocol, whether the server is
 // a real PostgreSQL or the embedded PGlite served over a socket (store/embedded-postgres.ts).
 import pg from 'pg';
+import { preparedStatementNames } from './prepared-statements.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -17,6 +18,12 @@ export interface Tx extends Queryable {
    * waits for it.
    */
   afterCommit(fn: (db: Db) => Promise<void>): void;
+  /**
+   * What this transaction has established and need not ask again (store functions' own keys): the
+   * rows it locked (store/entities.ts lockEntity), the event types its business subscribes to
+   * (store/subscriptions.ts). Gone with the transaction.
+   */
+  readonly memo: Map<string, unknown>;
 }
 
 export const isTx = (q: Queryable): q is Tx => typeof (q as Partial<Tx>).beforeCommit === 'function';
@@ -28,7 +35,8 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-export function connectDb(url: string, poolSize = 10): Db {
+/** `prepare`: hot statements run as named prepared statements (store/prepared-statements.ts); not for PGlite. */
+export function connectDb(url: string, poolSize = 10, options: { prepare?: boolean } = {}): Db {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
   // A pooled client that errors while idle must not take the process down; the pool replaces it.
   pool.on('error', () => {});
@@ -36,8 +44,9 @@ export function connectDb(url: string, poolSize = 10): Db {
   // a client may emit 'error' more than once, and pool.query listens only once. The query itself
   // still fails (its callback gets the error), so a listener on every client is all that is needed.
   pool.on('connect', (client) => client.on('error', () => {}));
+  const names = options.prepare === false ? null : preparedStatementNames();
   const run = async <T extends Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await client.query<T>(sql, params as unknown[] | undefined)).rows;
+    (await client.query<T>({ text: sql, values: params as unknown[] | undefined, name: names?.nameOf(sql) })).rows;
   // work started after commits, awaited by close() so that none is cut off by the pool's end
   const afterWork = new Set<Promise<void>>();
   const startAfter = (fn: (db: Db) => Promise<void>) => {
@@ -63,6 +72,7 @@ export function connectDb(url: string, poolSize = 10): Db {
           query: (sql, params) => run(client, sql, params),
           beforeCommit: (f) => void last.push(f),
           afterCommit: (f) => void after.push(f),
+          memo: new Map(),
         });
         // hooks may add hooks; each runs once, in the order added
         for (let i = 0; i < last.length; i++) await last[i]!();

@@ -5,7 +5,7 @@ import type { CreateEntityInput, Entity, EntityListItem } from '../domain/entity
 import { isUuid } from '../domain/ids.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { canonicalSha256, sha256Hex } from '../domain/digests.ts';
-import { iso, isUniqueViolation, type Db, type Queryable, type Row, type Tx } from './db.ts';
+import { iso, isTx, isUniqueViolation, type Db, type Queryable, type Row, type Tx } from './db.ts';
 import { discardBytes, fileKeysOf } from './files.ts';
 import { sealIfKept } from './retention.ts';
 import { recordAudit } from './audit-log.ts';
@@ -20,8 +20,24 @@ export class ExternalIdTaken extends Error {}
  * its submission), so writers never wait on each other in a circle.
  */
 export async function lockEntity(q: Queryable, entityId: string): Promise<boolean> {
-  return (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
+  if (isTx(q) && q.memo.has(lockKey(entityId))) return true; // held since this transaction locked it: it exists
+  const held = (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
+  if (held && isTx(q)) q.memo.set(lockKey(entityId), true);
+  return held;
 }
+
+/**
+ * Locks these entities' rows (FOR UPDATE, in id order: two transactions locking overlapping sets
+ * never wait on each other in a cycle), as lockEntity would one by one; returns those that exist.
+ */
+export async function lockEntities(q: Tx, entityIds: readonly string[]): Promise<Set<string>> {
+  const wanted = [...new Set(entityIds)].filter((id) => !q.memo.has(lockKey(id)));
+  const rows = wanted.length ? await q.query<{ id: string }>('SELECT id FROM entities WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE', [wanted]) : [];
+  for (const r of rows) q.memo.set(lockKey(String(r.id)), true);
+  return new Set(entityIds.filter((id) => q.memo.has(lockKey(id))));
+}
+
+const lockKey = (entityId: string) => `entity-lock:${entityId}`;
 
 const toListItem = (r: Row): EntityListItem => ({
   id: String(r.id),

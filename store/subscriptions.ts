@@ -4,7 +4,7 @@ import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionView } from
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { sha256Hex } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
-import { iso, type Db, type Queryable, type Row, type Tx } from './db.ts';
+import { iso, isTx, type Db, type Queryable, type Row, type Tx } from './db.ts';
 
 /** A stored subscription (the API presents it in the shape of interface 2.6). */
 export type Subscription = { id: string; channel: SubscriptionView['channel']; types: string[]; url: string; createdAt: string; updatedAt: string };
@@ -105,6 +105,13 @@ export async function subscribedEventTypes(q: Queryable, businessId: string): Pr
 
 /** Whether the business has a subscription that takes this event type (an event is recorded only then). */
 export async function subscribesTo(q: Queryable, businessId: string, eventType: string): Promise<boolean> {
-  const rows = await q.query('SELECT 1 FROM notification_subscriptions WHERE business_id = $1 AND $2 = ANY (types) LIMIT 1', [businessId, eventType]);
-  return rows.length === 1;
+  // a transaction asks once per business (a batch's step records many events of one business)
+  const key = `subscribed-types:${businessId}`;
+  let types = isTx(q) ? (q.memo.get(key) as ReadonlySet<string> | undefined) : undefined;
+  if (!types) {
+    const rows = await q.query<{ types: string[] }>('SELECT types FROM notification_subscriptions WHERE business_id = $1', [businessId]);
+    types = new Set(rows.flatMap((r) => r.types));
+    if (isTx(q)) q.memo.set(key, types);
+  }
+  return types.has(eventType);
 }
