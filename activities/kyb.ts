@@ -17,7 +17,7 @@ import {
   liveKybFiles,
   loadKybSubmission,
   settleKybSubmission,
-  waitingSubmissionsOfOwner,
+  waitingSubmissionsOfOwners,
   type KybSubmissionState,
   type OwnerRef,
 } from '../store/kyb.ts';
@@ -97,11 +97,14 @@ export function createKybActivities(deps: { db: Db }) {
  * the submission's workflow looks again on its own every KYB_RECHECK_MS.
  */
 export function createPersonDecidedHook(deps: { db: Db; log: Logger; ownerDecided: OwnerDecidedWaker }) {
-  return async (entityId: string): Promise<void> => {
+  /** One person, or many decided together (a requirement batch's step: one look for all of them). */
+  return async (decided: string | readonly string[]): Promise<void> => {
+    const people = typeof decided === 'string' ? [decided] : decided;
+    if (people.length === 0) return;
     try {
-      for (const s of await waitingSubmissionsOfOwner(deps.db, entityId)) await deps.ownerDecided(s, entityId);
+      for (const { submission, ownerId } of await waitingSubmissionsOfOwners(deps.db, people)) await deps.ownerDecided(submission, ownerId);
     } catch (err) {
-      deps.log.warn({ err, entityId }, 'KYB submissions waiting on this owner were not woken; they look again within minutes');
+      deps.log.warn({ err, people: people.slice(0, 10) }, 'KYB submissions waiting on these owners were not woken; they look again within minutes');
     }
   };
 }

@@ -12,7 +12,7 @@ import { applyDecision } from '../store/decisions.ts';
 import { cardProcessorTokenHolder } from '../store/entities.ts';
 import { ukycVerificationKey } from '../domain/lifecycle-events.ts';
 import { recordVerificationStage } from '../store/lifecycle-events.ts';
-import { loadSubmission, settleSubmission } from '../store/universal-kyc.ts';
+import { loadSubmission, settleSubmission, type SubmissionState } from '../store/universal-kyc.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
 
 export type UkycReadiness = { status: 'waiting' | 'decided' | 'expired' | 'gone'; complete: boolean };
@@ -59,10 +59,12 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
  * Settles a waiting submission in the caller's transaction: decided from its data when it holds an
  * identity document, else decided as incomplete; the person's data, the KYC account, the
  * requirements' statuses and the decision event are written with it. The workflow's settling step
- * and a requirement batch's record (which decides a complete submission at once) both call it.
+ * and a requirement batch's record (which decides a complete submission at once) both call it;
+ * `held` is the submission as the caller's transaction left it with its person locked (the batch's
+ * submitCanonicalDataIn answer), else it is locked and read here.
  */
-export async function settleSubmissionIn(q: Tx, submissionId: string): Promise<UkycSettled & { entityId?: string }> {
-  const s = await loadSubmission(q, submissionId, true);
+export async function settleSubmissionIn(q: Tx, submissionId: string, held?: SubmissionState): Promise<UkycSettled & { entityId?: string }> {
+  const s = held ?? (await loadSubmission(q, submissionId, true));
   if (!s) return { outcome: 'gone' };
   if (s.status !== 'waiting') return { outcome: 'already-settled' };
   if (s.data === null) throw new Error(`submission ${submissionId} has no KYC data`); // opened only with data

@@ -176,12 +176,3 @@ export async function retireFilesOfKind(q: Tx, entityId: string, slug: string, d
     });
   }
 }
-
-/** Puts an entity's live files of these requirements, not yet in a submission, into the submission. */
-export async function attachFilesToSubmission(q: Queryable, entityId: string, submissionId: string, slugs: readonly string[]): Promise<void> {
-  await q.query('UPDATE files SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY($3)', [
-    entityId,
-    submissionId,
-    slugs,
-  ]);
-}

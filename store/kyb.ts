@@ -318,12 +318,13 @@ const waiting = (r: { id: string; entity_id: string; deadline_at: string; busine
 });
 
 /** Waiting submissions that name this owner (to wake when the owner is decided). */
-export async function waitingSubmissionsOfOwner(q: Queryable, ownerId: string): Promise<WaitingSubmission[]> {
-  const rows = await q.query<{ id: string; entity_id: string; deadline_at: string; business_id: string }>(
-    "SELECT id, entity_id, deadline_at, business_id FROM kyb_submissions WHERE status = 'waiting' AND owners @> ARRAY[$1::uuid]",
-    [ownerId],
+export async function waitingSubmissionsOfOwners(q: Queryable, ownerIds: readonly string[]): Promise<{ submission: WaitingSubmission; ownerId: string }[]> {
+  const rows = await q.query<{ id: string; entity_id: string; deadline_at: string; business_id: string; owner_id: string }>(
+    `SELECT s.id, s.entity_id, s.deadline_at, s.business_id, o.id AS owner_id FROM kyb_submissions s, unnest(s.owners) AS o(id)
+      WHERE s.status = 'waiting' AND s.owners && $1::uuid[] AND o.id = ANY ($1::uuid[])`,
+    [ownerIds],
   );
-  return rows.map(waiting);
+  return rows.map((r) => ({ submission: waiting(r), ownerId: String(r.owner_id) }));
 }
 
 /**

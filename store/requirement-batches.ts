@@ -195,35 +195,37 @@ export type ClaimedRecord = {
   value: string | null;
 };
 
-/** The entity a record is about, read without a lock (its handling locks that entity first, then the record). */
-export async function recordTarget(q: Queryable, batchId: string, rowNumber: number): Promise<string | null> {
-  const [r] = await q.query<{ target_entity_id: string | null }>(
-    'SELECT target_entity_id FROM requirement_batch_records WHERE batch_id = $1 AND row_number = $2',
-    [batchId, rowNumber],
+/** The entities these records are about, read without a lock (their handling locks those entities first, then the records). */
+export async function recordTargets(q: Queryable, batchId: string, rows: readonly number[]): Promise<string[]> {
+  const found = await q.query<{ target_entity_id: string }>(
+    'SELECT DISTINCT target_entity_id FROM requirement_batch_records WHERE batch_id = $1 AND row_number = ANY ($2::int[]) AND target_entity_id IS NOT NULL',
+    [batchId, rows],
   );
-  return r?.target_entity_id ?? null;
+  return found.map((r) => String(r.target_entity_id));
 }
 
 /**
- * Claims the record for this transaction: locked, still pending, its batch still running; null when
- * it was handled already (a step run again after a crash) or its batch has stopped. The caller
- * holds its entity's row first (recordTarget, lockEntity): one lock order, an entity before what
- * hangs off it, as the entity's deletion takes them (its trigger clears the record's value).
+ * Claims these records for this transaction: locked (in row order), still pending, their batch still
+ * running; those handled already (a step run again after a crash), or of a batch that has stopped,
+ * are not returned. The caller holds their entities' rows first (recordTargets, lockEntities): one
+ * lock order, an entity before what hangs off it, as the entity's deletion takes them (its trigger
+ * clears the record's value).
  */
-export async function claimRequirementRecord(q: Tx, batchId: string, rowNumber: number): Promise<ClaimedRecord | null> {
-  const [r] = await q.query<{ business_id: string; target_entity_id: string | null; requirement_slug: string; value: string | null }>(
-    `SELECT b.business_id, r.target_entity_id, r.requirement_slug, r.value FROM requirement_batch_records r JOIN requirement_batches b ON b.id = r.batch_id
-      WHERE r.batch_id = $1 AND r.row_number = $2 AND r.status = 'pending' AND b.status IN ('pending', 'in_progress') FOR UPDATE OF r`,
-    [batchId, rowNumber],
+export async function claimRequirementRecords(q: Tx, batchId: string, rows: readonly number[]): Promise<ClaimedRecord[]> {
+  const found = await q.query<{ row_number: number; business_id: string; target_entity_id: string | null; requirement_slug: string; value: string | null }>(
+    `SELECT r.row_number, b.business_id, r.target_entity_id, r.requirement_slug, r.value FROM requirement_batch_records r
+       JOIN requirement_batches b ON b.id = r.batch_id
+      WHERE r.batch_id = $1 AND r.row_number = ANY ($2::int[]) AND r.status = 'pending' AND b.status IN ('pending', 'in_progress')
+      ORDER BY r.row_number FOR UPDATE OF r`,
+    [batchId, rows],
   );
-  if (!r) return null;
-  return {
-    rowNumber,
+  return found.map((r) => ({
+    rowNumber: Number(r.row_number),
     businessId: String(r.business_id),
     targetEntityId: r.target_entity_id,
     requirementSlug: String(r.requirement_slug),
     value: r.value,
-  };
+  }));
 }
 
 /** A handled record: succeeded (what it did; its value now lives with the entity) or failed (why). */
@@ -231,20 +233,31 @@ export type RecordHandled =
   | { status: 'succeeded'; outcome: 'decided' | 'waiting' | 'stored'; submissionId: string | null; wake: boolean }
   | { status: 'failed'; failure: RecordFailure; retryable: boolean };
 
-export async function finishRequirementRecord(q: Tx, batchId: string, rowNumber: number, h: RecordHandled): Promise<void> {
-  if (h.status === 'succeeded') {
-    await q.query(
-      `UPDATE requirement_batch_records SET status = 'succeeded', outcome = $3, submission_id = $4, wake = $5, value = NULL, updated_at = now()
-        WHERE batch_id = $1 AND row_number = $2`,
-      [batchId, rowNumber, h.outcome, h.submissionId, h.wake],
-    );
-  } else {
-    await q.query(
-      `UPDATE requirement_batch_records SET status = 'failed', error_category = $3, error_message = $4, error_path = $5, retryable = $6, updated_at = now()
-        WHERE batch_id = $1 AND row_number = $2`,
-      [batchId, rowNumber, h.failure.category, h.failure.message, h.failure.path, h.retryable],
-    );
-  }
+/** Moves claimed records to their final state, in one statement. */
+export async function finishRequirementRecords(q: Tx, batchId: string, handled: readonly (RecordHandled & { rowNumber: number })[]): Promise<void> {
+  if (handled.length === 0) return;
+  const ok = (h: RecordHandled) => (h.status === 'succeeded' ? h : null);
+  const bad = (h: RecordHandled) => (h.status === 'failed' ? h : null);
+  await q.query(
+    `UPDATE requirement_batch_records r SET status = u.status, outcome = u.outcome, submission_id = u.submission_id, wake = coalesce(u.wake, r.wake),
+            value = CASE WHEN u.status = 'succeeded' THEN NULL ELSE r.value END,
+            error_category = u.category, error_message = u.message, error_path = u.path, retryable = coalesce(u.retryable, r.retryable), updated_at = now()
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::uuid[], $6::bool[], $7::text[], $8::text[], $9::text[], $10::bool[])
+            AS u(row_number, status, outcome, submission_id, wake, category, message, path, retryable)
+      WHERE r.batch_id = $1 AND r.row_number = u.row_number`,
+    [
+      batchId,
+      handled.map((h) => h.rowNumber),
+      handled.map((h) => h.status),
+      handled.map((h) => ok(h)?.outcome ?? null),
+      handled.map((h) => ok(h)?.submissionId ?? null),
+      handled.map((h) => ok(h)?.wake ?? null),
+      handled.map((h) => bad(h)?.failure.category ?? null),
+      handled.map((h) => bad(h)?.failure.message ?? null),
+      handled.map((h) => bad(h)?.failure.path ?? null),
+      handled.map((h) => bad(h)?.retryable ?? null),
+    ],
+  );
 }
 
 /**
@@ -300,4 +313,3 @@ export async function entitiesNamed(
 }
 
 export type EntityNamed = { id: string; type: 'INDIVIDUAL' | 'BUSINESS' };
-

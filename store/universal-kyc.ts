@@ -9,19 +9,21 @@ import { sha256Hex } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
 import type { Db, Queryable, Tx } from './db.ts';
 import { lockEntity } from './entities.ts';
-import { attachFilesToSubmission, insertFileRow, type StoredFile } from './files.ts';
+import { insertFileRow, type StoredFile } from './files.ts';
 
 export type OpenSubmission = { submissionId: string; deadlineAt: string };
 type SubmittedData = { businessId: string; entityId: string; value: string; deadlineSeconds: number };
-type SubmissionOpened = OpenSubmission & { opened: boolean; idDocuments: number };
+/** The open submission the data went into: whether this opened it, and the submission as the transaction leaves it (its person locked). */
+type SubmissionOpened = OpenSubmission & { opened: boolean; idDocuments: number; state: SubmissionState };
 
 const iso = (v: unknown) => new Date(v as string).toISOString();
 
-async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmission | null> {
-  const [row] = await q.query<{ id: string; deadline_at: string }>("SELECT id, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [
-    entityId,
-  ]);
-  return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at) } : null;
+async function openSubmission(q: Queryable, entityId: string): Promise<(OpenSubmission & { createdAt: string }) | null> {
+  const [row] = await q.query<{ id: string; deadline_at: string; created_at: string }>(
+    "SELECT id, deadline_at, created_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'",
+    [entityId],
+  );
+  return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at), createdAt: iso(row.created_at) } : null;
 }
 
 /**
@@ -35,27 +37,33 @@ export function submitCanonicalData(db: Db, s: SubmittedData): Promise<Submissio
 /** submitCanonicalData in the caller's transaction (a requirement batch's record). */
 export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<SubmissionOpened | 'entity-gone'> {
   if (!(await lockEntity(q, s.entityId))) return 'entity-gone';
-  let open = await openSubmission(q, s.entityId);
-  const opened = !open;
-  if (!open) {
-    const id = randomUUID();
-    const [row] = await q.query<{ deadline_at: string }>(
-      'INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING deadline_at',
-      [id, s.businessId, s.entityId, s.deadlineSeconds],
-    );
-    open = { submissionId: id, deadlineAt: iso(row!.deadline_at) };
-  }
-  await q.query(
-    "UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'",
-    [open.submissionId, CANONICAL_KYC_SLUG],
+  // the person's open submission, or a new one (the person's lock keeps a second from opening meanwhile)
+  const [row] = await q.query<{ id: string; deadline_at: string; created_at: string; opened: boolean }>(
+    `WITH found AS (SELECT id, deadline_at, created_at FROM ukyc_submissions WHERE entity_id = $3 AND status = 'waiting'),
+     made AS (
+       INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at)
+       SELECT $1, $2, $3, now() + make_interval(secs => $4) WHERE NOT EXISTS (SELECT 1 FROM found)
+       RETURNING id, deadline_at, created_at)
+     SELECT *, false AS opened FROM found UNION ALL SELECT *, true AS opened FROM made`,
+    [randomUUID(), s.businessId, s.entityId, s.deadlineSeconds],
   );
-  await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($1, $2, $3, $4, $5)', [
-    randomUUID(),
-    s.entityId,
-    CANONICAL_KYC_SLUG,
-    JSON.stringify(s.value),
-    open.submissionId,
-  ]);
+  const open = { submissionId: String(row!.id), deadlineAt: iso(row!.deadline_at), createdAt: iso(row!.created_at) };
+  const opened = row!.opened;
+  // In one statement: the data supersedes the submission's pending data; the files uploaded before it
+  // (and their requirements) join the submission; and how many identity documents it holds now (a
+  // statement's parts see the rows as they were before it, so the files it attaches are counted apart).
+  const [docs] = await q.query<{ id_documents: string }>(
+    `WITH superseded AS (
+       UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'),
+     added AS (INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($3, $4, $2, $5, $1)),
+     attached AS (
+       UPDATE files SET submission_id = $1 WHERE entity_id = $4 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY ($6) RETURNING slug),
+     joined AS (
+       UPDATE entity_requirements SET submission_id = $1 WHERE entity_id = $4 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY ($6))
+     SELECT (SELECT count(*) FROM files WHERE submission_id = $1 AND slug = $7 AND retired_at IS NULL)
+          + (SELECT count(*) FROM attached WHERE slug = $7) AS id_documents`,
+    [open.submissionId, CANONICAL_KYC_SLUG, randomUUID(), s.entityId, JSON.stringify(s.value), UKYC_FILE_SLUGS, ID_DOCUMENT_SLUG],
+  );
   recordAudit(q, {
     businessId: s.businessId,
     action: 'ukyc.submitted',
@@ -63,13 +71,18 @@ export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<Su
     subject: { type: 'submission', id: open.submissionId },
     details: { submissionId: open.submissionId, opened, payloadSha256: sha256Hex(s.value) },
   });
-  // files uploaded before the data belong to this submission
-  await attachFilesToSubmission(q, s.entityId, open.submissionId, UKYC_FILE_SLUGS);
-  await q.query(
-    "UPDATE entity_requirements SET submission_id = $2 WHERE entity_id = $1 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY($3)",
-    [s.entityId, open.submissionId, UKYC_FILE_SLUGS],
-  );
-  return { ...open, opened, idDocuments: await identityDocuments(q, open.submissionId) };
+  const idDocuments = Number(docs!.id_documents);
+  const { createdAt, ...submission } = open;
+  const state: SubmissionState = {
+    businessId: s.businessId,
+    entityId: s.entityId,
+    status: 'waiting',
+    createdAt,
+    deadlineAt: open.deadlineAt,
+    data: s.value,
+    idDocuments,
+  };
+  return { ...submission, opened, idDocuments, state };
 }
 
 /** Records uploaded files (their bytes already in the file store) as FILE requirements, in the open submission if there is one. */
@@ -151,11 +164,9 @@ export async function settleSubmission(
   submissionId: string,
   s: { status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string },
 ): Promise<void> {
-  await q.query('UPDATE ukyc_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1', [
-    submissionId,
-    s.status,
-    s.decision,
-    s.eventId,
-  ]);
-  await q.query("UPDATE entity_requirements SET status = $2, updated_at = now() WHERE submission_id = $1 AND status = 'PENDING'", [submissionId, s.decision]);
+  await q.query(
+    `WITH settled AS (UPDATE ukyc_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1)
+     UPDATE entity_requirements SET status = $3, updated_at = now() WHERE submission_id = $1 AND status = 'PENDING'`,
+    [submissionId, s.status, s.decision, s.eventId],
+  );
 }

@@ -40,7 +40,7 @@ import { outcomeOfRun, type RunOutcome } from './run-failures.ts';
  * step, and steps at once. Each record is a database transaction of a few milliseconds; four
  * steps keep both cores busy without crowding out other businesses' work (bench/requirement-batch.ts).
  */
-const REQUIREMENT_BATCH_PACE = { pageSize: 500, chunkSize: 25, concurrency: 4 };
+const REQUIREMENT_BATCH_PACE = { pageSize: 500, chunkSize: 50, concurrency: 4 };
 
 const joinOrRestart = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
 

@@ -491,6 +491,35 @@ describe('universal KYB', () => {
       assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.latestSubmission, null);
     });
 
+    it('owners decided together by a requirement batch wake the submission waiting on them: APPROVED', async () => {
+      const { entityId, ubos } = await profile([owner(), owner()]);
+      const ownerIds = ubos.map((u) => u.entityId);
+      await complete(entityId, ownerIds);
+      const res = await submit(entityId);
+      assert.equal(res.status, 202, res.text);
+      // each owner's identity document, then their KYC data in one batch: both decided in one step, one look for both
+      for (const id of ownerIds) {
+        const up = await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, {
+          key,
+          form: filesForm([{ bytes: FILES.pdf, name: 'p.pdf' }]),
+        });
+        assert.equal(up.status, 201, up.text);
+      }
+      const form = new FormData();
+      const data = JSON.stringify(canonicalPayload());
+      const records = ownerIds.map((id) => JSON.stringify({ entityId: id, requirementSlug: 'ukyc-canonical-kyc-data', value: data }));
+      form.append('file', new Blob([records.join('\n') + '\n']), 'owners.jsonl');
+      const batch = await stack.request('POST', '/entity/requirement/batch', { key, form, headers: { 'Idempotency-Key': `owners-${randomUUID()}` } });
+      assert.equal(batch.status, 201, batch.text);
+      const [e] = await events(entityId, 'kyb_status_change', 1);
+      assert.equal(e!.body.data.status, 'APPROVED');
+      assert.equal(e!.body.data.submissionId, res.body.submissionId);
+      assert.deepEqual(
+        e!.body.data.ubos.map((u: any) => u.status),
+        ['APPROVED', 'APPROVED'],
+      );
+    });
+
     it(
       'waits for every owner, then APPROVED by a signed kyb_status_change webhook; the business ' + 'card program enabled; no personal data in the history',
       async () => {

