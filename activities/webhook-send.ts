@@ -14,8 +14,8 @@ import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import got from 'got';
 import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
-import { signingKeyAt, signWebhookBody, type SigningKey } from '../domain/webhook-signature.ts';
-import { standardWebhookSignature, type Ed25519Key } from '../domain/standard-webhooks.ts';
+import { signingKeyAt, signWebhookBodyOffLoop, validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
+import { standardWebhookSignatureOffLoop, type Ed25519Key } from '../domain/standard-webhooks.ts';
 import { afterAttempt, DELIVERY_TIMEOUT_MS } from '../domain/webhooks.ts';
 import type { AttemptRecord, DeliveryTarget } from '../store/deliveries.ts';
 
@@ -84,24 +84,43 @@ type Exchange = { status: number } | { code: string | undefined; detail: string 
 /** The rings a delivery is signed with: `vouch-signature` (RSA) and `webhook-signature` (Standard Webhooks, Ed25519). */
 export type WebhookKeys = { signature: readonly SigningKey[]; standard: readonly Ed25519Key[] };
 
+/** Signatures being made or made, by what they sign: concurrent sends share one signing; a failed one is forgotten; bounded. */
+function signatureCache(limit = 10_000) {
+  const made = new Map<string, Promise<string>>();
+  return (key: string, make: () => Promise<string>): Promise<string> => {
+    let signature = made.get(key);
+    if (!signature) {
+      signature = make();
+      signature.catch(() => made.delete(key));
+      if (made.size >= limit) made.delete(made.keys().next().value!);
+      made.set(key, signature);
+    }
+    return signature;
+  };
+}
+
 export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls: boolean }) {
   // Keep-alive connections: a receiver that takes many deliveries is not paying a TCP (and TLS)
   // handshake for each.
   const agent = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
   const privateKeys = new Map<string, KeyObject>();
-  // Every subscription of an event gets the same bytes, so one signature per (event, key) serves them all.
-  const signatures = new Map<string, string>();
-  const signatureOf = (eventId: string, body: string, key: SigningKey) => {
-    const cacheKey = `${key.keyId}/${eventId}`;
-    let signature = signatures.get(cacheKey);
-    if (!signature) {
-      let privateKey = privateKeys.get(key.keyId);
-      if (!privateKey) privateKeys.set(key.keyId, (privateKey = createPrivateKey(key.privateKeyPem)));
-      signature = signWebhookBody(body, privateKey);
-      if (signatures.size >= 10_000) signatures.delete(signatures.keys().next().value!);
-      signatures.set(cacheKey, signature);
-    }
-    return signature;
+  const privateKeyOf = (key: SigningKey) => {
+    let privateKey = privateKeys.get(key.keyId);
+    if (!privateKey) privateKeys.set(key.keyId, (privateKey = createPrivateKey(key.privateKeyPem)));
+    return privateKey;
+  };
+  // Signatures are made off the event loop (libuv's thread pool), and each once: every subscription
+  // of an event gets the same bytes, so one RSA signature per (event, key) serves them all; the
+  // Standard Webhooks one covers the attempt's timestamp (whole seconds), so the deliveries of one
+  // event sent within one second share it too.
+  const signed = signatureCache();
+  const signatureOf = (eventId: string, body: string, key: SigningKey) =>
+    signed(`rsa/${key.keyId}/${eventId}`, () => signWebhookBodyOffLoop(body, privateKeyOf(key)));
+  const standardSignatureOf = (eventId: string, timestamp: string, body: string, at: Date) => {
+    const keys = validKeysAt(deps.keys.standard, at);
+    return signed(`ed25519/${keys.map((k) => k.keyId).join(',')}/${eventId}/${timestamp}`, () =>
+      standardWebhookSignatureOffLoop(keys, { id: eventId, timestamp, body }, at),
+    );
   };
 
   /** Posts and reads only the answer's status; the body is drained up to a limit, never kept. */
@@ -149,16 +168,20 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
     const key = signingKeyAt(deps.keys.signature, startedAt, target.eventId);
     const timestamp = String(Math.floor(startedAt.getTime() / 1000));
     const started = performance.now();
+    const [signature, standardSignature] = await Promise.all([
+      signatureOf(target.eventId, target.body, key),
+      standardSignatureOf(target.eventId, timestamp, target.body, startedAt),
+    ]);
     const outcome = await exchange(
       verdict.url,
       {
         'content-type': 'application/json',
         'user-agent': 'Vouch-Webhooks/1.0',
-        'vouch-signature': signatureOf(target.eventId, target.body, key),
+        'vouch-signature': signature,
         'vouch-signature-key-id': key.keyId,
         'webhook-id': target.eventId,
         'webhook-timestamp': timestamp,
-        'webhook-signature': standardWebhookSignature(deps.keys.standard, { id: target.eventId, timestamp, body: target.body }, startedAt),
+        'webhook-signature': standardSignature,
       },
       target.body,
     );

@@ -28,10 +28,27 @@ const privateKeyOf = (k: Ed25519Key) => {
 
 /** The `webhook-signature` header's value: one `v1a,…` per key valid at `at`. */
 export function standardWebhookSignature(ring: readonly Ed25519Key[], message: { id: string; timestamp: string; body: string }, at: Date): string {
+  const { keys, content } = signing(ring, message, at);
+  return keys.map((k) => `v1a,${sign(null, content, privateKeyOf(k)).toString('base64')}`).join(' ');
+}
+
+/** standardWebhookSignature on libuv's thread pool, off the event loop (the dispatcher signs hundreds a second). */
+export async function standardWebhookSignatureOffLoop(
+  ring: readonly Ed25519Key[],
+  message: { id: string; timestamp: string; body: string },
+  at: Date,
+): Promise<string> {
+  const { keys, content } = signing(ring, message, at);
+  const signatures = await Promise.all(
+    keys.map((k) => new Promise<Buffer>((resolve, reject) => sign(null, content, privateKeyOf(k), (err, sig) => (err ? reject(err) : resolve(sig))))),
+  );
+  return signatures.map((sig) => `v1a,${sig.toString('base64')}`).join(' ');
+}
+
+function signing(ring: readonly Ed25519Key[], message: { id: string; timestamp: string; body: string }, at: Date) {
   const keys = validKeysAt(ring, at);
   if (keys.length === 0) throw new Error(`no Standard Webhooks key of the ring is valid at ${at.toISOString()}`);
-  const content = Buffer.from(signedContent(message), 'utf8');
-  return keys.map((k) => `v1a,${sign(null, content, privateKeyOf(k)).toString('base64')}`).join(' ');
+  return { keys, content: Buffer.from(signedContent(message), 'utf8') };
 }
 
 /** A public key of the ring as GET /webhook-keys lists it, in both forms. */

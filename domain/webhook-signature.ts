@@ -26,9 +26,20 @@ export type PublicKey = z.input<typeof publicKeySchema>;
 
 /** `privateKey`: PEM, or a parsed key (parsing the PEM costs more than the signature itself). */
 export function signWebhookBody(body: string | Buffer, privateKey: string | KeyObject): string {
-  const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
-  return sign('sha512', typeof body === 'string' ? Buffer.from(body, 'utf8') : body, { key, padding: constants.RSA_PKCS1_PADDING }).toString('base64');
+  const { data, key } = rsaSigning(body, privateKey);
+  return sign('sha512', data, key).toString('base64');
 }
+
+/** signWebhookBody on libuv's thread pool, off the event loop (the dispatcher signs hundreds of events a second). */
+export function signWebhookBodyOffLoop(body: string | Buffer, privateKey: string | KeyObject): Promise<string> {
+  const { data, key } = rsaSigning(body, privateKey);
+  return new Promise((resolve, reject) => sign('sha512', data, key, (err, signature) => (err ? reject(err) : resolve(signature.toString('base64')))));
+}
+
+const rsaSigning = (body: string | Buffer, privateKey: string | KeyObject) => ({
+  data: typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
+  key: { key: typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey, padding: constants.RSA_PKCS1_PADDING },
+});
 
 /** Keys of the ring whose window [validFrom, validUntil) holds `at`, in ring order. */
 export function validKeysAt<K extends SigningKey>(ring: readonly K[], at: Date): K[] {

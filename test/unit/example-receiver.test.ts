@@ -78,3 +78,17 @@ it('given the Standard Webhooks keys, refuses a delivery replayed after five min
     strict.close();
   }
 });
+
+it('the signatures made off the event loop (as the dispatcher makes them) are the ones made on it, and verify', async () => {
+  const { signWebhookBodyOffLoop } = await import('../../domain/webhook-signature.ts');
+  const { standardWebhookSignatureOffLoop } = await import('../../domain/standard-webhooks.ts');
+  const body = JSON.stringify({ eventType: 'account_status_change', data: { eventId: 'e-9', entityId: 'x', status: 'APPROVED' } });
+  const offLoop = await signWebhookBodyOffLoop(body, key().privateKeyPem);
+  assert.equal(offLoop, signWebhookBody(body, key().privateKeyPem), 'RSA PKCS#1 v1.5 is deterministic');
+  assert.equal((await post(body, offLoop)).status, 200);
+  const at = new Date();
+  const message = { id: 'e-9', timestamp: String(Math.floor(at.getTime() / 1000)), body };
+  const standard = testKeyRings().standardWebhooks;
+  assert.equal(await standardWebhookSignatureOffLoop(standard, message, at), standardWebhookSignature(standard, message, at), 'Ed25519 is deterministic');
+  assert.notEqual(await signWebhookBodyOffLoop(body + ' ', key().privateKeyPem), offLoop, 'a changed body, another signature');
+});
