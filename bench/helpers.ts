@@ -1,13 +1,17 @@
 // What the verification benchmarks share: the stack they run on, percentiles, waiting for a
 // condition, bounded concurrency, and a loopback webhook receiver that notes when each entity's
 // first event (of the kinds counted) arrived.
+import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
-import { startStack, type Stack } from '../test/helpers/stack.ts';
+import { startProviderSim } from '../provider-sim/server.ts';
+import { start } from '../test/helpers/processes.ts';
+import { startStack, workerEnvFor, type Stack } from '../test/helpers/stack.ts';
 
 export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -56,11 +60,41 @@ export async function loopbackReceiver(counts: (event: Event) => boolean = () =>
 }
 
 /**
+ * A receiver like loopbackReceiver in a child process (bench/receiver-process.ts), counting the
+ * deliveries of one event type: the client's system on the same machine, not sharing Vouch's event
+ * loop. `deliveries()` lags by at most a tenth of a second.
+ */
+export async function receiverProcess(eventType: string) {
+  const child = fork(fileURLToPath(new URL('./receiver-process.ts', import.meta.url)), [eventType], { stdio: 'inherit' });
+  let deliveries = 0;
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.on('message', (m: { port?: number; deliveries?: number }) => {
+      if (m.port !== undefined) resolve(m.port);
+      if (m.deliveries !== undefined) deliveries = m.deliveries;
+    });
+  });
+  return {
+    url: (path: string) => `http://127.0.0.1:${port}/${path}`,
+    deliveries: () => deliveries,
+    close: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.disconnect();
+      }),
+  };
+}
+
+/**
  * Runs a benchmark on the real parts: a fresh PostgreSQL database, a Temporal dev server, the API
  * and workers on PostgreSQL (pool 10, API rate limit out of the way), keys in a temporary DATA_DIR;
- * everything is torn down after, also on failure.
+ * everything is torn down after, also on failure. The workers run in this process, or with
+ * `workerProcess` as deployed: `node worker.ts`, a process of its own (with the provider simulator).
  */
-export async function onBenchStack(options: { database: string; providerCallbacks?: boolean }, bench: (stack: Stack) => Promise<void>): Promise<void> {
+export async function onBenchStack(
+  options: { database: string; providerCallbacks?: boolean; workerProcess?: boolean },
+  bench: (stack: Stack) => Promise<void>,
+): Promise<void> {
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'vouch-bench-'));
@@ -70,13 +104,27 @@ export async function onBenchStack(options: { database: string; providerCallback
     const temporal = await startTemporal();
     cleanups.push(() => temporal.stop());
     Object.assign(process.env, { TEST_DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir });
+    const separate = options.workerProcess ?? false;
     const stack = await startStack({
-      workers: true,
+      workers: !separate,
       providerCallbacks: options.providerCallbacks ?? false,
       poolSize: 10,
       env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_SECOND: '10000' },
     });
     cleanups.push(() => stack.close());
+    if (separate) {
+      // as deployed (docker-compose.yml): the worker is `node worker.ts`, a process of its own beside the API's
+      const sim = await startProviderSim();
+      cleanups.push(() => sim.close());
+      const us = sim.state.addClient({ clientId: 'vouch' });
+      const worker = start(
+        'worker.ts',
+        [],
+        workerEnvFor(stack, { url: sim.url, appToken: us.appToken, secretKey: us.secretKey }, { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'info' }),
+      );
+      cleanups.push(() => worker.stop('SIGTERM'));
+      await worker.waitFor(/worker polling/, 60_000);
+    }
     await bench(stack);
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err) => process.stdout.write(`clean-up: ${(err as Error).message}\n`));

@@ -5,22 +5,27 @@
 //   decide   5,000 people whose identity document is already there, a business with 10
 //            subscriptions: upload → every decision decided, and → every webhook delivered to all
 //            10; decisions per second counted to the last delivery (goal ≥ 100/s);
-//   node bench/requirement-batch.ts [--only upload,decide] [--records 5000] [--runs 3]
+//   node bench/requirement-batch.ts [--only upload,decide] [--records 5000] [--runs 3] [--subscriptions 10]
 import { parseArgs } from 'node:util';
 import os from 'node:os';
 import { createSubscription } from '../store/subscriptions.ts';
 import { bulkEntities, bulkIdDocuments, entityIdsOf } from '../test/helpers/bulk.ts';
 import { canonicalRecords, jsonLines, uploadRecords, waitForRequirementBatch } from '../test/helpers/requirement-batches.ts';
 import type { Stack } from '../test/helpers/stack.ts';
-import { loopbackReceiver, onBenchStack, pct, waitUntil } from './helpers.ts';
+import { onBenchStack, pct, receiverProcess, waitUntil } from './helpers.ts';
 
 const { values } = parseArgs({
-  options: { only: { type: 'string', default: 'upload,decide' }, records: { type: 'string', default: '5000' }, runs: { type: 'string', default: '3' } },
+  options: {
+    only: { type: 'string', default: 'upload,decide' },
+    records: { type: 'string', default: '5000' },
+    runs: { type: 'string', default: '3' },
+    subscriptions: { type: 'string', default: '10' },
+  },
 });
 const only = new Set(values.only.split(','));
 const RECORDS = Number(values.records);
 const RUNS = Number(values.runs);
-const SUBSCRIPTIONS = 10;
+const SUBSCRIPTIONS = Number(values.subscriptions);
 const say = (s: string) => process.stdout.write(`${s}\n`);
 const figures: Record<string, string>[] = [];
 
@@ -71,7 +76,7 @@ async function uploadBench(stack: Stack) {
 async function decideBench(stack: Stack) {
   for (let run = 0; run < RUNS; run++) {
     const p = await people(stack, `decide-${run}`, RECORDS, true);
-    const receiver = await loopbackReceiver((e) => e.eventType === 'account_status_change');
+    const receiver = await receiverProcess('account_status_change');
     for (let i = 0; i < SUBSCRIPTIONS; i++)
       await createSubscription(stack.db, p.businessId, {
         notificationChannel: 'WEBHOOK',
@@ -89,6 +94,12 @@ async function decideBench(stack: Stack) {
     await waitUntil(() => receiver.deliveries() >= RECORDS * SUBSCRIPTIONS, 600_000, 'every delivery');
     const deliveredAt = performance.now() - t0;
     await receiver.close();
+    // attempts that failed (each waits out its retry schedule before the next): what they met
+    const failed = await stack.db.query<{ error: string; n: string }>(
+      `SELECT a.error, count(*) AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.business_id = $1 AND NOT a.succeeded GROUP BY a.error ORDER BY n DESC`,
+      [p.businessId],
+    );
     const row = {
       part: 'decide',
       run: String(run + 1),
@@ -98,6 +109,7 @@ async function decideBench(stack: Stack) {
       'decisions/s (to the last delivery)': (RECORDS / (deliveredAt / 1000)).toFixed(1),
       'deliveries/s': ((RECORDS * SUBSCRIPTIONS) / (deliveredAt / 1000)).toFixed(0),
       deliveries: String(receiver.deliveries()),
+      'failed attempts': failed.map((f) => `${f.n} × ${f.error}`).join('; ') || 'none',
     };
     figures.push(row);
     say(JSON.stringify(row));
@@ -105,7 +117,7 @@ async function decideBench(stack: Stack) {
 }
 
 say(`node ${process.version}, ${os.cpus().length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB`);
-await onBenchStack({ database: 'vouch_bench_requirements' }, async (stack) => {
+await onBenchStack({ database: 'vouch_bench_requirements', workerProcess: true }, async (stack) => {
   if (only.has('upload')) await uploadBench(stack);
   if (only.has('decide')) await decideBench(stack);
 });
