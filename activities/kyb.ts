@@ -101,10 +101,22 @@ export function createPersonDecidedHook(deps: { db: Db; log: Logger; ownerDecide
   return async (decided: string | readonly string[]): Promise<void> => {
     const people = typeof decided === 'string' ? [decided] : decided;
     if (people.length === 0) return;
+    let waiting: Awaited<ReturnType<typeof waitingSubmissionsOfOwners>> = [];
     try {
-      for (const { submission, ownerId } of await waitingSubmissionsOfOwners(deps.db, people)) await deps.ownerDecided(submission, ownerId);
+      waiting = await waitingSubmissionsOfOwners(deps.db, people);
     } catch (err) {
       deps.log.warn({ err, people: people.slice(0, 10) }, 'KYB submissions waiting on these owners were not woken; they look again within minutes');
+    }
+    for (const { submission, ownerId } of waiting) {
+      // one wake that fails holds back no other
+      await deps
+        .ownerDecided(submission, ownerId)
+        .catch((err: unknown) =>
+          deps.log.warn(
+            { err, entityId: ownerId, submissionId: submission.submissionId },
+            'a KYB submission waiting on this owner was not woken; it looks again within minutes',
+          ),
+        );
     }
   };
 }

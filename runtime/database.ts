@@ -29,7 +29,7 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
   // PGlite is one database session: its socket server multiplexes connections, but interleaved
   // extended-protocol messages of concurrent connections can mismatch (seen as 08P01 errors and
   // wrong rows under load). One connection per process keeps every statement whole.
-  const db = config.database.url ? connectDb(url, config.database.poolSize) : connectDb(url, 1, { prepare: false });
+  const db = config.database.url ? connectDb(url, config.database.poolSize, { prepare: true }) : connectDb(url, 1);
   await migrate(db);
   const log = options.auditSweep;
   const stopSweep = log ? startLinkSweep(db, (err) => log.warn({ err }, 'audit entries not linked yet; the next sweep retries')) : async () => {};

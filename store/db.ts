@@ -1,7 +1,7 @@
 // The one way code reaches PostgreSQL: a pool speaking the wire protocol, whether the server is
 // a real PostgreSQL or the embedded PGlite served over a socket (store/embedded-postgres.ts).
 import pg from 'pg';
-import { preparedStatementNames } from './prepared-statements.ts';
+import { isStaleStatement, preparedStatementNames } from './prepared-statements.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -35,7 +35,7 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-/** `prepare`: hot statements run as named prepared statements (store/prepared-statements.ts); not for PGlite. */
+/** `prepare`: hot statements run as named prepared statements (store/prepared-statements.ts) — a real PostgreSQL's, never PGlite's. */
 export function connectDb(url: string, poolSize = 10, options: { prepare?: boolean } = {}): Db {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
   // A pooled client that errors while idle must not take the process down; the pool replaces it.
@@ -44,9 +44,21 @@ export function connectDb(url: string, poolSize = 10, options: { prepare?: boole
   // a client may emit 'error' more than once, and pool.query listens only once. The query itself
   // still fails (its callback gets the error), so a listener on every client is all that is needed.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const names = options.prepare === false ? null : preparedStatementNames();
-  const run = async <T extends Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await client.query<T>({ text: sql, values: params as unknown[] | undefined, name: names?.nameOf(sql) })).rows;
+  const names = options.prepare ? preparedStatementNames() : null;
+  const run = async <T extends Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
+    const values = params as unknown[] | undefined;
+    const name = names?.nameOf(sql);
+    try {
+      return (await client.query<T>({ text: sql, values, name })).rows;
+    } catch (err) {
+      if (name === undefined || !isStaleStatement(err)) throw err;
+      // a migration changed a table the statement reads (or a pooler lost it): prepared again under new names;
+      // on its own it is run again unnamed (it failed before running); in a transaction, that fails and its caller retries
+      names!.forget();
+      if (client !== pool) throw err;
+      return (await client.query<T>({ text: sql, values })).rows;
+    }
+  };
   // work started after commits, awaited by close() so that none is cut off by the pool's end
   const afterWork = new Set<Promise<void>>();
   const startAfter = (fn: (db: Db) => Promise<void>) => {

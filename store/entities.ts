@@ -27,12 +27,16 @@ export async function lockEntity(q: Queryable, entityId: string): Promise<boolea
 }
 
 /**
- * Locks these entities' rows (FOR UPDATE, in id order: two transactions locking overlapping sets
- * never wait on each other in a cycle), as lockEntity would one by one; returns those that exist.
+ * Locks these entities' rows (FOR UPDATE) as lockEntity would one by one; returns those that exist.
+ * In the one order of the codebase — business entities before people (a business entity before its
+ * members: a person's deletion, KYB's settling), then by id — so two transactions locking
+ * overlapping sets never wait on each other in a cycle.
  */
 export async function lockEntities(q: Tx, entityIds: readonly string[]): Promise<Set<string>> {
   const wanted = [...new Set(entityIds)].filter((id) => !q.memo.has(lockKey(id)));
-  const rows = wanted.length ? await q.query<{ id: string }>('SELECT id FROM entities WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE', [wanted]) : [];
+  const rows = wanted.length
+    ? await q.query<{ id: string }>("SELECT id FROM entities WHERE id = ANY ($1::uuid[]) ORDER BY type = 'INDIVIDUAL', id FOR UPDATE", [wanted])
+    : [];
   for (const r of rows) q.memo.set(lockKey(String(r.id)), true);
   return new Set(entityIds.filter((id) => q.memo.has(lockKey(id))));
 }

@@ -20,23 +20,42 @@ export const MAX_NAMED = 400;
 /** Distinct texts counted at most. */
 const MAX_COUNTED = 5_000;
 
+/** What a named statement meets when its connection's prepared form no longer fits: a migration changed a table it reads, or a pooler lost it. */
+export function isStaleStatement(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return (e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '')) || e?.code === '26000';
+}
+/** Times the names are given up (isStaleStatement) before statements stay unnamed for good. */
+const MAX_GENERATIONS = 3;
+const UNNEST = /\bunnest\s*\(/i;
+
 export function preparedStatementNames() {
-  const named = new Map<string, string>();
+  let named = new Map<string, string>();
   const seen = new Map<string, number>();
+  let generation = 1;
   return {
     /** The name `sql` runs under, or undefined (unnamed) while it is not hot, or once the bound is reached. */
     nameOf(sql: string): string | undefined {
       const name = named.get(sql);
-      if (name !== undefined || named.size >= MAX_NAMED || sql.includes('unnest(')) return name;
+      if (name !== undefined || named.size >= MAX_NAMED || generation > MAX_GENERATIONS || UNNEST.test(sql)) return name;
       const n = (seen.get(sql) ?? 0) + 1;
       if (n < HOT_AFTER) {
         if (seen.size < MAX_COUNTED || seen.has(sql)) seen.set(sql, n);
         return undefined;
       }
       seen.delete(sql);
-      const given = `vouch_${named.size + 1}`;
+      const given = `vouch_${generation}_${named.size + 1}`;
       named.set(sql, given);
       return given;
+    },
+    /**
+     * Gives every name up after a stale statement (its connection's prepared form no longer fits):
+     * texts are prepared again under new names, on every connection; after MAX_GENERATIONS times
+     * (a pooler that keeps losing them), never again.
+     */
+    forget(): void {
+      generation++;
+      named = new Map();
     },
     get size() {
       return named.size;

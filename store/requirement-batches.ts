@@ -195,10 +195,11 @@ export type ClaimedRecord = {
   value: string | null;
 };
 
-/** The entities these records are about, read without a lock (their handling locks those entities first, then the records). */
+/** The entities these records still pending are about, read without a lock (their handling locks those entities first, then the records). */
 export async function recordTargets(q: Queryable, batchId: string, rows: readonly number[]): Promise<string[]> {
   const found = await q.query<{ target_entity_id: string }>(
-    'SELECT DISTINCT target_entity_id FROM requirement_batch_records WHERE batch_id = $1 AND row_number = ANY ($2::int[]) AND target_entity_id IS NOT NULL',
+    `SELECT DISTINCT target_entity_id FROM requirement_batch_records
+      WHERE batch_id = $1 AND row_number = ANY ($2::int[]) AND status = 'pending' AND target_entity_id IS NOT NULL`,
     [batchId, rows],
   );
   return found.map((r) => String(r.target_entity_id));

@@ -125,7 +125,7 @@ export async function startStack(
     },
   });
   const log = createLogger(config.logLevel, 'vouch-test', sink);
-  const db = connectDb(config.database.url!, options.poolSize ?? 5);
+  const db = connectDb(config.database.url!, options.poolSize ?? 5, { prepare: true }); // as the service runs on PostgreSQL (runtime/database.ts)
   await migrate(db);
   const temporal = await connectClient(config);
   let connection: NativeConnection | undefined;

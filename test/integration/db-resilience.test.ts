@@ -38,3 +38,31 @@ it('fails the transaction whose connection is killed between two statements, and
     process.off('uncaughtException', onUncaught);
   }
 });
+
+it("a prepared statement outlives a migration that changes its table: run again unnamed at once, in a transaction after the caller's retry", async () => {
+  const url = await isolatedDatabaseUrl();
+  const prepared = connectDb(url, 1, { prepare: true }); // one connection: every run on the one that prepared it
+  try {
+    await prepared.query('CREATE TABLE migrated (id int)');
+    await prepared.query('INSERT INTO migrated VALUES (1)');
+    const read = () => prepared.query('SELECT * FROM migrated');
+    for (let i = 0; i < 4; i++) assert.deepEqual(await read(), [{ id: 1 }]); // hot: named and prepared
+    await admin.query('SELECT 1'); // (another pool)
+    const other = connectDb(url, 1);
+    await other.query('ALTER TABLE migrated ADD COLUMN note text'); // a new release's migration, from another process
+    await other.close();
+    assert.deepEqual(await read(), [{ id: 1, note: null }], 'on its own: run again unnamed, the new column there');
+    for (let i = 0; i < 4; i++) assert.deepEqual(await read(), [{ id: 1, note: null }], 'prepared again under a new name');
+    const again = connectDb(url, 1);
+    await again.query('ALTER TABLE migrated ADD COLUMN more text');
+    await again.close();
+    await assert.rejects(
+      prepared.tx((q) => q.query('SELECT * FROM migrated')),
+      /cached plan must not change result type/,
+      'in a transaction the statement fails (the transaction cannot go on)',
+    );
+    assert.deepEqual(await prepared.tx((q) => q.query('SELECT * FROM migrated')), [{ id: 1, note: null, more: null }], "the caller's retry works");
+  } finally {
+    await prepared.close();
+  }
+});

@@ -2,7 +2,7 @@
 // never one that unnests arrays, and never more than the bound.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HOT_AFTER, MAX_NAMED, preparedStatementNames } from '../../store/prepared-statements.ts';
+import { HOT_AFTER, isStaleStatement, MAX_NAMED, preparedStatementNames } from '../../store/prepared-statements.ts';
 
 describe('prepared statement names', () => {
   it('names a text once it has run HOT_AFTER times, always the same name; another text another name', () => {
@@ -30,5 +30,36 @@ describe('prepared statement names', () => {
     assert.equal(names.size, MAX_NAMED);
     assert.equal(names.nameOf(`SELECT ${MAX_NAMED + 10}`), undefined);
     assert.ok(names.nameOf('SELECT 0'), 'those named keep their names');
+  });
+});
+
+describe('prepared statement names given up', () => {
+  it('after a stale statement, texts get new names; after three times, none', () => {
+    const names = preparedStatementNames();
+    const hot = (sql: string) => {
+      for (let j = 1; j < HOT_AFTER; j++) names.nameOf(sql);
+      return names.nameOf(sql);
+    };
+    const first = hot('SELECT 1');
+    names.forget();
+    const second = hot('SELECT 1');
+    assert.ok(first && second && first !== second, 'a new name: the connections prepared the old one with the old table');
+    names.forget();
+    assert.ok(hot('SELECT 1'));
+    names.forget();
+    assert.equal(hot('SELECT 1'), undefined, 'a pooler that keeps losing them: unnamed for good');
+  });
+
+  it('knows a stale statement by its error, and nothing else', () => {
+    assert.equal(isStaleStatement({ code: '0A000', message: 'cached plan must not change result type' }), true);
+    assert.equal(isStaleStatement({ code: '26000', message: 'prepared statement "vouch_1_3" does not exist' }), true);
+    assert.equal(isStaleStatement({ code: '0A000', message: 'FOR UPDATE cannot be applied to the nullable side of an outer join' }), false);
+    assert.equal(isStaleStatement({ code: '23505' }), false);
+  });
+
+  it('leaves UNNEST unnamed whatever its case and spacing', () => {
+    const names = preparedStatementNames();
+    for (const sql of ['SELECT * FROM UNNEST ($1::int[])', 'SELECT * FROM unnest  ($1::int[])'])
+      for (let i = 0; i < HOT_AFTER * 2; i++) assert.equal(names.nameOf(sql), undefined);
   });
 });
