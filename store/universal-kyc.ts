@@ -18,12 +18,14 @@ type SubmissionOpened = OpenSubmission & { opened: boolean; idDocuments: number;
 
 const iso = (v: unknown) => new Date(v as string).toISOString();
 
-async function openSubmission(q: Queryable, entityId: string): Promise<(OpenSubmission & { createdAt: string }) | null> {
-  const [row] = await q.query<{ id: string; deadline_at: string; created_at: string }>(
-    "SELECT id, deadline_at, created_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'",
-    [entityId],
-  );
-  return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at), createdAt: iso(row.created_at) } : null;
+/** The person's open submission ($1: the person). */
+const OPEN_SUBMISSION = "SELECT id, deadline_at, created_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'";
+/** How many live identity document files a submission holds ($1: the submission, $2: ID_DOCUMENT_SLUG); it is complete once it has one. */
+const ID_DOCUMENTS = 'SELECT count(*) FROM files WHERE submission_id = $1 AND slug = $2 AND retired_at IS NULL';
+
+async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmission | null> {
+  const [row] = await q.query<{ id: string; deadline_at: string }>(OPEN_SUBMISSION, [entityId]);
+  return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at) } : null;
 }
 
 /**
@@ -39,13 +41,13 @@ export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<Su
   if (!(await lockEntity(q, s.entityId))) return 'entity-gone';
   // the person's open submission, or a new one (the person's lock keeps a second from opening meanwhile)
   const [row] = await q.query<{ id: string; deadline_at: string; created_at: string; opened: boolean }>(
-    `WITH found AS (SELECT id, deadline_at, created_at FROM ukyc_submissions WHERE entity_id = $3 AND status = 'waiting'),
+    `WITH found AS (${OPEN_SUBMISSION}),
      made AS (
        INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at)
-       SELECT $1, $2, $3, now() + make_interval(secs => $4) WHERE NOT EXISTS (SELECT 1 FROM found)
+       SELECT $2, $3, $1, now() + make_interval(secs => $4) WHERE NOT EXISTS (SELECT 1 FROM found)
        RETURNING id, deadline_at, created_at)
      SELECT *, false AS opened FROM found UNION ALL SELECT *, true AS opened FROM made`,
-    [randomUUID(), s.businessId, s.entityId, s.deadlineSeconds],
+    [s.entityId, randomUUID(), s.businessId, s.deadlineSeconds],
   );
   const open = { submissionId: String(row!.id), deadlineAt: iso(row!.deadline_at), createdAt: iso(row!.created_at) };
   const opened = row!.opened;
@@ -54,15 +56,14 @@ export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<Su
   // statement's parts see the rows as they were before it, so the files it attaches are counted apart).
   const [docs] = await q.query<{ id_documents: string }>(
     `WITH superseded AS (
-       UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $2 AND status = 'PENDING'),
-     added AS (INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($3, $4, $2, $5, $1)),
+       UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $3 AND status = 'PENDING'),
+     added AS (INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($4, $5, $3, $6, $1)),
      attached AS (
-       UPDATE files SET submission_id = $1 WHERE entity_id = $4 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY ($6) RETURNING slug),
+       UPDATE files SET submission_id = $1 WHERE entity_id = $5 AND submission_id IS NULL AND retired_at IS NULL AND slug = ANY ($7) RETURNING slug),
      joined AS (
-       UPDATE entity_requirements SET submission_id = $1 WHERE entity_id = $4 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY ($6))
-     SELECT (SELECT count(*) FROM files WHERE submission_id = $1 AND slug = $7 AND retired_at IS NULL)
-          + (SELECT count(*) FROM attached WHERE slug = $7) AS id_documents`,
-    [open.submissionId, CANONICAL_KYC_SLUG, randomUUID(), s.entityId, JSON.stringify(s.value), UKYC_FILE_SLUGS, ID_DOCUMENT_SLUG],
+       UPDATE entity_requirements SET submission_id = $1 WHERE entity_id = $5 AND submission_id IS NULL AND status = 'PENDING' AND requirement_slug = ANY ($7))
+     SELECT (${ID_DOCUMENTS}) + (SELECT count(*) FROM attached WHERE slug = $2) AS id_documents`,
+    [open.submissionId, ID_DOCUMENT_SLUG, CANONICAL_KYC_SLUG, randomUUID(), s.entityId, JSON.stringify(s.value), UKYC_FILE_SLUGS],
   );
   recordAudit(q, {
     businessId: s.businessId,
@@ -109,13 +110,10 @@ export async function recordUploadedFiles(
   });
 }
 
-/** How many live identity document files the submission holds (it is complete once it has one). */
+/** How many live identity document files the submission holds (ID_DOCUMENTS). */
 async function identityDocuments(q: Queryable, submissionId: string): Promise<number> {
-  const [docs] = await q.query<{ n: string }>('SELECT count(*) AS n FROM files WHERE submission_id = $1 AND slug = $2 AND retired_at IS NULL', [
-    submissionId,
-    ID_DOCUMENT_SLUG,
-  ]);
-  return Number(docs?.n ?? 0);
+  const [docs] = await q.query<{ count: string }>(ID_DOCUMENTS, [submissionId, ID_DOCUMENT_SLUG]);
+  return Number(docs?.count ?? 0);
 }
 
 export type SubmissionState = {
