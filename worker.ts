@@ -11,6 +11,7 @@ import { bundleWorkflowCode, Worker, type ActivityInterceptors, type NativeConne
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
+import { runsWorkflows } from './runtime/worker-roles.ts';
 import { actAs } from './store/audit-actor.ts';
 import { createFileStore } from './runtime/file-store.ts';
 import { createRuns } from './temporal/runs.ts';
@@ -26,6 +27,8 @@ export type Workers = {
   run(): Promise<void>;
   /** Stops polling, lets running tasks finish, and resolves when the workers are done. */
   shutdown(): Promise<void>;
+  /** Each worker's task queue and state (`GET /health` of the worker's metrics port); ok when all are RUNNING. */
+  health(): { ok: boolean; workers: { taskQueue: string; state: string }[] };
 };
 
 /** Bundles the workflow code (webpack); only warnings and errors are printed. */
@@ -57,14 +60,14 @@ const actingAsItsRun = (ctx: Context): ActivityInterceptors => ({
 export type WorkerDeps = Omit<ActivityDeps, 'settings' | 'start' | 'runs' | 'files'> & { temporal: Client };
 
 /**
- * Four workers share one connection and one workflow bundle:
+ * Up to four workers, one per role of WORKER_ROLES (runtime/worker-roles.ts), share one connection and one workflow bundle:
  * - general queue: the batch import, person verification (hosted SDK), sandbox review, universal
  *   KYC, universal KYB and housekeeping workflows, and the database activities;
  * - provider queue: every provider call (batch rows and sync imports, sync first), at most
  *   PROVIDER_RATE_LIMIT_PER_SECOND across the fleet;
  * - sync queue: sync-import workflows and their database steps, so a waiting caller never queues behind a batch;
  * - webhook queue: the dispatcher and the retry workflows of deliveries, apart from imports.
- * The webhook dispatcher workflow is started (if it is not running) before they poll.
+ * With the webhook role, the webhook dispatcher workflow is started (if it is not running) before they poll.
  */
 export async function createWorkers(config: Config, connection: NativeConnection, base: WorkerDeps): Promise<Workers> {
   const { temporal, ...rest } = base;
@@ -84,7 +87,8 @@ export async function createWorkers(config: Config, connection: NativeConnection
   };
   const deps: ActivityDeps = { ...rest, settings, start, runs: createRuns(temporal), files: createFileStore(config) };
   const t = config.temporal;
-  const bundle = await workflowBundle(config);
+  // only the roles that run workflows need the workflow code
+  const bundle = config.temporal.workerRoles.some(runsWorkflows) ? await workflowBundle(config) : undefined;
   // every payload encrypted, as the clients do (temporal/payload-codec.ts)
   const common = {
     connection,
@@ -93,28 +97,41 @@ export async function createWorkers(config: Config, connection: NativeConnection
     // every audit entry an activity writes names its workflow and run (store/audit-actor.ts)
     interceptors: { activity: [actingAsItsRun] },
   };
-  const general = await Worker.create({ ...common, taskQueue: t.taskQueue, workflowBundle: bundle, activities: createActivities(deps) });
-  const provider = await Worker.create({
-    ...common,
-    taskQueue: t.providerTaskQueue,
-    activities: createProviderActivities(deps),
-    // the server's limit lets bursts through; the slots (activities/index.ts paced) space them
-    maxTaskQueueActivitiesPerSecond: providerDispatchPerSecond(t.providerRateLimitPerSecond),
-    maxConcurrentActivityTaskExecutions: providerConcurrency(t.providerRateLimitPerSecond),
-  });
-  const sync = await Worker.create({ ...common, taskQueue: t.syncTaskQueue, workflowBundle: bundle, activities: createActivities(deps) });
-  const webhooks = await Worker.create({
-    ...common,
-    taskQueue: config.webhooks.taskQueue,
-    workflowBundle: bundle,
-    activities: createWebhookQueueActivities(deps),
-    // room for the long-lived dispatcher activities besides the retry attempts
-    maxConcurrentActivityTaskExecutions: 100 + config.webhooks.dispatchers,
-    // shutdownGraceTime stays 0: a dispatcher is canceled at once, finishes its requests in flight
-    // (5 s at most), records them and returns
-  });
-  await start.webhookDispatcher();
-  const workers = [general, provider, sync, webhooks];
+  const roles = new Set(config.temporal.workerRoles);
+  const workers: Worker[] = [];
+  if (roles.has('general')) {
+    workers.push(await Worker.create({ ...common, taskQueue: t.taskQueue, workflowBundle: bundle, activities: createActivities(deps) }));
+  }
+  if (roles.has('provider')) {
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: t.providerTaskQueue,
+        activities: createProviderActivities(deps),
+        // the server's limit lets bursts through; the slots (activities/index.ts paced) space them
+        maxTaskQueueActivitiesPerSecond: providerDispatchPerSecond(t.providerRateLimitPerSecond),
+        maxConcurrentActivityTaskExecutions: providerConcurrency(t.providerRateLimitPerSecond),
+      }),
+    );
+  }
+  if (roles.has('sync')) {
+    workers.push(await Worker.create({ ...common, taskQueue: t.syncTaskQueue, workflowBundle: bundle, activities: createActivities(deps) }));
+  }
+  if (roles.has('webhooks')) {
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: config.webhooks.taskQueue,
+        workflowBundle: bundle,
+        activities: createWebhookQueueActivities(deps),
+        // room for the long-lived dispatcher activities besides the retry attempts
+        maxConcurrentActivityTaskExecutions: 100 + config.webhooks.dispatchers,
+        // shutdownGraceTime stays 0: a dispatcher is canceled at once, finishes its requests in flight
+        // (5 s at most), records them and returns
+      }),
+    );
+    await start.webhookDispatcher();
+  }
   let running: Promise<void> | undefined;
   return {
     workers,
@@ -125,6 +142,10 @@ export async function createWorkers(config: Config, connection: NativeConnection
     async shutdown() {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running?.catch(() => {});
+    },
+    health() {
+      const states = workers.map((w) => ({ taskQueue: w.options.taskQueue, state: w.getState() }));
+      return { ok: states.every((w) => w.state === 'RUNNING'), workers: states };
     },
   };
 }
@@ -156,10 +177,11 @@ if (import.meta.main) {
         port: config.metrics.workerPort,
         log,
         allowed: (a) => bearerAllowed(config.environment, config.metrics.token, a),
+        health: () => workers.health(),
       });
       onShutdown(() => new Promise<void>((r) => server.close(() => r())));
       log.info({ url: `http://${config.metrics.workerHost}:${config.metrics.workerPort}/metrics` }, 'worker metrics');
     }
-    log.info({ taskQueue: config.temporal.taskQueue, providerTaskQueue: config.temporal.providerTaskQueue }, 'worker polling');
+    log.info({ roles: config.temporal.workerRoles, taskQueues: workers.health().workers.map((w) => w.taskQueue) }, 'worker polling');
   });
 }

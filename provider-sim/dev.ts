@@ -8,6 +8,7 @@ import path from 'node:path';
 import { SCENARIOS } from './scenarios.ts';
 import { startProviderSim, type ProviderSim } from './server.ts';
 import { replaceAtomically } from '../runtime/secret-file.ts';
+import { SIMULATOR_CREDENTIALS_FILE } from '../runtime/simulator-credentials.ts';
 
 type Account = { clientId: string; appToken: string; secretKey: string; webhookSecret: string };
 export type DevSimCredentials = { recipient: Account; donor: Account };
@@ -20,7 +21,7 @@ const account = (clientId: string): Account => ({
 });
 
 export async function devSimCredentials(dataDir: string, recipientClientId: string): Promise<DevSimCredentials> {
-  const file = path.join(dataDir, 'provider-sim.json');
+  const file = path.join(dataDir, SIMULATOR_CREDENTIALS_FILE);
   try {
     const saved = JSON.parse(await readFile(file, 'utf8')) as DevSimCredentials;
     if (saved.recipient.clientId === recipientClientId) return saved;
@@ -35,11 +36,13 @@ export async function devSimCredentials(dataDir: string, recipientClientId: stri
 export async function startDevProviderSim(options: {
   dataDir: string;
   port: number;
+  /** 127.0.0.1 unless told (compose: 0.0.0.0 on its network). */
+  host?: string;
   recipientClientId: string;
   webhookUrl?: string;
 }): Promise<{ sim: ProviderSim; credentials: DevSimCredentials; samplesCsv: string }> {
   const credentials = await devSimCredentials(options.dataDir, options.recipientClientId);
-  const sim = await startProviderSim({ port: options.port });
+  const sim = await startProviderSim({ port: options.port, host: options.host });
   sim.state.addClient({ ...credentials.recipient, webhookUrl: options.webhookUrl ?? null });
   sim.state.addClient(credentials.donor);
   const rows = ['externalId,applicantId'];

@@ -7,7 +7,9 @@ const config = loadConfig();
 const { sim, credentials, samplesCsv } = await startDevProviderSim({
   dataDir: config.dataDir,
   port: config.provider.simPort,
+  host: config.provider.simHost,
   recipientClientId: config.provider.clientId,
+  webhookUrl: config.provider.simCallbackUrl,
 });
 process.stdout.write(
   [

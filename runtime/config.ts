@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_KYB_DEADLINE_SECONDS } from '../domain/kyb.ts';
 import { DEFAULT_UKYC_DEADLINE_SECONDS } from '../domain/universal-kyc.ts';
+import { WORKER_ROLE_NAMES, workerRoles } from './worker-roles.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const port = z.coerce.number().int().min(0).max(65535);
@@ -74,6 +75,11 @@ export const SETTINGS = {
     "provider calls per second, fleet-wide: spaced by slots in PostgreSQL, and the provider queue's `maxTaskQueueActivitiesPerSecond` on the Temporal server",
   ),
   SYNC_TASK_QUEUE: setting(z.string().min(1).default('vouch-sync'), 'sync-import workflows and their database steps, on workers of their own'),
+  WORKER_ROLES: setting(
+    workerRoles.default([...WORKER_ROLE_NAMES]),
+    'the task queues a worker process polls, comma-separated: `general`, `sync`, `provider`, `webhooks` (see "Running a fleet")',
+    { default: 'all four' },
+  ),
   BATCH_CONCURRENCY: setting(positiveInt.default(50), 'records in flight per batch; rows per workflow run before continue-as-new'),
   BATCH_PAGE_SIZE: sameRow(positiveInt.max(1000).default(500)),
   BATCH_PROVIDER_MAX_ATTEMPTS: setting(positiveInt.default(8), 'retries of one provider call in a batch'),
@@ -88,6 +94,12 @@ export const SETTINGS = {
   PROVIDER_TIMEOUT_MS: setting(positiveInt.default(10_000), 'per-request timeout'),
   PROVIDER_LEGACY_IMPORT: setting(bool.default(false), 'use `POST /resources/applicants/-/import` instead of `reusableIdentity/reuse`'),
   PROVIDER_SIM_PORT: setting(port.default(8090), 'where `npm start` / `npm run provider-sim` serve the simulator'),
+  PROVIDER_SIM_HOST: sameRow(z.string().default('127.0.0.1')),
+  PROVIDER_SIM_CALLBACK_URL: setting(
+    z.string().url().optional(),
+    "where `npm run provider-sim` sends our account's applicant webhooks (compose's sandbox: the API's `/provider-webhooks/sumsub`)",
+    { default: 'none' },
+  ),
   WEBHOOK_TASK_QUEUE: setting(z.string().min(1).default('vouch-webhooks'), 'the webhook dispatcher and the retry workflows of deliveries'),
   WEBHOOK_DISPATCHERS: setting(
     positiveInt.max(64).default(2),
@@ -252,6 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       providerTaskQueue: e.PROVIDER_TASK_QUEUE,
       /** Sync imports: workflows and all their activities, on workers of their own. */
       syncTaskQueue: e.SYNC_TASK_QUEUE,
+      /** The task queues this worker process polls (WORKER_ROLES). */
+      workerRoles: e.WORKER_ROLES,
       batchConcurrency: e.BATCH_CONCURRENCY,
       batchPageSize: e.BATCH_PAGE_SIZE,
       /** Attempts of one provider call in a batch before the row fails as PROVIDER_UNAVAILABLE (retryable). */
@@ -272,6 +286,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       legacyImport: e.PROVIDER_LEGACY_IMPORT,
       simPort: e.PROVIDER_SIM_PORT,
+      simHost: e.PROVIDER_SIM_HOST,
+      simCallbackUrl: e.PROVIDER_SIM_CALLBACK_URL,
     },
     webhooks: {
       signingKeysJson: e.WEBHOOK_SIGNING_KEYS,

@@ -26,14 +26,23 @@ export async function metricsText(): Promise<string> {
 }
 export const METRICS_CONTENT_TYPE = register.contentType;
 
-/** The worker process's metrics endpoint (split mode): GET /metrics on host:port, the same bearer rule as the API's. */
+/**
+ * The worker process's metrics endpoint (split mode): GET /metrics on host:port, the same bearer rule
+ * as the API's; and GET /health, open like the API's (no client data), for probes: 200 while every
+ * worker of the process polls, 503 otherwise.
+ */
 export function startMetricsServer(options: {
   host: string;
   port: number;
   allowed: (authorization: string | undefined) => boolean;
+  health: () => { ok: boolean };
   log: Logger;
 }): Promise<Server> {
   const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/health') {
+      const health = options.health();
+      return void res.writeHead(health.ok ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(health));
+    }
     if (req.method !== 'GET' || req.url !== '/metrics') return void res.writeHead(404).end();
     if (!options.allowed(req.headers.authorization)) return void res.writeHead(401, { 'WWW-Authenticate': 'Bearer' }).end();
     metricsText().then(

@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
+import { withSimulatorCredentials } from './simulator-credentials.ts';
 import { setProcessActor } from '../store/audit-actor.ts';
 
 export type ProcessContext = {
@@ -36,6 +37,7 @@ export async function runProcess(name: string, main: (ctx: ProcessContext) => Pr
     throw err;
   }
   privateFiles(config.dataDir);
+  withSimulatorCredentials(config);
   // what this process writes outside a request or an activity is audited as the process itself
   setProcessActor({ type: 'system', id: `vouch-${name}` });
   const log = createLogger(config.logLevel, `vouch-${name}`);

@@ -1,16 +1,21 @@
 // The production entry points as separate processes, and the admin CLI, against the run's
 // PostgreSQL and Temporal.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { findTemporalCli } from '../../dev/temporal-cli.ts';
+import { loadConfig } from '../../runtime/config.ts';
+import { codecKeysFile } from '../../temporal/payload-codec.ts';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { freePort } from '../helpers/ports.ts';
-import { run, start, type Running } from '../helpers/processes.ts';
+import { root, run, start, type Running } from '../helpers/processes.ts';
 import { isolatedDatabaseUrl, testEnv } from '../helpers/stack.ts';
 
 const databaseUrl = await isolatedDatabaseUrl();
@@ -62,6 +67,22 @@ describe('admin CLI', () => {
     assert.deepEqual(JSON.parse(first.stdout), { namespace, added: ['BusinessId', 'BatchId', 'EntityId', 'VouchStatus'], present: [] });
     const again = await run('cli/vouch.ts', ['temporal-setup'], { ...env(), TEMPORAL_NAMESPACE: namespace });
     assert.deepEqual(JSON.parse(again.stdout), { namespace, added: [], present: ['BusinessId', 'BatchId', 'EntityId', 'VouchStatus'] });
+  });
+
+  it("compose's temporal-namespace job (docker/temporal-namespace.sh): makes a missing namespace and its search attributes, then finds them", async () => {
+    const namespace = `compose-${process.pid}-${Date.now()}`;
+    const cli = findTemporalCli();
+    assert.ok(cli, 'the Temporal CLI is installed (npm install)');
+    const job = () =>
+      promisify(execFile)('sh', [path.join(root, 'docker', 'temporal-namespace.sh')], {
+        env: { PATH: `${path.dirname(cli)}:${process.env.PATH}`, TEMPORAL_ADDRESS: testEnv('TEMPORAL_ADDRESS'), TEMPORAL_NAMESPACE: namespace },
+      });
+    const first = await job();
+    assert.match(first.stdout, new RegExp(`Namespace ${namespace} successfully registered`));
+    const again = await job();
+    for (const name of ['BusinessId', 'BatchId', 'EntityId', 'VouchStatus']) assert.match(again.stdout, new RegExp(`search attribute ${name}: present`));
+    const res = await run('cli/vouch.ts', ['temporal-setup'], { ...env(), TEMPORAL_NAMESPACE: namespace });
+    assert.deepEqual(JSON.parse(res.stdout).added, [], 'the job registered what `vouch temporal-setup` would');
   });
 
   it('makes the payload key ring once and rotates it: a new key first, the old ones kept', async () => {
@@ -167,6 +188,47 @@ describe('API and worker as separate processes', () => {
     assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status, 404);
   });
 
+  it("answers probes on the worker's metrics port: GET /health names every queue it polls, 200 while all run", async () => {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/health`);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { ok: boolean; workers: { taskQueue: string; state: string }[] };
+    assert.equal(body.ok, true);
+    const e = env();
+    assert.deepEqual(body.workers.map((w) => w.taskQueue).sort(), [e.TASK_QUEUE, e.PROVIDER_TASK_QUEUE, e.SYNC_TASK_QUEUE, e.WEBHOOK_TASK_QUEUE].sort());
+    assert.ok(body.workers.every((w) => w.state === 'RUNNING'));
+  });
+
+  it('runs only the roles of WORKER_ROLES: a provider worker polls the provider queue alone, without the workflow code', async () => {
+    const rolePort = await freePort();
+    const us = sim.state.addClient({ clientId: `vouch-role-${process.pid}` });
+    const provider = start('worker.ts', [], {
+      ...env(),
+      WORKER_ROLES: 'provider',
+      PROVIDER_BASE_URL: sim.url,
+      PROVIDER_APP_TOKEN: us.appToken,
+      PROVIDER_SECRET_KEY: us.secretKey,
+      WORKER_METRICS_PORT: String(rolePort),
+    });
+    try {
+      await provider.waitFor(/"msg":"worker polling"/);
+      const body = (await (await fetch(`http://127.0.0.1:${rolePort}/health`)).json()) as { workers: { taskQueue: string }[] };
+      assert.deepEqual(
+        body.workers.map((w) => w.taskQueue),
+        [env().PROVIDER_TASK_QUEUE],
+      );
+      assert.match(provider.output(), /"roles":\["provider"\]/);
+      assert.equal(await provider.stop('SIGTERM'), 0);
+    } finally {
+      await provider.stop('SIGKILL').catch(() => {});
+    }
+  });
+
+  it('refuses WORKER_ROLES it does not know, naming the setting', async () => {
+    const res = await run('worker.ts', [], { ...env(), WORKER_ROLES: 'general,billing' });
+    assert.notEqual(res.code, 0);
+    assert.match(res.stdout + res.stderr, /WORKER_ROLES/);
+  });
+
   it('serves requests with a key made by the CLI', async () => {
     const { apiKey } = JSON.parse((await run('cli/vouch.ts', ['business', 'create', '--name', 'Proc'], env())).stdout);
     const health = await fetch(`http://127.0.0.1:${port}/health`);
@@ -198,5 +260,35 @@ describe('API and worker as separate processes', () => {
     assert.equal(await api.stop('SIGTERM'), 0);
     assert.equal(await worker.stop('SIGTERM'), 0);
     assert.match(worker.output(), /"msg":"stopped"/);
+  });
+});
+
+describe("compose's sandbox profile, as processes", () => {
+  it('runs the simulator as a process of its own: a sandbox worker reads our account from the shared DATA_DIR and starts without credentials', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vouch-sandbox-'));
+    const simPort = await freePort();
+    const sim = start('provider-sim/main.ts', [], { ...env(), VOUCH_ENVIRONMENT: 'sandbox', DATA_DIR: dir, PROVIDER_SIM_PORT: String(simPort) });
+    let worker: Running | undefined;
+    try {
+      await sim.waitFor(/Identity-provider simulator/);
+      const sandbox = {
+        ...env(),
+        VOUCH_ENVIRONMENT: 'sandbox',
+        DATA_DIR: dir,
+        PROVIDER_BASE_URL: `http://127.0.0.1:${simPort}`,
+        WORKER_ROLES: 'provider',
+        // the ring every process on this namespace shares (compose: the setup service's, on the shared volume)
+        PAYLOAD_CODEC_KEYS_FILE: codecKeysFile(loadConfig({ ...process.env, ...env() })),
+      };
+      worker = start('worker.ts', [], { ...sandbox, WORKER_METRICS_PORT: '0' });
+      await worker.waitFor(/"msg":"worker polling"/);
+      const staging = await run('worker.ts', [], { ...sandbox, VOUCH_ENVIRONMENT: 'staging' });
+      assert.notEqual(staging.code, 0, 'outside the sandbox the file is not read');
+      assert.match(staging.stdout + staging.stderr, /PROVIDER_APP_TOKEN/);
+    } finally {
+      await worker?.stop('SIGKILL');
+      await sim.stop('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
