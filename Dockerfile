@@ -8,6 +8,7 @@ RUN npm install --omit=dev
 COPY . .
 # Bundle the workflow code once; workers load dist/workflow-bundle.js instead of bundling at start.
 RUN node scripts/build-workflows.ts
-USER node
+# the image's `node` user, by number so Kubernetes can check runAsNonRoot
+USER 1000:1000
 EXPOSE 3000
 CMD ["node", "api/server.ts"]

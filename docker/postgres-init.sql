@@ -1,2 +1,5 @@
--- A role for the Temporal server beside the service's own; auto-setup creates its databases.
-CREATE ROLE temporal WITH LOGIN PASSWORD 'temporal' CREATEDB;
+-- Temporal's role and its two databases beside the service's own (first start of the volume only);
+-- the temporal-schema job (docker/temporal-schema.sh) makes and migrates their tables.
+CREATE ROLE temporal WITH LOGIN PASSWORD 'temporal';
+CREATE DATABASE temporal OWNER temporal;
+CREATE DATABASE temporal_visibility OWNER temporal;

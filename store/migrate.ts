@@ -1,5 +1,5 @@
-// Applies store/migrations/NNN_name.sql in order, each once and in its own transaction. An
-// advisory lock lets several processes start at once without racing.
+// Applies store/migrations/NNN_name.sql in order, each once, all pending ones in one transaction
+// (all or none). An advisory lock lets several processes start at once without racing.
 import { readdir, readFile } from 'node:fs/promises';
 import type { Db } from './db.ts';
 
