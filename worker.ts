@@ -16,6 +16,7 @@ import { actAs } from './store/audit-actor.ts';
 import { createFileStore } from './runtime/file-store.ts';
 import { createRuns } from './temporal/runs.ts';
 import { createStarters } from './temporal/starters.ts';
+import { workerDeploymentOptions } from './temporal/worker-deployment.ts';
 import { providerConcurrency, providerDispatchPerSecond, providerSpacingMs } from './domain/provider-pace.ts';
 import { encryptingDataConverter, loadCodecKeys } from './temporal/payload-codec.ts';
 
@@ -96,6 +97,8 @@ export async function createWorkers(config: Config, connection: NativeConnection
     dataConverter: encryptingDataConverter(await loadCodecKeys(config)),
     // every audit entry an activity writes names its workflow and run (store/audit-actor.ts)
     interceptors: { activity: [actingAsItsRun] },
+    // this release's version of the Worker Deployment, when it names one (temporal/worker-deployment.ts)
+    ...workerDeploymentOptions(config),
   };
   const roles = new Set(config.temporal.workerRoles);
   const workers: Worker[] = [];
@@ -182,6 +185,7 @@ if (import.meta.main) {
       onShutdown(() => new Promise<void>((r) => server.close(() => r())));
       log.info({ url: `http://${config.metrics.workerHost}:${config.metrics.workerPort}/metrics` }, 'worker metrics');
     }
-    log.info({ roles: config.temporal.workerRoles, taskQueues: workers.health().workers.map((w) => w.taskQueue) }, 'worker polling');
+    const version = config.temporal.workerVersion;
+    log.info({ roles: config.temporal.workerRoles, taskQueues: workers.health().workers.map((w) => w.taskQueue), version }, 'worker polling');
   });
 }

@@ -75,6 +75,12 @@ export const SETTINGS = {
     "provider calls per second, fleet-wide: spaced by slots in PostgreSQL, and the provider queue's `maxTaskQueueActivitiesPerSecond` on the Temporal server",
   ),
   SYNC_TASK_QUEUE: setting(z.string().min(1).default('vouch-sync'), 'sync-import workflows and their database steps, on workers of their own'),
+  TEMPORAL_WORKER_BUILD_ID: setting(
+    z.string().min(1).max(255).optional(),
+    'this release\'s build id: set, the workers join the Worker Deployment `TEMPORAL_WORKER_DEPLOYMENT` as that version (see "Releasing workflow code")',
+    { default: 'unset → unversioned workers' },
+  ),
+  TEMPORAL_WORKER_DEPLOYMENT: sameRow(z.string().min(1).max(255).default('vouch')),
   WORKER_ROLES: setting(
     workerRoles.default([...WORKER_ROLE_NAMES]),
     'the task queues a worker process polls, comma-separated: `general`, `sync`, `provider`, `webhooks` (see "Running a fleet")',
@@ -264,6 +270,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       providerTaskQueue: e.PROVIDER_TASK_QUEUE,
       /** Sync imports: workflows and all their activities, on workers of their own. */
       syncTaskQueue: e.SYNC_TASK_QUEUE,
+      /** Worker Versioning: this release's version of the Worker Deployment; unset, the workers are unversioned. */
+      workerVersion: e.TEMPORAL_WORKER_BUILD_ID ? { deploymentName: e.TEMPORAL_WORKER_DEPLOYMENT, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
       /** The task queues this worker process polls (WORKER_ROLES). */
       workerRoles: e.WORKER_ROLES,
       batchConcurrency: e.BATCH_CONCURRENCY,

@@ -1,4 +1,4 @@
-// Every workflow the worker runs. The bundler starts here; keep this file to re-exports.
+// Every workflow the worker runs. The bundler starts here; keep this file to re-exports (and the versioning table).
 export { batchImportWorkflow } from './batch-import.ts';
 export { requirementBatchWorkflow } from './requirement-batch.ts';
 export { housekeepingWorkflow } from './housekeeping.ts';
@@ -10,3 +10,5 @@ export { sandboxReviewWorkflow } from './sandbox-review.ts';
 export { universalKycWorkflow } from './universal-kyc.ts';
 export { universalKybWorkflow } from './universal-kyb.ts';
 export { retentionWorkflow } from './retention.ts';
+// each one's versioning behaviour (pinned or auto-upgrade), set where the worker loads them
+import './versioning.ts';

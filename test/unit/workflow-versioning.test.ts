@@ -1,0 +1,28 @@
+// Every workflow type's versioning behaviour is chosen (workflows/versioning.ts), set on the function
+// the worker loads, and shown in the README's "Releasing workflow code" table.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { describe, it } from 'node:test';
+import * as workflows from '../../workflows/index.ts';
+import { VERSIONING } from '../../workflows/versioning.ts';
+
+type Defined = { workflowDefinitionOptions?: { versioningBehavior?: string } };
+
+describe('workflow versioning behaviours', () => {
+  it('names one for every workflow the worker loads, and sets it on the function', () => {
+    assert.deepEqual(Object.keys(VERSIONING).sort(), Object.keys(workflows).sort());
+    for (const [name, fn] of Object.entries(workflows)) {
+      const row = VERSIONING[name]!;
+      assert.equal(row.workflow, fn, name);
+      assert.ok(['PINNED', 'AUTO_UPGRADE'].includes(row.behavior), name);
+      assert.equal((fn as Defined).workflowDefinitionOptions?.versioningBehavior, row.behavior, name);
+    }
+  });
+
+  it("is the README's table", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const [name, row] of Object.entries(VERSIONING)) {
+      assert.ok(readme.includes(`| \`${name}\` | ${row.behavior === 'PINNED' ? 'pinned' : 'auto-upgrade'} | ${row.why} |`), name);
+    }
+  });
+});
