@@ -3,8 +3,9 @@
 // rules a schema cannot say — probes on the ports the processes listen on, resources, a disruption
 // budget and an autoscaler for every Deployment (the workers' on their own task queues' backlog), a
 // grace period above SHUTDOWN_GRACE_MS, no secret value in the files, only settings this service
-// reads, every worker role polled once, one pinned image, and pods that run as nothing more than a
-// non-root user writing only to their own volumes.
+// reads, every worker role polled once, one pinned image, pods that run as nothing more than a
+// non-root user writing only to their own volumes, and worker Deployments per release (Worker Versioning:
+// named and labelled with it, the release as their build id) so that two releases run side by side.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -18,6 +19,10 @@ import { WORKER_ROLE_NAMES, type WorkerRole } from '../../runtime/worker-roles.t
 const root = path.resolve(import.meta.dirname, '..', '..');
 const dir = path.join(root, 'deploy', 'kubernetes');
 const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+/** The release as a name's suffix: `vouch-worker-general-1-1-0`. */
+const releaseSuffix = `-${version.replaceAll('.', '-')}`;
+/** The label naming the release of a worker pod, in every selector of the worker objects. */
+const RELEASE_LABEL = 'app.kubernetes.io/version';
 
 type Labels = Record<string, string>;
 type Probe = { httpGet?: { path?: string; port?: number | string } };
@@ -52,6 +57,7 @@ type PodSpec = {
   volumes?: { name: string; emptyDir?: { sizeLimit?: string } }[];
   hostNetwork?: boolean;
   hostPID?: boolean;
+  topologySpreadConstraints?: { labelSelector?: { matchLabels?: Labels } }[];
 };
 type PodTemplate = { metadata: { labels: Labels }; spec: PodSpec };
 type Meta = { name: string; labels?: Labels };
@@ -119,6 +125,11 @@ const api = () => {
   return found[0]!;
 };
 const workers = () => deployments.filter(isWorker);
+const pdbsOf = (d: Deployment) => ofKind<Pdb>('PodDisruptionBudget').filter((p) => selects(p.spec.selector.matchLabels, d.spec.template.metadata.labels));
+const hpasOf = (d: Deployment) =>
+  ofKind<Hpa>('HorizontalPodAutoscaler').filter((h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === d.metadata.name);
+/** The same pods' labels in another release. */
+const ofAnotherRelease = (labels: Labels): Labels => ({ ...labels, [RELEASE_LABEL]: `${version}-next` });
 
 /** `port` of a probe or a Service: a number, or the name of one of the container's ports. */
 function portNumber(c: Container, port: number | string | undefined): number | undefined {
@@ -374,6 +385,82 @@ describe('deploy/kubernetes', () => {
     assert.equal(new Set(images).size, 1, `one image: ${[...new Set(images)].join(', ')}`);
     assert.ok(images[0]!.endsWith(`:${version}`), `${images[0]}: the release of package.json (${version})`);
     for (const j of jobs) assert.ok(j.metadata.name.endsWith(version.replaceAll('.', '-')), `${id(j)}: a Job per release (its spec is immutable)`);
+  });
+
+  it('runs each worker Deployment as this release: its TEMPORAL_WORKER_BUILD_ID, in its names and selectors', () => {
+    const named = configMaps.filter((m) => m.data.TEMPORAL_WORKER_DEPLOYMENT !== undefined);
+    assert.equal(named.length, 1, 'a ConfigMap names the Worker Deployment (TEMPORAL_WORKER_DEPLOYMENT), for every release');
+    const deploymentName = named[0]!.data.TEMPORAL_WORKER_DEPLOYMENT;
+    for (const d of workers()) {
+      const c = mainContainer(d, d.spec.template.spec);
+      const own = (c.env ?? []).find((v) => v.name === 'TEMPORAL_WORKER_BUILD_ID');
+      assert.equal(own?.value, version, `${id(d)}: TEMPORAL_WORKER_BUILD_ID on the worker is the release of package.json (${version})`);
+      assert.deepEqual(configOf(d, c).temporal.workerVersion, { deploymentName, buildId: version }, `${id(d)}: a version of the Worker Deployment`);
+      const pdbs = pdbsOf(d);
+      const hpas = hpasOf(d);
+      assert.ok(pdbs.length > 0 && hpas.length > 0, `${id(d)}: a PodDisruptionBudget and an HPA`);
+      for (const r of [d, ...pdbs, ...hpas]) {
+        assert.ok(r.metadata.name.endsWith(releaseSuffix), `${id(r)}: named with the release (…${releaseSuffix}), beside the others'`);
+        assert.equal(r.metadata.labels?.[RELEASE_LABEL], version, `${id(r)}: labelled ${RELEASE_LABEL}=${version}`);
+      }
+      assert.ok(selects(d.spec.selector.matchLabels, d.spec.template.metadata.labels), `${id(d)}: its selector selects its own pods`);
+      const spread = (d.spec.template.spec.topologySpreadConstraints ?? []).map((t) => t.labelSelector?.matchLabels ?? {});
+      // two releases' Deployments, budgets and spreads never count each other's pods
+      for (const selector of [d.spec.selector.matchLabels, ...pdbs.map((p) => p.spec.selector.matchLabels), ...spread]) {
+        assert.equal(selector[RELEASE_LABEL], version, `${id(d)}: the selector ${JSON.stringify(selector)} names the release (${RELEASE_LABEL})`);
+      }
+    }
+  });
+
+  it('gives no build id but to workers: the API starts runs, polls nothing, and rolls from one release to the next', () => {
+    for (const { owner, template } of pods) {
+      if (owner.kind === 'Deployment' && isWorker(owner as Deployment)) continue;
+      const config = configOf(owner, mainContainer(owner, template.spec));
+      assert.equal(config.temporal.workerVersion, undefined, `${id(owner)}: no TEMPORAL_WORKER_BUILD_ID (nor in a ConfigMap)`);
+    }
+    const d = api();
+    assert.ok(!d.metadata.name.endsWith(releaseSuffix), `${id(d)}: one name for every release`);
+    // a Deployment's selector cannot change: the next release's apply would be refused
+    for (const labels of [d.spec.selector.matchLabels, d.spec.template.metadata.labels]) {
+      assert.ok(!(RELEASE_LABEL in labels), `${id(d)}: no ${RELEASE_LABEL} in its selector or pod labels`);
+    }
+  });
+
+  it('the worker metrics Service selects every worker, of every release still running', () => {
+    const services = ofKind<Service>('Service').filter(
+      (s) => s.spec.selector && workers().some((d) => selects(s.spec.selector!, d.spec.template.metadata.labels)),
+    );
+    assert.equal(services.length, 1, 'one Service selects the worker pods');
+    const s = services[0]!;
+    for (const d of workers()) {
+      const labels = d.spec.template.metadata.labels;
+      assert.ok(selects(s.spec.selector!, labels), `${id(s)} selects ${id(d)}`);
+      assert.ok(selects(s.spec.selector!, ofAnotherRelease(labels)), `${id(s)} selects ${id(d)}'s pods of another release too`);
+      const c = mainContainer(d, d.spec.template.spec);
+      const port = configOf(d, c).metrics.workerPort;
+      for (const p of s.spec.ports) assert.equal(portNumber(c, p.targetPort ?? p.port), port, `${id(s)} targets WORKER_METRICS_PORT of ${id(d)}`);
+    }
+  });
+
+  it("the release steps' commands name the ConfigMap's Worker Deployment and select exactly one release's worker objects", () => {
+    const text = files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+    const deploymentName = configOf(workers()[0]!, mainContainer(workers()[0]!, workers()[0]!.spec.template.spec)).temporal.workerVersion?.deploymentName;
+    const names = [...text.matchAll(/--deployment-name[ =](\S+)/g)].map((m) => m[1]);
+    assert.ok(names.length > 0, 'the release steps are written out (`temporal worker deployment … --deployment-name`)');
+    for (const name of names) assert.equal(name, deploymentName, `--deployment-name ${name}: TEMPORAL_WORKER_DEPLOYMENT is ${deploymentName}`);
+    // `kubectl … -l k=v,…` with the release written R (the new one) or O (the old one)
+    const selectors = [...text.matchAll(/ -l ([\w./-]+=[^\s,]+(?:,[\w./-]+=[^\s,]+)*)/g)].map((m) => m[1]!);
+    assert.ok(selectors.length > 0, 'the release steps select a release by label (`kubectl … -l`)');
+    const release = workers()
+      .flatMap((d) => [d, ...pdbsOf(d), ...hpasOf(d)])
+      .map(id)
+      .sort();
+    for (const selector of selectors) {
+      const labels = Object.fromEntries(selector.split(',').map((kv) => kv.split('=') as [string, string]));
+      assert.ok(['R', 'O'].includes(labels[RELEASE_LABEL] ?? ''), `-l ${selector}: names a release (${RELEASE_LABEL}=R or O)`);
+      const chosen = resources.filter((r) => selects({ ...labels, [RELEASE_LABEL]: version }, r.metadata.labels ?? {})).map(id);
+      assert.deepEqual(chosen.sort(), release, `-l ${selector}: exactly the release's worker Deployments, PodDisruptionBudgets and HPAs`);
+    }
   });
 
   it('runs as a non-root user without privileges, writing only to its own volumes', () => {
