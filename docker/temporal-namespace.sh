@@ -7,9 +7,17 @@
 set -eu
 address="${TEMPORAL_ADDRESS:-temporal:7233}"
 namespace="${TEMPORAL_NAMESPACE:-default}"
+# the CLI dialled by a compose service name can time out where the IPv4 address does not
+# (temporalio/samples-server resolves it first for the same reason)
+host="${address%:*}"
+ip=$(getent ahostsv4 "$host" 2>/dev/null | awk '/STREAM/ { print $1; exit }' || true)
+[ -n "$ip" ] && address="$ip:${address##*:}"
 t() { temporal --address "$address" "$@"; }
 
+tries=0
 until t operator cluster health >/dev/null 2>&1; do
+  tries=$((tries + 1))
+  [ "$tries" -lt 90 ] || { echo "Temporal at $address did not answer within 3 minutes" >&2; exit 1; }
   echo "waiting for Temporal at $address"
   sleep 2
 done

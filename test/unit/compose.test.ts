@@ -29,6 +29,7 @@ type Service = {
   healthcheck?: { test: string[] };
 };
 const text = await readFile(path.join(root, 'docker-compose.yml'), 'utf8');
+const readme = await readFile(path.join(root, 'README.md'), 'utf8');
 const compose = parse(text, { merge: true }) as { services: Record<string, Service> };
 const services = Object.entries(compose.services);
 const vouch = services.filter(([, s]) => s.command?.[0] === 'node' || s.command?.join(' ').includes('cli/vouch.ts'));
@@ -60,6 +61,12 @@ describe('docker-compose.yml', () => {
       assert.match(s.image, /^[\w./-]+:\d+(\.\d+)+$/, `${name}: ${s.image}`);
     }
     for (const [name, s] of vouch) assert.equal(s.image, `vouch:${version}`, name);
+    // one build of the tag (setup's), the others use it: parallel builds of one tag collide
+    assert.deepEqual(
+      services.filter(([, s]) => 'build' in s).map(([n]) => n),
+      ['setup'],
+    );
+    for (const [name, s] of vouch.filter(([n]) => n !== 'setup')) assert.equal((s as { pull_policy?: string }).pull_policy, 'never', name);
     assert.ok(
       services.every(([, s]) => !s.image!.startsWith('temporalio/auto-setup')),
       'temporalio/auto-setup is deprecated: temporalio/server and admin-tools jobs instead',
@@ -134,6 +141,9 @@ describe('docker-compose.yml', () => {
       assert.equal(s.environment!.PROVIDER_BASE_URL, 'http://provider-sim:8090', name);
     }
     assert.deepEqual(compose.services['api-sandbox']!.ports, ['127.0.0.1:3000:3000']);
+    // both profiles use the same databases, volumes and queues: the README runs the sandbox as a project of its own
+    assert.match(readme, /docker compose -p vouch-sandbox --profile sandbox up/);
+    assert.doesNotMatch(readme, /docker compose --profile sandbox/);
   });
 
   it('publishes nothing unauthenticated beyond loopback: Temporal and its UI on 127.0.0.1, PostgreSQL not at all', () => {
