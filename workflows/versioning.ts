@@ -8,8 +8,8 @@
 //   replay on the new release: a patch for every change, proved by the replay gate
 //   (test/unit/replay.test.ts). For the runs that never end or sleep for months — pinned, they
 //   would keep an old release running for ever.
-import { setWorkflowOptions } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
+import { setVersioningBehavior } from './versioning-behavior.ts';
 import { batchImportWorkflow } from './batch-import.ts';
 import { housekeepingWorkflow } from './housekeeping.ts';
 import { personVerificationWorkflow } from './person-verification.ts';
@@ -38,4 +38,4 @@ export const VERSIONING: Record<string, Row> = {
   retentionWorkflow: { workflow: retentionWorkflow, behavior: 'AUTO_UPGRADE', why: "sleeps until a sealed record's retention ends, years" },
 };
 
-for (const { workflow, behavior } of Object.values(VERSIONING)) setWorkflowOptions({ versioningBehavior: behavior }, workflow);
+for (const { workflow, behavior } of Object.values(VERSIONING)) setVersioningBehavior(workflow, behavior);

@@ -80,6 +80,26 @@ describe('releasing workflow code with Worker Versioning', () => {
     await nativeConnection?.close();
   });
 
+  it('runs the same workflow code on unversioned workers (no build id: `npm start`, compose, the tests): no behaviour is named there', async () => {
+    const unversioned = `${taskQueue}-unversioned`;
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      taskQueue: unversioned,
+      workflowsPath: fixture('v1'),
+      ...workerDeploymentOptions(loadConfig({})),
+    });
+    await worker.runUntil(async () => {
+      const handle = await client.workflow.start('pinnedDecision', { taskQueue: unversioned, workflowId: `unversioned-${randomUUID()}` });
+      await handle.signal('proceed');
+      // a refused task completion retries for ever: give up after a while with the reason
+      const refused = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the run did not finish: its task completions were refused')), 30_000).unref(),
+      );
+      assert.equal(await Promise.race([handle.result(), refused]), 'v1');
+      assert.equal((await versionOf(handle)).buildId, undefined);
+    });
+  });
+
   it('keeps a pinned run on the release that started it, starts new runs on the new one, and moves an auto-upgrade run along', async () => {
     assert.deepEqual(workerDeploymentOptions(loadConfig({})), {}, 'without a build id the workers are unversioned');
 
