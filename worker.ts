@@ -7,11 +7,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import type { Context } from '@temporalio/activity';
-import { bundleWorkflowCode, Worker, type ActivityInterceptors, type NativeConnection } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type ActivityInterceptors, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
 import type { Config } from './runtime/config.ts';
-import { runsWorkflows } from './runtime/worker-roles.ts';
+import { runsWorkflows, taskQueueOf, type WorkerRole } from './runtime/worker-roles.ts';
 import { actAs } from './store/audit-actor.ts';
 import { createFileStore } from './runtime/file-store.ts';
 import { createRuns } from './temporal/runs.ts';
@@ -89,7 +89,7 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const deps: ActivityDeps = { ...rest, settings, start, runs: createRuns(temporal), files: createFileStore(config) };
   const t = config.temporal;
   // only the roles that run workflows need the workflow code
-  const bundle = config.temporal.workerRoles.some(runsWorkflows) ? await workflowBundle(config) : undefined;
+  const bundle = t.workerRoles.some(runsWorkflows) ? await workflowBundle(config) : undefined;
   // every payload encrypted, as the clients do (temporal/payload-codec.ts)
   const common = {
     connection,
@@ -100,41 +100,28 @@ export async function createWorkers(config: Config, connection: NativeConnection
     // this release's version of the Worker Deployment, when it names one (temporal/worker-deployment.ts)
     ...workerDeploymentOptions(config),
   };
-  const roles = new Set(config.temporal.workerRoles);
+  // what each role's worker runs beside the shared options; made only for the roles this process has
+  const byRole: Record<WorkerRole, () => Omit<WorkerOptions, keyof typeof common | 'taskQueue'>> = {
+    general: () => ({ workflowBundle: bundle, activities: createActivities(deps) }),
+    sync: () => ({ workflowBundle: bundle, activities: createActivities(deps) }),
+    provider: () => ({
+      activities: createProviderActivities(deps),
+      // the server's limit lets bursts through; the slots (activities/index.ts paced) space them
+      maxTaskQueueActivitiesPerSecond: providerDispatchPerSecond(t.providerRateLimitPerSecond),
+      maxConcurrentActivityTaskExecutions: providerConcurrency(t.providerRateLimitPerSecond),
+    }),
+    webhooks: () => ({
+      workflowBundle: bundle,
+      activities: createWebhookQueueActivities(deps),
+      // room for the long-lived dispatcher activities besides the retry attempts
+      maxConcurrentActivityTaskExecutions: 100 + config.webhooks.dispatchers,
+      // shutdownGraceTime stays 0: a dispatcher is canceled at once, finishes its requests in flight
+      // (5 s at most), records them and returns
+    }),
+  };
   const workers: Worker[] = [];
-  if (roles.has('general')) {
-    workers.push(await Worker.create({ ...common, taskQueue: t.taskQueue, workflowBundle: bundle, activities: createActivities(deps) }));
-  }
-  if (roles.has('provider')) {
-    workers.push(
-      await Worker.create({
-        ...common,
-        taskQueue: t.providerTaskQueue,
-        activities: createProviderActivities(deps),
-        // the server's limit lets bursts through; the slots (activities/index.ts paced) space them
-        maxTaskQueueActivitiesPerSecond: providerDispatchPerSecond(t.providerRateLimitPerSecond),
-        maxConcurrentActivityTaskExecutions: providerConcurrency(t.providerRateLimitPerSecond),
-      }),
-    );
-  }
-  if (roles.has('sync')) {
-    workers.push(await Worker.create({ ...common, taskQueue: t.syncTaskQueue, workflowBundle: bundle, activities: createActivities(deps) }));
-  }
-  if (roles.has('webhooks')) {
-    workers.push(
-      await Worker.create({
-        ...common,
-        taskQueue: config.webhooks.taskQueue,
-        workflowBundle: bundle,
-        activities: createWebhookQueueActivities(deps),
-        // room for the long-lived dispatcher activities besides the retry attempts
-        maxConcurrentActivityTaskExecutions: 100 + config.webhooks.dispatchers,
-        // shutdownGraceTime stays 0: a dispatcher is canceled at once, finishes its requests in flight
-        // (5 s at most), records them and returns
-      }),
-    );
-    await start.webhookDispatcher();
-  }
+  for (const role of t.workerRoles) workers.push(await Worker.create({ ...common, taskQueue: taskQueueOf(config, role), ...byRole[role]() }));
+  if (t.workerRoles.includes('webhooks')) await start.webhookDispatcher();
   let running: Promise<void> | undefined;
   return {
     workers,

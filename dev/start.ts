@@ -62,6 +62,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     const { sim, credentials, samplesCsv } = await startDevProviderSim({
       dataDir: config.dataDir,
       port: config.provider.simPort,
+      host: config.provider.simHost,
       recipientClientId: config.provider.clientId,
     });
     onShutdown(() => sim.close());

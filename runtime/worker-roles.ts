@@ -2,6 +2,7 @@
 // each is sized on its own — provider-bound work, webhook deliveries and the rest (README, "Running
 // a fleet"); one process may run all four (`npm start`, `npm run start:worker` by default).
 import { z } from 'zod';
+import type { Config } from './config.ts';
 
 export const WORKER_ROLE_NAMES = ['general', 'sync', 'provider', 'webhooks'] as const;
 export type WorkerRole = (typeof WORKER_ROLE_NAMES)[number];
@@ -24,3 +25,9 @@ export const workerRoles = z
 
 /** Every role but the provider's polls workflow tasks (and so loads the workflow code). */
 export const runsWorkflows = (role: WorkerRole): boolean => role !== 'provider';
+
+/** The task queue a role polls, by the process's settings: the one place that pairs them. */
+export function taskQueueOf(config: Config, role: WorkerRole): string {
+  const t = config.temporal;
+  return { general: t.taskQueue, sync: t.syncTaskQueue, provider: t.providerTaskQueue, webhooks: config.webhooks.taskQueue }[role];
+}

@@ -30,7 +30,7 @@ export const VERSIONING: Record<string, Row> = {
   universalKybWorkflow: { workflow: universalKybWorkflow, behavior: 'PINNED', why: "a business's decision, waiting up to 30 days for its owners" },
   syncImportWorkflow: { workflow: syncImportWorkflow, behavior: 'PINNED', why: 'seconds, a caller waiting' },
   sandboxReviewWorkflow: { workflow: sandboxReviewWorkflow, behavior: 'PINNED', why: 'seconds' },
-  housekeepingWorkflow: { workflow: housekeepingWorkflow, behavior: 'PINNED', why: 'one pass, started by the hourly schedule' },
+  housekeepingWorkflow: { workflow: housekeepingWorkflow, behavior: 'PINNED', why: 'an hour of passes a minute apart, one run an hour from its schedule' },
   batchImportWorkflow: { workflow: batchImportWorkflow, behavior: 'AUTO_UPGRADE', why: 'hours, in pages (continue-as-new)' },
   requirementBatchWorkflow: { workflow: requirementBatchWorkflow, behavior: 'AUTO_UPGRADE', why: 'hours, in pages (continue-as-new)' },
   webhookDispatcherWorkflow: { workflow: webhookDispatcherWorkflow, behavior: 'AUTO_UPGRADE', why: 'never ends' },

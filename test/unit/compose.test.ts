@@ -14,7 +14,10 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../contract/run-tags.ts';
 import { venvBin } from '../../dev/temporal-cli.ts';
-import { loadConfig, SETTING_NAMES } from '../../runtime/config.ts';
+import { bearerAllowed } from '../../domain/bearer.ts';
+import { ConfigError, loadConfig, SETTING_NAMES } from '../../runtime/config.ts';
+import { fileLinkSecret } from '../../runtime/file-store.ts';
+import { createProvider } from '../../runtime/provider.ts';
 import { WORKER_ROLE_NAMES } from '../../runtime/worker-roles.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -121,9 +124,18 @@ describe('docker-compose.yml', () => {
     const staging = Object.fromEntries(Object.entries(compose.services.api!.environment!).map(([k, v]) => [k, whenUnset(v)])) as Record<string, string>;
     const config = loadConfig(staging);
     assert.equal(config.environment, 'staging');
-    assert.equal(config.provider.baseUrl, undefined, 'a worker then refuses to start (test/e2e/processes.test.ts)');
-    assert.equal(config.files.linkSecret, undefined, 'the API then refuses to start (runtime/file-store.ts)');
-    assert.equal(config.metrics.token, undefined, '/metrics then stays closed');
+    assert.throws(
+      () => createProvider(config),
+      (err: Error) => err instanceof ConfigError && /PROVIDER_BASE_URL/.test(err.message),
+      'a worker refuses',
+    );
+    assert.throws(
+      () => fileLinkSecret(config),
+      (err: Error) => err instanceof ConfigError && /FILE_LINK_SECRET/.test(err.message),
+      'the API refuses',
+    );
+    assert.equal(bearerAllowed(config.environment, config.metrics.token, 'Bearer '), false, '/metrics stays closed');
+    assert.equal(bearerAllowed(config.environment, config.metrics.token, undefined), false, '/metrics stays closed');
   });
 
   it('sandbox profile: sandbox semantics on the provider simulator, published on this host only', () => {

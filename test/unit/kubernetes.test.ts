@@ -14,7 +14,7 @@ import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { venvBin } from '../../dev/temporal-cli.ts';
 import { loadConfig, SETTING_NAMES, type Config } from '../../runtime/config.ts';
-import { WORKER_ROLE_NAMES, type WorkerRole } from '../../runtime/worker-roles.ts';
+import { taskQueueOf, WORKER_ROLE_NAMES } from '../../runtime/worker-roles.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const dir = path.join(root, 'deploy', 'kubernetes');
@@ -192,12 +192,6 @@ const REQUIRED_SECRETS = [
   'PAYLOAD_CODEC_KEYS',
 ];
 
-/** The task queue each worker role polls, by the settings of the process. */
-function queueOf(config: Config, role: WorkerRole): string {
-  const t = config.temporal;
-  return { general: t.taskQueue, sync: t.syncTaskQueue, provider: t.providerTaskQueue, webhooks: config.webhooks.taskQueue }[role];
-}
-
 /** Time left between the process's own deadline and SIGKILL, at least (a slow exit, a busy node). */
 const GRACE_MARGIN_MS = 5000;
 
@@ -310,7 +304,7 @@ describe('deploy/kubernetes', () => {
         continue;
       }
       const config = configOf(d, c);
-      const queues = config.temporal.workerRoles.map((role) => queueOf(config, role)).sort();
+      const queues = config.temporal.workerRoles.map((role) => taskQueueOf(config, role)).sort();
       const external = metrics.filter((m) => m.type === 'External').map((m) => m.external!);
       assert.equal(external.length, metrics.length, `${id(hpa)}: External metrics only`);
       for (const m of external) assert.equal(m.metric.name, 'approximate_backlog_count', `${id(hpa)}: Temporal's backlog gauge`);
