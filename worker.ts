@@ -84,6 +84,7 @@ export async function createWorkers(config: Config, connection: NativeConnection
       maxInFlightPerSubscription: w.maxInFlightPerSubscription,
       maxInFlightPerBusiness: w.maxInFlightPerBusiness,
       pollMs: w.pollMs,
+      disableAfterMs: w.disableAfterMs,
     },
   };
   const deps: ActivityDeps = { ...rest, settings, start, runs: createRuns(temporal), files: createFileStore(config) };

@@ -29,7 +29,14 @@ export type ActivitySettings = {
   providerSpacingMs: number;
   /** How long a universal KYC submission waits for its identity document. */
   ukycDeadlineSeconds: number;
-  webhooks: { allowInsecureUrls: boolean; maxInFlight: number; maxInFlightPerSubscription: number; maxInFlightPerBusiness: number; pollMs: number };
+  webhooks: {
+    allowInsecureUrls: boolean;
+    maxInFlight: number;
+    maxInFlightPerSubscription: number;
+    maxInFlightPerBusiness: number;
+    pollMs: number;
+    disableAfterMs: number;
+  };
 };
 
 export type ActivityDeps = {
@@ -142,6 +149,7 @@ export function createWebhookQueueActivities(deps: ActivityDeps) {
       leaseMs: 30_000,
       pollMs: w.pollMs,
     },
+    disableAfterMs: w.disableAfterMs,
     startRetry: (deliveryId, run) => startDeliveryRetry(deps, deliveryId, run),
   });
 }

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
 import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/deliveries.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
-import { countAttempt } from './activity-metrics.ts';
+import { countAttempt, countHealthChanges } from './activity-metrics.ts';
 
 export type DispatcherSettings = {
   /** Requests in flight at once, per dispatcher. */
@@ -34,11 +34,13 @@ export type DispatcherDeps = {
   log: Logger;
   send: WebhookSender;
   settings: DispatcherSettings;
+  /** How long a subscription fails continuously before it is disabled (WEBHOOK_DISABLE_AFTER_MS). */
+  disableAfterMs: number;
   /** Starts the retry workflows of deliveries whose attempt failed (idempotent; failures are logged, the reconciler catches up). */
   handOff(deliveries: { deliveryId: string; run: number }[]): Promise<void>;
 };
 
-export type DispatchStats = { claimed: number; delivered: number; retrying: number; failed: number; canceled: number };
+export type DispatchStats = { claimed: number; delivered: number; retrying: number; failed: number; canceled: number; held: number };
 
 const CLAIM_BATCH = 200;
 
@@ -50,7 +52,7 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
    * records it. `heartbeat` is called on every turn of the loop.
    */
   async function run(options: { signal: AbortSignal; runForMs: number; heartbeat(): void }): Promise<DispatchStats> {
-    const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0 };
+    const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0, held: 0 };
     const stopAt = Date.now() + options.runForMs;
     const bySubscription = new Map<string, number>();
     const byBusiness = new Map<string, number>();
@@ -110,20 +112,24 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       }
       if (results.length === 0) return;
       const batch = results.splice(0);
+      let recorded;
       try {
-        await recordAttempts(
+        recorded = await recordAttempts(
           db,
           batch.map((r) => r.record),
+          { disableAfterMs: deps.disableAfterMs },
         );
       } catch (err) {
         results.unshift(...batch);
         throw err;
       }
+      countHealthChanges(recorded.healthChanges);
       const waiting = [];
       for (const { target, record } of batch) {
         countAttempt(record.next.status, target.createdAt);
         if (record.next.status === 'delivered') stats.delivered++;
         else if (record.next.status === 'failed') stats.failed++;
+        else if (recorded.held.has(target.deliveryId)) stats.held++;
         else {
           stats.retrying++;
           waiting.push({ deliveryId: target.deliveryId, run: target.run });

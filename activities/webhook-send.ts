@@ -200,6 +200,7 @@ export type WebhookSender = ReturnType<typeof createWebhookSender>;
 export function attemptRecord(target: DeliveryTarget, result: SendResult, random = Math.random()): AttemptRecord {
   return {
     deliveryId: target.deliveryId,
+    subscriptionId: target.subscriptionId,
     attempt: target.attempts + 1,
     url: result.url,
     keyId: result.keyId,

@@ -2,18 +2,21 @@
 // many per activity) and the two steps of a delivery's retry workflow. An attempt's HTTP outcome is
 // a value, never a thrown error: only our own infrastructure failures throw (and are retried).
 import { Context } from '@temporalio/activity';
+import { runOfRetryWorkflowId } from '../contract/webhook-retry.ts';
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
 import { cancelDeliveries, deliveryTarget, recordAttempts, waitingDeliveryDueIn } from '../store/deliveries.ts';
 import { createWebhookDispatcher, type DispatcherSettings, type DispatchStats } from './webhook-dispatcher.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
-import { countAttempt } from './activity-metrics.ts';
+import { countAttempt, countHealthChanges } from './activity-metrics.ts';
 
 export type WebhookDeps = {
   db: Db;
   log: Logger;
   send: WebhookSender;
   dispatcher: DispatcherSettings;
+  /** How long a subscription fails continuously before it is disabled (WEBHOOK_DISABLE_AFTER_MS). */
+  disableAfterMs: number;
   /** Starts a delivery's retry workflow (idempotent). */
   startRetry(deliveryId: string, run: number): Promise<void>;
 };
@@ -37,7 +40,16 @@ export function createWebhookActivities(deps: WebhookDeps) {
       }),
     );
   }
-  const dispatcher = createWebhookDispatcher({ db, log, send: deps.send, settings: deps.dispatcher, handOff });
+  const dispatcher = createWebhookDispatcher({ db, log, send: deps.send, settings: deps.dispatcher, disableAfterMs: deps.disableAfterMs, handOff });
+
+  /** The run of the retry workflow this activity works for (undefined outside one, as in tests that call it directly). */
+  const retryRun = (): number | undefined => {
+    try {
+      return runOfRetryWorkflowId(Context.current().info.workflowExecution?.workflowId ?? '');
+    } catch {
+      return undefined;
+    }
+  };
 
   return {
     /**
@@ -50,21 +62,26 @@ export function createWebhookActivities(deps: WebhookDeps) {
     },
 
     /** A retry workflow's first step: ms until its delivery is due, or null when it has nothing to do. */
-    deliveryDueIn: (deliveryId: string) => waitingDeliveryDueIn(db, deliveryId),
+    deliveryDueIn: (deliveryId: string) => waitingDeliveryDueIn(db, deliveryId, retryRun()),
 
     /** One attempt of a waiting delivery; says what follows (another wait, or the end). */
     async attemptDelivery(deliveryId: string): Promise<RetryAttempt> {
       const target = await deliveryTarget(db, deliveryId);
       if (!target || target.status !== 'pending') return { status: (target?.status ?? 'canceled') as RetryAttempt['status'], nextDelayMs: null };
-      if (target.mode !== 'workflow') return { status: 'pending', nextDelayMs: null }; // redelivered meanwhile: the dispatcher has it
+      // back with the dispatcher (a redelivery, or its subscription answered again), held (its
+      // subscription is disabled), or a later run's: another run or no one attempts it now
+      const run = retryRun();
+      if (target.mode !== 'workflow' || (run !== undefined && run !== target.run)) return { status: 'pending', nextDelayMs: null };
       if (target.url === null) {
         await cancelDeliveries(db, [deliveryId]); // the subscription was deleted
         return { status: 'canceled', nextDelayMs: null };
       }
       const record = attemptRecord(target, await deps.send({ eventId: target.eventId, body: target.body, url: target.url }));
-      await recordAttempts(db, [record]);
+      const { healthChanges, held } = await recordAttempts(db, [record], { disableAfterMs: deps.disableAfterMs });
       countAttempt(record.next.status, target.createdAt);
-      return record.next.status === 'pending' ? { status: 'pending', nextDelayMs: record.next.delayMs } : { status: record.next.status, nextDelayMs: null };
+      countHealthChanges(healthChanges);
+      if (record.next.status !== 'pending') return { status: record.next.status, nextDelayMs: null };
+      return { status: 'pending', nextDelayMs: held.has(deliveryId) ? null : record.next.delayMs };
     },
   };
 }

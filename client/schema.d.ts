@@ -847,6 +847,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notification/{notificationId}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a webhook subscription back on and send its waiting deliveries now
+         * @description A subscription whose every attempt fails for WEBHOOK_DISABLE_AFTER_MS (5 days) is disabled: nothing is sent to it and its pending deliveries are kept (`health.state` is `disabled`). This makes it healthy again and hands every delivery it holds, or that waits for a retry slot, to the dispatcher at once, at most 16 in flight per dispatcher. Safe to repeat. Limited with the redelivery requests (10 per second per business).
+         */
+        post: operations["enableSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/{eventId}/deliveries": {
         parameters: {
             query?: never;
@@ -6040,6 +6060,15 @@ export interface operations {
                             };
                             createdAt: string;
                             updatedAt: string;
+                            /** @description healthy: its last attempt succeeded. failing: every attempt since failingSince failed; deliveries go on, on their retry schedule. disabled: failing for longer than the service allows; nothing is sent and its pending deliveries are kept until it is enabled. */
+                            health: {
+                                /** @enum {string} */
+                                state: "healthy" | "failing" | "disabled";
+                                /** @description when its current run of failed attempts began (null while healthy) */
+                                failingSince: string | null;
+                                /** @description when it was disabled (null unless disabled); POST /notification/{notificationId}/enable turns it back on */
+                                disabledAt: string | null;
+                            };
                         }[];
                         meta: {
                             page: number;
@@ -6139,6 +6168,15 @@ export interface operations {
                         };
                         createdAt: string;
                         updatedAt: string;
+                        /** @description healthy: its last attempt succeeded. failing: every attempt since failingSince failed; deliveries go on, on their retry schedule. disabled: failing for longer than the service allows; nothing is sent and its pending deliveries are kept until it is enabled. */
+                        health: {
+                            /** @enum {string} */
+                            state: "healthy" | "failing" | "disabled";
+                            /** @description when its current run of failed attempts began (null while healthy) */
+                            failingSince: string | null;
+                            /** @description when it was disabled (null unless disabled); POST /notification/{notificationId}/enable turns it back on */
+                            disabledAt: string | null;
+                        };
                     };
                 };
             };
@@ -6247,6 +6285,15 @@ export interface operations {
                         };
                         createdAt: string;
                         updatedAt: string;
+                        /** @description healthy: its last attempt succeeded. failing: every attempt since failingSince failed; deliveries go on, on their retry schedule. disabled: failing for longer than the service allows; nothing is sent and its pending deliveries are kept until it is enabled. */
+                        health: {
+                            /** @enum {string} */
+                            state: "healthy" | "failing" | "disabled";
+                            /** @description when its current run of failed attempts began (null while healthy) */
+                            failingSince: string | null;
+                            /** @description when it was disabled (null unless disabled); POST /notification/{notificationId}/enable turns it back on */
+                            disabledAt: string | null;
+                        };
                     };
                 };
             };
@@ -6344,6 +6391,15 @@ export interface operations {
                         };
                         createdAt: string;
                         updatedAt: string;
+                        /** @description healthy: its last attempt succeeded. failing: every attempt since failingSince failed; deliveries go on, on their retry schedule. disabled: failing for longer than the service allows; nothing is sent and its pending deliveries are kept until it is enabled. */
+                        health: {
+                            /** @enum {string} */
+                            state: "healthy" | "failing" | "disabled";
+                            /** @description when its current run of failed attempts began (null while healthy) */
+                            failingSince: string | null;
+                            /** @description when it was disabled (null unless disabled); POST /notification/{notificationId}/enable turns it back on */
+                            disabledAt: string | null;
+                        };
                     };
                 };
             };
@@ -6696,6 +6752,99 @@ export interface operations {
             };
         };
     };
+    enableSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, healthy */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @constant */
+                        channel: "WEBHOOK";
+                        types: string[];
+                        config: {
+                            webhook: {
+                                url: string;
+                            };
+                        };
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description healthy: its last attempt succeeded. failing: every attempt since failingSince failed; deliveries go on, on their retry schedule. disabled: failing for longer than the service allows; nothing is sent and its pending deliveries are kept until it is enabled. */
+                        health: {
+                            /** @enum {string} */
+                            state: "healthy" | "failing" | "disabled";
+                            /** @description when its current run of failed attempts began (null while healthy) */
+                            failingSince: string | null;
+                            /** @description when it was disabled (null unless disabled); POST /notification/{notificationId}/enable turns it back on */
+                            disabledAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listEventDeliveries: {
         parameters: {
             query?: {
@@ -6955,7 +7104,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 entityId?: string;
-                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
+                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                 from?: string & (unknown & unknown);
                 to?: string & (unknown & unknown);
             };
@@ -6990,7 +7139,7 @@ export interface operations {
                             };
                             requestId: string | null;
                             /** @enum {string} */
-                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
+                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                             /**
                              * Format: uuid
                              * @description The entity the entry concerns; absent when it concerns none (a subscription, a key).

@@ -5,6 +5,11 @@
  * new run). Deliveries that succeed at once never have one.
  */
 export const webhookRetryWorkflowId = (deliveryId: string, run: number) => `webhook-retry-${deliveryId}-run-${run}`;
+/** The run a retry workflow's id names (undefined for an id of another shape). */
+export function runOfRetryWorkflowId(workflowId: string): number | undefined {
+  const m = /^webhook-retry-[0-9a-f-]{36}-run-(\d+)$/.exec(workflowId);
+  return m ? Number(m[1]) : undefined;
+}
 export type WebhookRetryInput = { deliveryId: string };
 
 /** What a delivery's retry workflow is about, for operators: the event's business and entity, the event and subscription. */

@@ -42,6 +42,10 @@ export const AUDIT_ACTIONS = {
   'subscription.created': 'A webhook subscription was created.',
   'subscription.replaced': 'A webhook subscription was replaced.',
   'subscription.deleted': 'A webhook subscription was deleted (its waiting deliveries canceled).',
+  'subscription.disabled':
+    'A webhook subscription was disabled after failing continuously for WEBHOOK_DISABLE_AFTER_MS (details: failing since, deliveries held).',
+  'subscription.enabled':
+    'A webhook subscription was enabled again, by a request or by a delivery that succeeded (details: by, the state it left, deliveries sent now).',
   'sandbox.review_requested': 'A sandbox review outcome was requested (sandbox only).',
   'signed_payload.issued': "A person's signed payload was read.",
   'download_link.issued': 'A download link to a file was issued (details: the file id, the link id).',

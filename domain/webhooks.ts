@@ -28,6 +28,43 @@ export const RETRY_DELAYS_MS = [
 export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 export const RETRY_JITTER = 0.2;
 
+/**
+ * A subscription whose every attempt has failed for this long is disabled (the default of
+ * WEBHOOK_DISABLE_AFTER_MS): five days, longer than one delivery's own schedule, so an outage over a
+ * long weekend does not need a person to turn the subscription back on. Its pending deliveries are
+ * kept (not failed) until it is enabled again.
+ */
+export const DISABLE_AFTER_MS = 5 * 86_400_000;
+/**
+ * A subscription that answers again after failing for at least this long has its waiting deliveries
+ * sent now, not at their next slots. A shorter run of failures (one event its receiver refuses, on an
+ * endpoint that takes the others) leaves each delivery on its own schedule.
+ */
+export const RESUME_AFTER_FAILING_MS = 60_000;
+
+/** A subscription's health: `failing` since its first failed attempt after the last success; `disabled` after DISABLE_AFTER_MS of that. */
+export const SUBSCRIPTION_HEALTH_STATES = ['healthy', 'failing', 'disabled'] as const;
+export type SubscriptionHealthState = (typeof SUBSCRIPTION_HEALTH_STATES)[number];
+export const subscriptionHealthSchema = z
+  .object({
+    state: z.enum(SUBSCRIPTION_HEALTH_STATES),
+    failingSince: z.string().nullable().meta({ description: 'when its current run of failed attempts began (null while healthy)' }),
+    disabledAt: z
+      .string()
+      .nullable()
+      .meta({ description: 'when it was disabled (null unless disabled); POST /notification/{notificationId}/enable turns it back on' }),
+  })
+  .meta({
+    description:
+      'healthy: its last attempt succeeded. failing: every attempt since failingSince failed; deliveries go on, on their retry schedule. ' +
+      'disabled: failing for longer than the service allows; nothing is sent and its pending deliveries are kept until it is enabled.',
+  });
+export type SubscriptionHealth = z.input<typeof subscriptionHealthSchema>;
+
+export function subscriptionHealth(failingSince: string | null, disabledAt: string | null): SubscriptionHealth {
+  return { state: disabledAt ? 'disabled' : failingSince ? 'failing' : 'healthy', failingSince, disabledAt };
+}
+
 /** The wait before attempt `attempt + 1`, with jitter from `random` in [0, 1). */
 export function retryDelayMs(attempt: number, random: number): number {
   const base = RETRY_DELAYS_MS[attempt - 1];
@@ -76,6 +113,8 @@ export const subscriptionSchema = z.object({
   config: z.object({ webhook: z.object({ url: z.string() }) }),
   createdAt: z.string(),
   updatedAt: z.string(),
+  /** Ours beside the interface's fields (README: "Decisions where the spec is silent"). */
+  health: subscriptionHealthSchema,
 });
 export type SubscriptionView = z.input<typeof subscriptionSchema>;
 

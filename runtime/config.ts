@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_KYB_DEADLINE_SECONDS } from '../domain/kyb.ts';
 import { DEFAULT_UKYC_DEADLINE_SECONDS } from '../domain/universal-kyc.ts';
+import { DISABLE_AFTER_MS } from '../domain/webhooks.ts';
 import { WORKER_ROLE_NAMES, workerRoles } from './worker-roles.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -122,6 +123,11 @@ export const SETTINGS = {
     'redelivery requests (`POST /events/{id}/redeliver`, `POST /notification/{id}/redeliver`) per second per business',
   ),
   WEBHOOK_POLL_MS: setting(positiveInt.default(100), "pause between a dispatcher's claims when nothing is due"),
+  WEBHOOK_DISABLE_AFTER_MS: setting(
+    positiveInt.default(DISABLE_AFTER_MS),
+    'a subscription whose every attempt has failed for this long is disabled, its pending deliveries kept (see "Endpoints that fail for days")',
+    { note: '5 days' },
+  ),
   WEBHOOK_SIGNING_KEYS: setting(z.string().optional(), 'the signing key ring of `vouch-signature` (see Webhooks)', { default: GENERATED }),
   WEBHOOK_SIGNING_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
   STANDARD_WEBHOOK_KEYS: setting(z.string().optional(), 'the Ed25519 key ring of `webhook-signature` (Standard Webhooks; see Webhooks)', {
@@ -316,6 +322,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       redeliveriesPerSecond: e.WEBHOOK_REDELIVERIES_PER_SECOND,
       /** Pause between claims when nothing is due. */
       pollMs: e.WEBHOOK_POLL_MS,
+      /** A subscription failing continuously this long is disabled. */
+      disableAfterMs: e.WEBHOOK_DISABLE_AFTER_MS,
     },
     signedPayloads: {
       signingKeysJson: e.SIGNED_PAYLOAD_KEYS,

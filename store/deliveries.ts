@@ -4,6 +4,7 @@ import type { AfterAttempt } from '../domain/webhooks.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 import { inTx, type Writer } from './in-tx.ts';
+import { noteSubscriptionHealth, outcomesBySubscription, type HealthChange } from './subscription-health.ts';
 import type { DeliveryTags } from '../contract/webhook-retry.ts';
 
 // An event's deliveries are created with the event (store/events.ts). A delivery is `pending` until
@@ -131,12 +132,15 @@ export async function deliveryTarget(q: Queryable, deliveryId: string): Promise<
   return r ? toTarget(r) : undefined;
 }
 
-/** When a delivery's retry workflow should next attempt it: ms from now, or null if it has nothing to do. */
-export async function waitingDeliveryDueIn(q: Queryable, deliveryId: string): Promise<number | null> {
+/**
+ * When a delivery's retry workflow should next attempt it: ms from now, or null if it has nothing to
+ * do (delivered, failed, canceled, held, back with the dispatcher, or — given `run` — a later run's).
+ */
+export async function waitingDeliveryDueIn(q: Queryable, deliveryId: string, run?: number): Promise<number | null> {
   const [r] = await q.query<{ due_in_ms: number | string }>(
     `SELECT greatest(0, extract(epoch FROM next_attempt_at - now()) * 1000) AS due_in_ms FROM webhook_deliveries
-      WHERE id = $1 AND status = 'pending' AND mode = 'workflow'`,
-    [deliveryId],
+      WHERE id = $1 AND status = 'pending' AND mode = 'workflow' AND ($2::int IS NULL OR run = $2)`,
+    [deliveryId, run ?? null],
   );
   return r ? Math.round(Number(r.due_in_ms)) : null;
 }
@@ -144,6 +148,7 @@ export async function waitingDeliveryDueIn(q: Queryable, deliveryId: string): Pr
 /** One attempt's outcome and what follows it (domain/webhooks.ts afterAttempt). */
 export type AttemptRecord = {
   deliveryId: string;
+  subscriptionId: string;
   attempt: number;
   url: string;
   keyId: string | null;
@@ -156,14 +161,21 @@ export type AttemptRecord = {
   next: AfterAttempt;
 };
 
+/** What recording attempts changed beyond the deliveries: subscriptions' health, and deliveries held rather than retried. */
+export type Recorded = { healthChanges: HealthChange[]; held: ReadonlySet<string> };
+
 /**
  * Logs attempts and moves their deliveries on, all in one transaction (the dispatcher records many
- * at once). A delivery canceled meanwhile (its subscription deleted) keeps its status.
+ * at once), with their subscriptions' health (store/subscription-health.ts): a delivery that is to
+ * wait for a retry is held instead when its subscription is disabled. A delivery canceled meanwhile
+ * (its subscription deleted) keeps its status.
  */
-export async function recordAttempts(db: Db, records: readonly AttemptRecord[]): Promise<void> {
-  if (records.length === 0) return;
+export async function recordAttempts(db: Db, records: readonly AttemptRecord[], health: { disableAfterMs: number }): Promise<Recorded> {
+  if (records.length === 0) return { healthChanges: [], held: new Set() };
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
-  await db.tx(async (q) => {
+  return db.tx(async (q) => {
+    // subscriptions first, then deliveries: the lock order of store/subscription-health.ts
+    const healthChanges = await noteSubscriptionHealth(q, outcomesBySubscription(records), health.disableAfterMs);
     await q.query(
       `INSERT INTO webhook_attempts (id, delivery_id, attempt, url, key_id, started_at, latency_ms, http_status, error, succeeded)
        SELECT gen_random_uuid(), * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::bool[])`,
@@ -179,17 +191,22 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[]):
         col((r) => r.succeeded),
       ],
     );
-    await q.query(
+    const rows = await q.query<{ id: string; status: string; mode: string }>(
       `UPDATE webhook_deliveries d SET
               attempts = d.attempts + 1, run_attempts = d.run_attempts + 1, last_error = u.error, updated_at = now(), lease_until = NULL,
               status = CASE WHEN d.status = 'pending' THEN u.status ELSE d.status END,
               delivered_at = CASE WHEN d.status = 'pending' AND u.status = 'delivered' THEN now() ELSE d.delivered_at END,
-              mode = CASE WHEN u.status = 'pending' THEN 'workflow' ELSE d.mode END,
+              mode = CASE WHEN u.status <> 'pending' THEN d.mode
+                          WHEN EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id AND s.disabled_at IS NOT NULL) THEN 'held'
+                          ELSE 'workflow' END,
               next_attempt_at = CASE WHEN u.delay_ms IS NULL THEN d.next_attempt_at ELSE now() + make_interval(secs => u.delay_ms / 1000.0) END
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[]) AS u(id, status, error, delay_ms)
-        WHERE d.id = u.id`,
+        WHERE d.id = u.id
+       RETURNING d.id, d.status, d.mode`,
       [col((r) => r.deliveryId), col((r) => r.next.status), col((r) => r.error), col((r) => (r.next.status === 'pending' ? r.next.delayMs : null))],
     );
+    const held = new Set(rows.filter((r) => r.status === 'pending' && r.mode === 'held').map((r) => String(r.id)));
+    return { healthChanges, held };
   });
 }
 

@@ -44,8 +44,9 @@ async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
        INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id
      ), d AS (
-       INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id)
-       SELECT gen_random_uuid(), e.id, s.id, s.business_id FROM e, notification_subscriptions s
+       INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id, mode)
+       SELECT gen_random_uuid(), e.id, s.id, s.business_id, CASE WHEN s.disabled_at IS NULL THEN 'dispatcher' ELSE 'held' END
+         FROM e, notification_subscriptions s
         WHERE s.business_id = $2 AND $5 = ANY (s.types)
        ON CONFLICT (event_id, subscription_id) DO NOTHING
      )
@@ -84,8 +85,9 @@ export async function recordEvents(q: Tx, events: readonly NewEvent[]): Promise<
          FROM unnest($4::uuid[], $5::uuid[], $6::text[], $7::text[]) AS x(id, entity_id, body, source_key)
        ON CONFLICT (source_key) DO NOTHING RETURNING id, entity_id
      ), d AS (
-       INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id)
-       SELECT gen_random_uuid(), e.id, s.id, s.business_id FROM e, notification_subscriptions s
+       INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id, mode)
+       SELECT gen_random_uuid(), e.id, s.id, s.business_id, CASE WHEN s.disabled_at IS NULL THEN 'dispatcher' ELSE 'held' END
+         FROM e, notification_subscriptions s
         WHERE s.business_id = $1 AND $3 = ANY (s.types)
        ON CONFLICT (event_id, subscription_id) DO NOTHING
      )

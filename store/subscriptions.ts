@@ -7,7 +7,17 @@ import { recordAudit } from './audit-log.ts';
 import { iso, isTx, type Db, type Queryable, type Row, type Tx } from './db.ts';
 
 /** A stored subscription (the API presents it in the shape of interface 2.6). */
-export type Subscription = { id: string; channel: SubscriptionView['channel']; types: string[]; url: string; createdAt: string; updatedAt: string };
+export type Subscription = {
+  id: string;
+  channel: SubscriptionView['channel'];
+  types: string[];
+  url: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Its health (store/subscription-health.ts): the start of its current run of failed attempts, and when it was disabled. */
+  failingSince: string | null;
+  disabledAt: string | null;
+};
 
 /** subscription.created / replaced: what it takes (event types) and the SHA-256 of where it sends (the URL may hold a secret). */
 function recordSubscription(q: Tx, businessId: string, s: Subscription, action: 'subscription.created' | 'subscription.replaced'): void {
@@ -19,13 +29,15 @@ function recordSubscription(q: Tx, businessId: string, s: Subscription, action: 
   });
 }
 
-const toSubscription = (r: Row): Subscription => ({
+export const toSubscription = (r: Row): Subscription => ({
   id: String(r.id),
   channel: String(r.channel) as Subscription['channel'],
   types: r.types as string[],
   url: String(r.url),
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at),
+  failingSince: r.failing_since == null ? null : iso(r.failing_since),
+  disabledAt: r.disabled_at == null ? null : iso(r.disabled_at),
 });
 
 export class SubscriptionLimitReached extends Error {}

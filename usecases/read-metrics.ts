@@ -3,6 +3,7 @@
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { metricsText } from '../runtime/metrics-export.ts';
 import { bearerAllowed } from '../domain/bearer.ts';
+import { refreshSubscriptionHealthGauge } from '../runtime/subscription-health-gauge.ts';
 import type { UseCaseContext } from './context.ts';
 
 export async function readMetrics(uc: UseCaseContext, authorization: string | undefined): Promise<Outcome<string>> {
@@ -15,5 +16,6 @@ export async function readMetrics(uc: UseCaseContext, authorization: string | un
       { parameter: 'Authorization' },
     );
   }
+  await refreshSubscriptionHealthGauge(uc.db, (err) => uc.log.warn({ err }, 'metrics: subscription health not counted'));
   return done(await metricsText());
 }

@@ -1,7 +1,8 @@
 // Webhook subscriptions (interface 2.6 and 4.2), scoped to the calling business.
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
-import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionPage, type SubscriptionView } from '../domain/webhooks.ts';
+import { MAX_SUBSCRIPTIONS, subscriptionHealth, type SubscriptionInput, type SubscriptionPage, type SubscriptionView } from '../domain/webhooks.ts';
+import { enableSubscription as enableStoredSubscription } from '../store/subscription-health.ts';
 import {
   createSubscription as insertSubscription,
   deleteSubscription as removeSubscription,
@@ -22,6 +23,7 @@ const present = (s: Subscription): SubscriptionView => ({
   config: { webhook: { url: s.url } },
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
+  health: subscriptionHealth(s.failingSince, s.disabledAt),
 });
 
 export const subscriptionNotFound = (id: string) =>
@@ -78,4 +80,13 @@ export async function deleteSubscription({ db, runs, log }: UseCaseContext, call
     ),
   );
   return done(undefined);
+}
+
+/**
+ * Turns a subscription back on: healthy again, and every delivery it holds or that waits for a retry
+ * slot goes to the dispatcher now (paced by the per-subscription in-flight limit).
+ */
+export async function enableSubscription({ db }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<SubscriptionView>> {
+  const enabled = await enableStoredSubscription(db, caller.id, id);
+  return enabled ? done(present(enabled.subscription)) : subscriptionNotFound(id);
 }

@@ -11,7 +11,14 @@ import {
   subscriptionSchema,
 } from '../../domain/webhooks.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
-import { createSubscription, deleteSubscription, getSubscription, listSubscriptions, replaceSubscription } from '../../usecases/subscriptions.ts';
+import {
+  createSubscription,
+  deleteSubscription,
+  enableSubscription,
+  getSubscription,
+  listSubscriptions,
+  replaceSubscription,
+} from '../../usecases/subscriptions.ts';
 import {
   eventDeliveries,
   redeliverEvent,
@@ -116,6 +123,24 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       handler: ({ params, body, business }) => redeliverSubscriptionFailures(uc, business, params.notificationId, new Date(body.since)),
+    }),
+    route({
+      method: 'post',
+      path: '/notification/:notificationId/enable',
+      operationId: 'enableSubscription',
+      summary: 'Turn a webhook subscription back on and send its waiting deliveries now',
+      description:
+        'A subscription whose every attempt fails for WEBHOOK_DISABLE_AFTER_MS (5 days) is disabled: nothing is sent to it and ' +
+        'its pending deliveries are kept (`health.state` is `disabled`). This makes it healthy again and hands every delivery it ' +
+        'holds, or that waits for a retry slot, to the dispatcher at once, at most ' +
+        `${uc.config.webhooks.maxInFlightPerSubscription} in flight per dispatcher. Safe to repeat. Limited with the redelivery requests ` +
+        `(${uc.config.webhooks.redeliveriesPerSecond} per second per business).`,
+      tag: 'Webhooks',
+      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      params: notificationIdParams,
+      responses: { 200: { description: 'The subscription, healthy', schema: subscriptionSchema } },
+      errors: ['invalidRequest', 'subscriptionNotFound'],
+      handler: ({ params, business }) => enableSubscription(uc, business, params.notificationId),
     }),
     route({
       method: 'get',

@@ -23,7 +23,8 @@ describe('webhook subscriptions', () => {
   it('registers (201, the shape of 2.6), reads, lists, replaces and deletes', async () => {
     const created = await stack.request('POST', '/notification', { key, json: body(PUBLIC, ['account_status_change', 'kyb_status_change']) });
     assert.equal(created.status, 201, created.text);
-    assert.deepEqual(Object.keys(created.body).sort(), ['channel', 'config', 'createdAt', 'id', 'types', 'updatedAt']);
+    assert.deepEqual(Object.keys(created.body).sort(), ['channel', 'config', 'createdAt', 'health', 'id', 'types', 'updatedAt']);
+    assert.deepEqual(created.body.health, { state: 'healthy', failingSince: null, disabledAt: null });
     assert.equal(created.body.channel, 'WEBHOOK');
     assert.deepEqual(created.body.types, ['account_status_change', 'kyb_status_change']);
     assert.deepEqual(created.body.config, { webhook: { url: PUBLIC } });

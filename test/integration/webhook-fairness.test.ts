@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { DISABLE_AFTER_MS } from '../../domain/webhooks.ts';
 import { createWebhookDispatcher } from '../../activities/webhook-dispatcher.ts';
 import { createWebhookSender } from '../../activities/webhook-send.ts';
 import { createLogger } from '../../runtime/logger.ts';
@@ -55,6 +56,7 @@ describe('webhook deliveries shared fairly between businesses', () => {
       log: createLogger('silent'),
       send: createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true }),
       settings: { maxInFlight: 32, perSubscription: 8, perBusiness: 16, leaseMs: 30_000, pollMs: 20 },
+      disableAfterMs: DISABLE_AFTER_MS,
       handOff: async () => {},
     });
     const running = dispatcher.run({ signal: stop.signal, runForMs: 60_000, heartbeat() {} });

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { DISABLE_AFTER_MS } from '../../domain/webhooks.ts';
 import { createWebhookDispatcher } from '../../activities/webhook-dispatcher.ts';
 import { createWebhookSender, publicOnlyLookup } from '../../activities/webhook-send.ts';
 import { createLogger } from '../../runtime/logger.ts';
@@ -45,6 +46,7 @@ describe('delivery-time address guard', () => {
         log: createLogger('silent'),
         send: createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: false }),
         settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 },
+        disableAfterMs: DISABLE_AFTER_MS,
         handOff: async (ds) => void handedOff.push(...ds.map((d) => d.deliveryId)),
       });
       const stats = await dispatcher.run({ signal: new AbortController().signal, runForMs: 500, heartbeat() {} });

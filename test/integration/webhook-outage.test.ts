@@ -9,7 +9,7 @@ import { Worker } from '@temporalio/worker';
 import { createWebhookDispatcher } from '../../activities/webhook-dispatcher.ts';
 import { createWebhookSender } from '../../activities/webhook-send.ts';
 import { createWebhookActivities } from '../../activities/webhooks.ts';
-import { RETRY_DELAYS_MS } from '../../domain/webhooks.ts';
+import { DISABLE_AFTER_MS, RETRY_DELAYS_MS } from '../../domain/webhooks.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { createBusiness } from '../../store/businesses.ts';
@@ -61,6 +61,7 @@ describe('a receiver down for two days', () => {
       log,
       send,
       settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 },
+      disableAfterMs: DISABLE_AFTER_MS,
       handOff: async (ds) => void handedOff.push(...ds),
     });
     await dispatcher.run({ signal: new AbortController().signal, runForMs: 1000, heartbeat() {} });
@@ -73,6 +74,7 @@ describe('a receiver down for two days', () => {
       log,
       send,
       dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 },
+      disableAfterMs: DISABLE_AFTER_MS,
       startRetry: async () => {},
     });
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'outage', workflowBundle: await workflowBundle(config), activities });
@@ -141,6 +143,7 @@ describe('a receiver down for two days', () => {
       log,
       send,
       settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 },
+      disableAfterMs: DISABLE_AFTER_MS,
       handOff: async (ds) => void handedOff.push(...ds),
     }).run({
       signal: new AbortController().signal,
@@ -153,6 +156,7 @@ describe('a receiver down for two days', () => {
       log,
       send,
       dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 },
+      disableAfterMs: DISABLE_AFTER_MS,
       startRetry: async () => {},
     });
     let failures = 12; // well past the 5 the earlier design allowed

@@ -1,0 +1,172 @@
+// Each subscription's health (issue 23: endpoints that fail for days), kept with the attempts that
+// decide it. Healthy while its last attempt succeeded; failing from its first failed attempt after
+// that; disabled once it has been failing for `disableAfterMs` (WEBHOOK_DISABLE_AFTER_MS): nothing
+// more is sent to it and its pending deliveries are held, kept, until it is enabled again.
+//
+// The backlog comes back promptly: a success after RESUME_AFTER_FAILING_MS of failures (or an
+// enable) hands every delivery waiting for its next retry slot, and every held one, back to the
+// dispatcher, due now, in the same transaction. The dispatcher's per-subscription in-flight limit
+// paces them; their retry workflows, superseded by the new run, end at their next slot without
+// sending (activities/webhooks.ts). A requeued delivery keeps its place in its retry schedule
+// (run_attempts), so one that its receiver keeps refusing still ends as failed.
+//
+// Lock order, as everywhere deliveries and subscriptions are written together (deleting a
+// subscription): the subscription rows first (by id), then their deliveries (by id).
+import { RESUME_AFTER_FAILING_MS } from '../domain/webhooks.ts';
+import { recordAudit } from './audit-log.ts';
+import { iso, type Queryable, type Tx } from './db.ts';
+import { toSubscription, type Subscription } from './subscriptions.ts';
+
+/** What one subscription's attempts in a transaction came to. */
+export type SubscriptionOutcome = { subscriptionId: string; succeeded: boolean; firstFailureAt: Date | null };
+
+/** A subscription whose health changed. */
+export type HealthChange = { subscriptionId: string; to: 'healthy' | 'failing' | 'disabled'; deliveries: number };
+
+/** Attempts of a batch, per subscription: any success makes it healthy (its receiver answers). */
+export function outcomesBySubscription(attempts: readonly { subscriptionId: string; succeeded: boolean; startedAt: Date }[]): SubscriptionOutcome[] {
+  const by = new Map<string, SubscriptionOutcome>();
+  for (const a of attempts) {
+    const o = by.get(a.subscriptionId) ?? { subscriptionId: a.subscriptionId, succeeded: false, firstFailureAt: null };
+    if (a.succeeded) o.succeeded = true;
+    else if (!o.firstFailureAt || a.startedAt < o.firstFailureAt) o.firstFailureAt = a.startedAt;
+    by.set(a.subscriptionId, o);
+  }
+  return [...by.values()];
+}
+
+/**
+ * Moves the subscriptions' health on from their attempts' outcomes, in the attempts' transaction,
+ * and touches only those whose state changes: a success ends a failing run (and sends its backlog
+ * if it lasted RESUME_AFTER_FAILING_MS or the subscription was disabled); a failure starts one, or
+ * disables the subscription once its run has lasted `disableAfterMs`.
+ */
+export async function noteSubscriptionHealth(q: Tx, outcomes: readonly SubscriptionOutcome[], disableAfterMs: number): Promise<HealthChange[]> {
+  if (outcomes.length === 0) return [];
+  const rows = await q.query<{
+    id: string;
+    business_id: string;
+    ok: boolean;
+    was_failing: Date | null;
+    was_disabled: Date | null;
+    resume: boolean;
+    disabled_at: Date | null;
+  }>(
+    `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[]) AS o(id, ok, first_failure)),
+     l AS (
+       SELECT s.id, s.failing_since, s.disabled_at FROM notification_subscriptions s JOIN o ON o.id = s.id
+        WHERE (o.ok AND (s.failing_since IS NOT NULL OR s.disabled_at IS NOT NULL))
+           OR (NOT o.ok AND s.disabled_at IS NULL AND (s.failing_since IS NULL OR s.failing_since < now() - make_interval(secs => $4)))
+        ORDER BY s.id FOR UPDATE OF s)
+     UPDATE notification_subscriptions s SET
+            failing_since = CASE WHEN o.ok THEN NULL ELSE coalesce(l.failing_since, o.first_failure) END,
+            disabled_at = CASE WHEN o.ok THEN NULL WHEN l.failing_since IS NOT NULL THEN now() ELSE NULL END
+       FROM l JOIN o ON o.id = l.id
+      WHERE s.id = l.id
+     RETURNING s.id, s.business_id, o.ok, l.failing_since AS was_failing, l.disabled_at AS was_disabled,
+               (l.disabled_at IS NOT NULL OR l.failing_since < now() - make_interval(secs => $5)) AS resume, s.disabled_at`,
+    [
+      outcomes.map((o) => o.subscriptionId),
+      outcomes.map((o) => o.succeeded),
+      outcomes.map((o) => o.firstFailureAt),
+      disableAfterMs / 1000,
+      RESUME_AFTER_FAILING_MS / 1000,
+    ],
+  );
+  const changes: HealthChange[] = [];
+  for (const r of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    const id = String(r.id);
+    if (r.ok) {
+      const deliveries = r.resume ? await resumeBacklog(q, id) : 0;
+      if (r.was_disabled)
+        recordAudit(q, {
+          businessId: String(r.business_id),
+          action: 'subscription.enabled',
+          subject: { type: 'subscription', id },
+          details: { by: 'delivered', disabledAt: iso(r.was_disabled), resumedDeliveries: deliveries },
+        });
+      changes.push({ subscriptionId: id, to: 'healthy', deliveries });
+    } else if (r.disabled_at) {
+      const held = await holdBacklog(q, id);
+      recordAudit(q, {
+        businessId: String(r.business_id),
+        action: 'subscription.disabled',
+        subject: { type: 'subscription', id },
+        details: { failingSince: iso(r.was_failing), heldDeliveries: held },
+      });
+      changes.push({ subscriptionId: id, to: 'disabled', deliveries: held });
+    } else changes.push({ subscriptionId: id, to: 'failing', deliveries: 0 });
+  }
+  return changes;
+}
+
+/** Every pending delivery of a disabled subscription is held: kept, attempted by no one. */
+async function holdBacklog(q: Queryable, subscriptionId: string): Promise<number> {
+  const rows = await q.query(
+    `UPDATE webhook_deliveries d SET mode = 'held', lease_until = NULL, updated_at = now()
+      WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode <> 'held' ORDER BY id FOR UPDATE)
+     RETURNING d.id`,
+    [subscriptionId],
+  );
+  return rows.length;
+}
+
+/**
+ * The subscription's waiting and held deliveries go to the dispatcher, due now, as a new run (their
+ * retry workflows, if any, are superseded), keeping their place in the retry schedule.
+ */
+async function resumeBacklog(q: Queryable, subscriptionId: string): Promise<number> {
+  const rows = await q.query(
+    `UPDATE webhook_deliveries d SET mode = 'dispatcher', next_attempt_at = now(), lease_until = NULL, run = d.run + 1, updated_at = now()
+      WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode IN ('workflow', 'held')
+                      ORDER BY id FOR UPDATE)
+     RETURNING d.id`,
+    [subscriptionId],
+  );
+  return rows.length;
+}
+
+/**
+ * POST /notification/{id}/enable: the subscription is healthy again and its waiting and held
+ * deliveries go to the dispatcher now. Undefined when the business has no such subscription.
+ */
+export async function enableSubscription(
+  db: { tx<T>(fn: (q: Tx) => Promise<T>): Promise<T> },
+  businessId: string,
+  id: string,
+): Promise<{ subscription: Subscription; resumed: number } | undefined> {
+  return db.tx(async (q) => {
+    const [before] = await q.query<{ failing_since: Date | null; disabled_at: Date | null }>(
+      'SELECT failing_since, disabled_at FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR UPDATE',
+      [id, businessId],
+    );
+    if (!before) return undefined;
+    const [r] = await q.query('UPDATE notification_subscriptions SET failing_since = NULL, disabled_at = NULL WHERE id = $1 RETURNING *', [id]);
+    const resumed = await resumeBacklog(q, id);
+    if (before.failing_since || before.disabled_at || resumed > 0)
+      recordAudit(q, {
+        businessId,
+        action: 'subscription.enabled',
+        subject: { type: 'subscription', id },
+        details: {
+          by: 'request',
+          disabledAt: before.disabled_at ? iso(before.disabled_at) : null,
+          failingSince: before.failing_since ? iso(before.failing_since) : null,
+          resumedDeliveries: resumed,
+        },
+      });
+    return { subscription: toSubscription(r!), resumed };
+  });
+}
+
+/** Subscriptions by health, for the metrics gauge (the unhealthy ones through their own index). */
+export async function subscriptionHealthCounts(q: Queryable): Promise<Record<'healthy' | 'failing' | 'disabled', number>> {
+  const [r] = await q.query<{ total: string; failing: string; disabled: string }>(
+    `SELECT (SELECT count(*) FROM notification_subscriptions) AS total,
+            count(*) FILTER (WHERE disabled_at IS NULL) AS failing, count(*) FILTER (WHERE disabled_at IS NOT NULL) AS disabled
+       FROM notification_subscriptions WHERE failing_since IS NOT NULL OR disabled_at IS NOT NULL`,
+  );
+  const failing = Number(r!.failing);
+  const disabled = Number(r!.disabled);
+  return { healthy: Number(r!.total) - failing - disabled, failing, disabled };
+}

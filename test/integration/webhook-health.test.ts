@@ -1,0 +1,231 @@
+// Endpoints that fail for days (issue 23): a subscription's health in its read, in the audit log and
+// in metrics; disabled after WEBHOOK_DISABLE_AFTER_MS (shortened here) with its deliveries held, not
+// failed; enabled by request; a receiver back after an outage gets its waiting deliveries at once,
+// and their superseded retry workflows send nothing; a short run of failures leaves each delivery on
+// its own schedule. On the real pipeline: the API, workers, dispatcher and retry workflows on the
+// run's Temporal dev server and PostgreSQL.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createWebhookSender } from '../../activities/webhook-send.ts';
+import { createWebhookActivities } from '../../activities/webhooks.ts';
+import { errorCatalogue } from '../../domain/errors.ts';
+import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
+import { createLogger } from '../../runtime/logger.ts';
+import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { startStack, testWebhookKeys, type Stack } from '../helpers/stack.ts';
+
+// an hour here: a test makes a subscription "fail for longer" by moving its failing_since back
+const DISABLE_AFTER_MS = 3_600_000;
+
+describe('webhook subscription health', () => {
+  let stack: Stack;
+  const receivers: Receiver[] = [];
+
+  before(async () => {
+    stack = await startStack({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', WEBHOOK_DISABLE_AFTER_MS: String(DISABLE_AFTER_MS) } });
+  });
+  after(async () => {
+    for (const r of receivers) await r.close();
+    await stack.close();
+  });
+
+  async function receiver() {
+    const r = await startReceiver();
+    receivers.push(r);
+    return r;
+  }
+
+  async function subscribed(url: string) {
+    const { businessId, apiKey: key } = await stack.newBusiness();
+    const res = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: url },
+    });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.health, { state: 'healthy', failingSince: null, disabledAt: null });
+    return { businessId, key, id: res.body.id as string };
+  }
+
+  const read = async (key: string, id: string) => {
+    const res = await stack.request('GET', `/notification/${id}`, { key });
+    assert.equal(res.status, 200, res.text);
+    return res.body;
+  };
+
+  async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value) return value;
+      assert.ok(Date.now() < deadline, `${what} within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  const deliveriesOf = (subscriptionId: string) =>
+    stack.db.query<{ id: string; status: string; mode: string; run: number; attempts: number; run_attempts: number }>(
+      'SELECT id, status, mode, run, attempts, run_attempts FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY created_at',
+      [subscriptionId],
+    );
+
+  const auditOf = (businessId: string, action: string) =>
+    stack.db
+      .query<{ details: string; actor_type: string }>('SELECT details, actor_type FROM audit_log WHERE business_id = $1 AND action = $2 ORDER BY seq', [
+        businessId,
+        action,
+      ])
+      .then((rows) => rows.map((r) => ({ ...r, details: JSON.parse(r.details) as Record<string, unknown> })));
+
+  const gauge = async (health: string) => {
+    const text = (await stack.request('GET', '/metrics')).text;
+    const line = text.split('\n').find((l) => l.startsWith(`vouch_webhook_subscriptions{health="${health}"}`));
+    assert.ok(line, `the gauge has a ${health} line`);
+    return Number(line.split(' ').at(-1));
+  };
+
+  it('is failing from its first failed attempt, disabled after WEBHOOK_DISABLE_AFTER_MS with its deliveries held, and enabled by request', async () => {
+    const r = await receiver();
+    r.answer({ status: 503 });
+    const { businessId, key, id } = await subscribed(r.url);
+    await recordTestEvent(stack.db, businessId, 'health-1');
+    const failing = await until('failing', async () => {
+      const s = await read(key, id);
+      return s.health.state === 'failing' && s.health;
+    });
+    assert.equal(failing.disabledAt, null);
+    assert.ok(Date.parse(failing.failingSince) <= Date.now());
+    assert.equal(await gauge('failing'), 1);
+
+    // failing for longer than WEBHOOK_DISABLE_AFTER_MS, as if it had: the next failed attempt disables it
+    const [{ since }] = (await stack.db.query<{ since: Date }>(
+      "UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 hours' WHERE id = $1 RETURNING failing_since AS since",
+      [id],
+    )) as [{ since: Date }];
+    await recordTestEvent(stack.db, businessId, 'health-2');
+    const disabled = await until('disabled', async () => {
+      const s = await read(key, id);
+      return s.health.state === 'disabled' && s.health;
+    });
+    assert.equal(disabled.failingSince, since.toISOString(), 'failing since the same first failure');
+    const [entry] = await until(
+      'the audit entry',
+      async () => (await auditOf(businessId, 'subscription.disabled')).length > 0 && auditOf(businessId, 'subscription.disabled'),
+    );
+    assert.equal(entry!.details.failingSince, since.toISOString());
+    assert.equal(entry!.details.heldDeliveries, 2);
+    assert.equal(await gauge('disabled'), 1);
+
+    // held: kept pending, attempted by no one (the first event's retry workflow ends without sending); a new event is held at once
+    const sent = r.received.length;
+    await recordTestEvent(stack.db, businessId, 'health-3');
+    const held = await deliveriesOf(id);
+    assert.deepEqual(
+      held.map((d) => [d.status, d.mode]),
+      Array(3).fill(['pending', 'held']),
+    );
+    assert.equal(await (await retryWorkflowOf(stack.temporal, held[0]!.id)).result(), 'pending', 'the retry workflow ended at its next slot');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(r.received.length, sent, 'nothing was sent to a disabled subscription');
+
+    // another business cannot enable it
+    const other = await stack.newBusiness();
+    const refused = await stack.request('POST', `/notification/${id}/enable`, { key: other.apiKey });
+    assert.equal(refused.status, 404, refused.text);
+    assert.deepEqual([refused.body.code, refused.body.parameter], [errorCatalogue.subscriptionNotFound.code, 'notificationId']);
+    assert.equal((await read(key, id)).health.state, 'disabled');
+
+    // enabled: healthy, and every held delivery goes out now
+    r.answer({ status: 200 });
+    const enabled = await stack.request('POST', `/notification/${id}/enable`, { key });
+    assert.equal(enabled.status, 200, enabled.text);
+    assert.deepEqual(enabled.body.health, { state: 'healthy', failingSince: null, disabledAt: null });
+    await until('every held delivery delivered', async () => (await deliveriesOf(id)).every((d) => d.status === 'delivered'));
+    const [enabledEntry] = await until(
+      'the audit entry',
+      async () => (await auditOf(businessId, 'subscription.enabled')).length > 0 && auditOf(businessId, 'subscription.enabled'),
+    );
+    assert.deepEqual([enabledEntry!.details.by, enabledEntry!.details.resumedDeliveries, enabledEntry!.actor_type], ['request', 3, 'api_key']);
+    assert.equal(await gauge('disabled'), 0);
+    assert.equal((await stack.request('POST', `/notification/${id}/enable`, { key })).status, 200, 'enabling a healthy subscription is harmless');
+  });
+
+  it('sends the waiting deliveries at once when the receiver answers after an outage, not at their next retry slot', async () => {
+    const r = await receiver();
+    r.answer({ status: 503 });
+    const { businessId, key, id } = await subscribed(r.url);
+    for (let i = 0; i < 5; i++) await recordTestEvent(stack.db, businessId, `outage-${i}`);
+    // the dispatcher's attempt and the retry workflow's first (5 s later) fail: the next slot is 5 minutes away (±20 %)
+    await until(
+      'five deliveries waiting for their third attempt',
+      async () => {
+        const ds = await deliveriesOf(id);
+        return ds.length === 5 && ds.every((d) => d.mode === 'workflow' && d.attempts === 2);
+      },
+      60_000,
+    );
+    const [{ slot }] = (await stack.db.query<{ slot: Date }>(
+      "SELECT min(next_attempt_at) AS slot FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending'",
+      [id],
+    )) as [{ slot: Date }];
+    // the outage has lasted longer than RESUME_AFTER_FAILING_MS (a minute), as if it had
+    await stack.db.query("UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 minutes' WHERE id = $1", [id]);
+    r.answer({ status: 200 });
+    await recordTestEvent(stack.db, businessId, 'outage-back');
+    const delivered = await until('all six delivered', async () => {
+      const ds = await deliveriesOf(id);
+      return ds.length === 6 && ds.every((d) => d.status === 'delivered') && ds;
+    });
+    assert.ok(Date.now() < slot.getTime() - 60_000, 'long before the next retry slot');
+    const resumed = delivered.filter((d) => d.run === 2);
+    assert.equal(resumed.length, 5, 'the five went back to the dispatcher as a new run');
+    assert.ok(
+      resumed.every((d) => d.attempts === 3 && d.run_attempts === 3),
+      'each kept its place in its retry schedule',
+    );
+    assert.equal((await read(key, id)).health.state, 'healthy');
+    assert.equal(r.received.length, 5 + 5 + 1 + 5, 'two failed attempts each, the event that succeeded, the resumed five: nothing more');
+  });
+
+  it('leaves each delivery on its own schedule after a short run of failures', async () => {
+    const r = await receiver();
+    r.answer({ status: 503 });
+    const { businessId, key, id } = await subscribed(r.url);
+    await recordTestEvent(stack.db, businessId, 'refused-once');
+    await until('waiting', async () => (await deliveriesOf(id))[0]?.mode === 'workflow');
+    r.answer({ status: 200 });
+    await recordTestEvent(stack.db, businessId, 'accepted');
+    await until('healthy', async () => (await read(key, id)).health.state === 'healthy');
+    const [first] = await deliveriesOf(id);
+    assert.equal(first!.run, 1, 'not resumed as a new run: its retry workflow attempts it at its slot');
+  });
+
+  it('attempts a delivery only for the run that owns it', async () => {
+    const r = await receiver();
+    const { businessId, id } = await subscribed(r.url);
+    await recordTestEvent(stack.db, businessId, 'runs');
+    const [d] = await until('delivered', async () => {
+      const ds = await deliveriesOf(id);
+      return ds[0]?.status === 'delivered' && ds;
+    });
+    // as if redelivered (run 2) and waiting for run 2's retry workflow
+    await stack.db.query("UPDATE webhook_deliveries SET status = 'pending', mode = 'workflow', run = 2, next_attempt_at = now() WHERE id = $1", [d!.id]);
+    const activities = createWebhookActivities({
+      db: stack.db,
+      log: createLogger('silent'),
+      send: createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true }),
+      dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 },
+      disableAfterMs: DISABLE_AFTER_MS,
+      startRetry: async () => {},
+    });
+    const asRun = (run: number) => new MockActivityEnvironment({ workflowExecution: { workflowId: webhookRetryWorkflowId(d!.id, run), runId: 'test' } });
+    const sent = r.received.length;
+    assert.equal(await asRun(1).run(activities.deliveryDueIn, d!.id), null);
+    assert.deepEqual(await asRun(1).run(activities.attemptDelivery, d!.id), { status: 'pending', nextDelayMs: null });
+    assert.equal(r.received.length, sent, 'the superseded run sent nothing');
+    assert.equal(await asRun(2).run(activities.deliveryDueIn, d!.id), 0);
+    assert.deepEqual(await asRun(2).run(activities.attemptDelivery, d!.id), { status: 'delivered', nextDelayMs: null });
+    assert.equal(r.received.length, sent + 1);
+  });
+});
