@@ -8,7 +8,12 @@
 //          the latency of the 9 others.
 //   burst  10,000 deliveries made due at once (one transaction) to a healthy receiver, as
 //          10,000 events × 1 subscription and as 1,000 events × 10: deliveries per second.
-//   node bench/webhooks.ts [--database postgres|pglite] [--only peak,slow,burst] [--rows 300] [--burst 10000]
+//   recovery  a receiver back after an hour's outage with 10,000 deliveries waiting for their retry
+//          slots (seeded in that state: failing for an hour, each after two failed attempts): one
+//          success sends the whole backlog at once. Its drain rate, the most requests it had in
+//          flight, and meanwhile the commit → receipt latency of 5 other businesses' steady traffic
+//          (10 subscriptions each, 2 events/s) against the same before it came back.
+//   node bench/webhooks.ts [--database postgres|pglite] [--only peak,slow,burst,recovery] [--rows 300] [--burst 10000] [--backlog 10000]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmbeddedPostgres } from '../store/embedded-postgres.ts';
-import { recordEvent } from '../store/events.ts';
+import { recordEvent, recordEvents } from '../store/events.ts';
 import { createSubscription } from '../store/subscriptions.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload } from '../test/helpers/imports.ts';
@@ -26,15 +31,17 @@ import { startStack, type Stack } from '../test/helpers/stack.ts';
 const { values } = parseArgs({
   options: {
     database: { type: 'string', default: 'postgres' },
-    only: { type: 'string', default: 'peak,slow,burst' },
+    only: { type: 'string', default: 'peak,slow,burst,recovery' },
     rows: { type: 'string', default: '300' },
     burst: { type: 'string', default: '10000' },
+    backlog: { type: 'string', default: '10000' },
     subscriptions: { type: 'string', default: '10' },
   },
 });
 const only = new Set(values.only.split(','));
 const ROWS = Number(values.rows);
 const BURST = Number(values.burst);
+const BACKLOG = Number(values.backlog);
 const SUBSCRIPTIONS = Number(values.subscriptions);
 const pglite = values.database === 'pglite';
 const say = (s: string) => process.stdout.write(`${s}\n`);
@@ -44,13 +51,18 @@ const figures: Record<string, string | number>[] = [];
 /** A receiver that answers (after `delayMs`) and notes when each event id arrived on which path. */
 async function receiver(delayMs = 0) {
   const got: { path: string; eventId: string; at: number }[] = [];
+  let status = 200;
+  let inFlight = 0;
+  let maxInFlight = 0;
   const server: Server = createServer(async (req, res) => {
+    maxInFlight = Math.max(maxInFlight, ++inFlight);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const at = Date.now();
-    got.push({ path: req.url!, eventId: JSON.parse(Buffer.concat(chunks).toString()).data.eventId, at });
+    if (status === 200) got.push({ path: req.url!, eventId: JSON.parse(Buffer.concat(chunks).toString()).data.eventId, at });
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
-    res.writeHead(200).end('ok');
+    inFlight--;
+    res.writeHead(status).end('ok');
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -58,6 +70,9 @@ async function receiver(delayMs = 0) {
   return {
     url: (p: string) => `http://127.0.0.1:${port}/${p}`,
     got,
+    /** Answer with this status from now on (only 200s are counted in `got`). */
+    answer: (code: number) => void (status = code),
+    maxInFlight: () => maxInFlight,
     close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
   };
 }
@@ -192,6 +207,102 @@ async function burst(stack: Stack, subscriptions: number) {
   await r.close();
 }
 
+const benchEvent = (businessId: string, sourceKey: string) => ({
+  businessId,
+  entityId: null,
+  eventName: 'card_issuance_api_access_updated',
+  eventType: 'account_status_change',
+  payload: (id: string) => ({
+    eventName: 'card_issuance_api_access_updated',
+    eventType: 'account_status_change',
+    data: { eventId: id, message: 'bench', timestamp: new Date().toISOString(), status: 'APPROVED' },
+  }),
+  sourceKey,
+});
+
+/** recovery: BACKLOG deliveries waiting for an endpoint that comes back, beside other businesses' steady traffic. */
+async function recovery(stack: Stack) {
+  const { businessId } = await stack.newBusiness({ name: 'bench-recovery' });
+  const back = await receiver();
+  back.answer(503);
+  const subscription = await createSubscription(stack.db, businessId, {
+    notificationChannel: 'WEBHOOK',
+    notificationTypes: ['account_status_change'],
+    webhookUrl: back.url('back'),
+  });
+  // the backlog, as an hour's outage leaves it: each delivery attempted twice, its next slot minutes away
+  await stack.db.tx(async (q) => {
+    for (let from = 0; from < BACKLOG; from += 1000)
+      await recordEvents(
+        q,
+        Array.from({ length: Math.min(1000, BACKLOG - from) }, (_, i) => benchEvent(businessId, `backlog-${from + i}-${businessId}`)),
+      );
+    await q.query(
+      `UPDATE webhook_deliveries SET mode = 'workflow', attempts = 2, run_attempts = 2, next_attempt_at = now() + interval '5 minutes'
+        WHERE subscription_id = $1`,
+      [subscription.id],
+    );
+    await q.query("UPDATE notification_subscriptions SET failing_since = now() - interval '1 hour' WHERE id = $1", [subscription.id]);
+  });
+
+  // others: 5 businesses × 10 subscriptions, an event every 500 ms each
+  const steady = await receiver();
+  const others: string[] = [];
+  for (let b = 0; b < 5; b++) {
+    const other = await stack.newBusiness({ name: `bench-steady-${b}` });
+    others.push(other.businessId);
+    for (let i = 0; i < 10; i++)
+      await createSubscription(stack.db, other.businessId, {
+        notificationChannel: 'WEBHOOK',
+        notificationTypes: ['account_status_change'],
+        webhookUrl: steady.url(`b${b}-s${i}`),
+      });
+  }
+  let sending = true;
+  let n = 0;
+  const traffic = (async () => {
+    while (sending) {
+      const tick = Date.now();
+      await Promise.all(others.map((id) => recordEvent(stack.db, benchEvent(id, `steady-${n}-${id}`))));
+      n++;
+      await new Promise((r) => setTimeout(r, Math.max(0, 500 - (Date.now() - tick))));
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 10_000));
+
+  // back: the next event succeeds, and the backlog follows at once
+  const cameBack = Date.now();
+  back.answer(200);
+  await recordEvent(stack.db, benchEvent(businessId, `back-${businessId}`));
+  await waitUntil(() => back.got.length >= BACKLOG + 1, 600_000, 'the backlog');
+  const drained = Math.max(...back.got.map((g) => g.at));
+  await new Promise((r) => setTimeout(r, 2000));
+  sending = false;
+  await traffic;
+  await waitUntil(() => steady.got.length >= n * others.length * 10, 60_000, 'the steady traffic');
+
+  const times = new Map<string, number>();
+  for (const id of others) for (const [k, v] of await eventTimes(stack, id)) times.set(k, v);
+  const lat = (from: number, to: number) => steady.got.filter((g) => g.at >= from && g.at < to).map((g) => g.at - times.get(g.eventId)!);
+  const before = lat(cameBack - 8000, cameBack);
+  const during = lat(cameBack, drained);
+  const [left] = await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE subscription_id = $1 AND status <> 'delivered'", [
+    subscription.id,
+  ]);
+  figures.push({
+    scenario: `recovery: ${BACKLOG.toLocaleString('en')} waiting for an endpoint that comes back; 5 businesses × 10 subscriptions at 2 events/s beside it`,
+    'drain (s)': ((drained - cameBack) / 1000).toFixed(1),
+    'deliveries/s': (BACKLOG / ((drained - cameBack) / 1000)).toFixed(0),
+    'most in flight to it': back.maxInFlight(),
+    'not delivered': Number(left!.n),
+    'others p50/p95 before (ms)': `${pct(before, 50)} / ${pct(before, 95)}`,
+    'others p50/p95 during (ms)': `${pct(during, 50)} / ${pct(during, 95)}`,
+    'others max during (ms)': Math.max(...during),
+  });
+  await back.close();
+  await steady.close();
+}
+
 const cleanups: (() => Promise<unknown>)[] = [];
 try {
   let databaseUrl: string;
@@ -228,6 +339,7 @@ try {
     await burst(stack, 1);
     await burst(stack, 10);
   }
+  if (only.has('recovery')) await recovery(stack);
   console.table(figures);
 } finally {
   for (const c of cleanups.reverse()) await c().catch((err) => say(`clean-up: ${(err as Error).message}`));
