@@ -115,11 +115,12 @@ const sleepMs = (ms: number) => (ms > 0 ? new Promise<void>((r) => setTimeout(r,
  * beyond the provider request itself. A slot further away than that fails the attempt (retryable,
  * before any request goes out) rather than letting Temporal time it out while its request is still
  * to be sent — a timed-out attempt whose request goes out anyway could spend a share token twice.
- * A process that wakes late by more than the pace's margin (a busy event loop) would send its call
- * too close to the next one's: then it takes a new slot, once.
+ * A process that wakes late by more than LATENESS_ALLOWED_MS (a busy event loop, a worker just
+ * started) would send its call too close to the next one's: then it takes a new slot, as often as it
+ * has to, within the same budget.
  */
-async function waitForSlot(db: Db, spacingMs: number): Promise<void> {
-  for (let tries = 1; ; tries++) {
+export async function waitForSlot(db: Db, spacingMs: number, sleep: (ms: number) => Promise<void> = sleepMs): Promise<void> {
+  for (;;) {
     const wait = await takeProviderSlot(db, spacingMs);
     const info = Context.current().info;
     const left = info.startToCloseTimeoutMs - (Date.now() - info.currentAttemptScheduledTimestampMs) - PROVIDER_REQUEST_TIMEOUT_MS;
@@ -130,8 +131,8 @@ async function waitForSlot(db: Db, spacingMs: number): Promise<void> {
       );
     }
     const due = performance.now() + wait;
-    await sleepMs(wait);
-    if (performance.now() - due <= LATENESS_ALLOWED_MS || tries >= 2) return;
+    await sleep(wait);
+    if (performance.now() - due <= LATENESS_ALLOWED_MS) return;
   }
 }
 

@@ -3,24 +3,35 @@
 // (provider-sim/main.ts), TWO API processes (api/server.ts) and workers per role (worker.ts:
 // general+sync, provider ×2, webhooks) on a prebuilt workflow bundle — and --businesses businesses
 // (20), each with 10 webhook subscriptions to loopback receivers in this process, sending for
-// --minutes (30) a mix over HTTP to both APIs in turn: sync imports (the businesses take turns at
-// the spec's 3/s, the others a trickle), batch uploads, hosted-SDK reviews played by the sandbox,
-// universal KYC, universal KYB with two owners, downloads of KYB documents, and reads.
+// --minutes (30) a mix over HTTP to both APIs in turn: sync imports, batch uploads, hosted-SDK
+// reviews played by the sandbox, universal KYC, universal KYB with two owners, downloads of KYB
+// documents, and reads.
+// Sync imports: each business sends at the spec's 3/s in its turn (--sync-hot businesses at a time,
+// each once over the run) and a trickle otherwise. All 20 at 3/s at once would be 60 provider calls a
+// second against a cap of 10: the provider queue then holds a backlog the whole run, sync callers
+// wait on it and batches and reviews starve behind them (sync goes first). That is a stress test,
+// not a soak; --sync-hot 20 runs it. By default the provider runs at about 70 % of the cap, at the
+// cap while a batch runs beside a business's turn.
 // Faults, at fixed fractions of the run: at 20 % a rolling restart of every worker (SIGTERM, wait for
-// the exit, start again, one at a time), at 40 % one worker SIGKILLed (and started again), at 60 % one
-// API process SIGKILLed (started again --api-down-seconds later; clients use the other meanwhile),
-// at 80 % PostgreSQL restarted (pg_ctlcluster; the whole shared server: --no-pg-restart leaves it).
+// the exit, start again, one at a time), at 40 % one worker SIGKILLed (and started again, as a
+// supervisor would), at 60 % one API process SIGKILLed (clients find out by their requests failing and
+// use the other; started again --api-down-seconds later), at 80 % PostgreSQL restarted (pg_ctlcluster:
+// the whole shared server; --no-pg-restart leaves it alone).
 // Then a drain (--drain-minutes, 5) for the work under way, and the checks (bench/soak/checks.ts):
 // every record handled once, every event delivered to every subscription that takes it (repeats
-// counted), provider calls never above the cap (counted where they reach the provider, through a
-// door in this process: bench/soak/doors.ts). Figures: p50/p95 per route template per window
-// (--window-minutes, 5), end to end latencies, resident memory per process every --sample-seconds
-// (30), the database's size over time and its largest tables' rows at start and end. Prints
-// Markdown, writes JSON to --out (/tmp/soak.json), exits 1 when a check fails.
+// counted), provider calls never above the cap (counted where they reach the provider, at a door in
+// this process: bench/soak/doors.ts). Figures: p50/p95 per route template per window
+// (--window-minutes, 5), end to end latencies, provider calls per window, resident memory and CPU per
+// process every --sample-seconds (30), the database's size over time and its largest tables' rows at
+// start and end. Prints Markdown, writes JSON to --out (/tmp/soak.json), exits 1 when a check fails;
+// the run's directory (logs of every process, DATA_DIR) and database are kept when one does (--keep:
+// always).
 //   node bench/soak.ts [--minutes 30] [--businesses 20] [--window-minutes 5] [--drain-minutes 5]
-//     [--no-pg-restart] [--out /tmp/soak.json] [--keep]   (rates: --sync-rate 3 --sync-hot 1
-//     --sync-background 0.05 --batch-every 240 --batch-rows 10 --sdk-every 180 --ukyc-every 60
-//     --kyb-every 300 --download-every 30 --read-every 15; seconds between a business's flows)
+//     [--no-pg-restart] [--out /tmp/soak.json] [--keep]
+//   rates (seconds between a business's flows): --sync-rate 3 --sync-hot 1 --sync-background 0.05
+//     --batch-every 240 --batch-rows 25 --sdk-every 180 --ukyc-every 60 --kyb-every 300
+//     --download-every 30 --read-every 15
+//   a short trial: node bench/soak.ts --minutes 4 --businesses 4 --window-minutes 1 --drain-minutes 3
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -34,9 +45,9 @@ import { bundleWorkflows } from '../worker.ts';
 import { drain, runChecks } from './soak/checks.ts';
 import { createClient } from './soak/client.ts';
 import { startCallbackDoor, startProviderDoor } from './soak/doors.ts';
-import { createSlot, logProblems, rssMb, sleep, startSlot, stopSlot, type Slot } from './soak/fleet.ts';
+import { cpuSeconds, createSlot, logProblems, rssMb, sleep, startSlot, stopSlot, type Slot } from './soak/fleet.ts';
 import { startReceivers } from './soak/receivers.ts';
-import { byWindow, markdown, rssSummary, samplePoints, windowsOf, type Report, type RssSeries } from './soak/report.ts';
+import { byWindow, markdown, providerByWindow, rssSummary, samplePoints, windowsOf, type Report, type RssSeries } from './soak/report.ts';
 import { createDonor, createTraffic, setUpBusiness, type Business } from './soak/traffic.ts';
 
 const { values: v } = parseArgs({
@@ -52,7 +63,7 @@ const { values: v } = parseArgs({
     'sync-hot': { type: 'string', default: '1' },
     'sync-background': { type: 'string', default: '0.05' },
     'batch-every': { type: 'string', default: '240' },
-    'batch-rows': { type: 'string', default: '10' },
+    'batch-rows': { type: 'string', default: '25' },
     'sdk-every': { type: 'string', default: '180' },
     'ukyc-every': { type: 'string', default: '60' },
     'kyb-every': { type: 'string', default: '300' },
@@ -199,10 +210,11 @@ try {
     const t = Date.now();
     const note = (name: string, pid: number | undefined) => {
       const m = pid === undefined ? null : rssMb(pid);
-      if (m !== null && pid !== undefined) (rssSeries[name] ??= []).push({ t, pid, mb: m });
+      if (m !== null && pid !== undefined) (rssSeries[name] ??= []).push({ t, pid, mb: m, cpu: cpuSeconds(pid) });
     };
     for (const s of slots) if (s.child && s.child.exitCode === null && s.child.signalCode === null) note(s.name, s.child.pid);
     note('temporal', temporal.process.pid);
+    note('provider door', door.pid);
     note('soak (this process)', process.pid);
     try {
       const [row] = await db.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n');
@@ -250,7 +262,8 @@ try {
     await sleep(downMs);
     const t0 = Date.now();
     await launch(slot);
-    return `${slot.name}: ${signal} → exit ${stopped.exit}${stopped.forced ? ' (SIGKILL after the grace)' : ''} in ${secs(stopped.ms)}, ready again ${secs(Date.now() - t0)} after its start`;
+    const forced = stopped.forced ? ' (SIGKILL after the grace)' : '';
+    return `${slot.name}: ${signal} → exit ${stopped.exit}${forced} in ${secs(stopped.ms)}, ready again ${secs(Date.now() - t0)} after its start`;
   };
   const healthyAgain = async (slot: Slot, since: number) => {
     for (;;) {
@@ -313,8 +326,9 @@ try {
   const progress = setInterval(() => {
     const s = traffic.stats;
     say(
-      `${at()} sync ${s.sync.done}/${s.sync.started}, batches ${s.batch.done}/${s.batch.started}, sdk ${s.sdk.done}/${s.sdk.started}, ukyc ${s.ukyc.done}/${s.ukyc.started}, ` +
-        `kyb ${s.kyb.done}/${s.kyb.started}, downloads ${s.download.done}; provider calls ${door.calls.length}; webhooks received ${receivers.stats.requests}`,
+      `${at()} sync ${s.sync.done}/${s.sync.started}, batches ${s.batch.done}/${s.batch.started}, ` +
+        `sdk ${s.sdk.done}/${s.sdk.started}, ukyc ${s.ukyc.done}/${s.ukyc.started}, ` +
+        `kyb ${s.kyb.done}/${s.kyb.started}, downloads ${s.download.done}; provider calls ${door.count()}; webhooks received ${receivers.stats.requests}`,
     );
   }, 60_000);
   await traffic.run();
@@ -330,7 +344,8 @@ try {
   const runEnd = Date.now();
 
   // ---- the verdict and the figures ----
-  const verdict = await runChecks({ db, receivers, door, donor, businesses, expectations: traffic.expectations, cap: CAP, left: drained.left });
+  const doorRecords = await door.records();
+  const verdict = await runChecks({ db, receivers, door: doorRecords, donor, businesses, expectations: traffic.expectations, cap: CAP, left: drained.left });
   for (const c of crashes) verdict.checks.push({ name: 'a process exited on its own', ok: false, detail: c });
   const windows = windowsOf(trafficStart, trafficEnd, num('window-minutes') * 60_000, runEnd);
   const created = new Map((await db.query<{ id: string; at: Date }>('SELECT id, created_at AS at FROM events')).map((e) => [String(e.id), e.at.getTime()]));
@@ -352,12 +367,13 @@ try {
     if (e.answeredAt !== undefined && e.expect === 1 && labels[e.kind])
       e2e.push({ label: labels[e.kind]!, at: e.answeredAt, ms: got === undefined ? 0 : got - e.answeredAt, failed: got === undefined });
   }
-  for (const b of traffic.batches)
+  // a batch's run, as PostgreSQL recorded it (the client polls only every 5 s)
+  for (const b of await db.query<{ created: Date; completed: Date | null }>('SELECT created_at AS created, completed_at AS completed FROM import_batches'))
     e2e.push({
-      label: 'batch: upload → finished',
-      at: b.uploadedAt,
-      ms: b.finishedAt === null ? 0 : b.finishedAt - b.uploadedAt,
-      failed: b.finishedAt === null,
+      label: 'batch: upload → completed',
+      at: b.created.getTime(),
+      ms: b.completed ? b.completed.getTime() - b.created.getTime() : 0,
+      failed: !b.completed,
     });
   const sizes = await db.query<{ t: string; bytes: string }>(
     "SELECT relname AS t, pg_total_relation_size(relid) AS bytes FROM pg_stat_user_tables WHERE schemaname = 'public' ORDER BY 2 DESC LIMIT 12",
@@ -371,7 +387,9 @@ try {
     })),
   );
   const report: Report = {
-    title: `Soak: ${BUSINESSES} businesses × 10 subscriptions, ${MINUTES} min of traffic, ${slots.length} processes + Temporal (${new Date(runStart).toISOString()})`,
+    title:
+      `Soak: ${BUSINESSES} businesses × 10 subscriptions, ${MINUTES} min of traffic, ` +
+      `${slots.length} processes + Temporal (${new Date(runStart).toISOString()})`,
     settings: { ...v, pgRestart: !v['no-pg-restart'], runDir },
     checks: verdict.checks,
     faults,
@@ -379,7 +397,17 @@ try {
     paths: byWindow(samplePoints(client.samples), windows),
     endToEnd: byWindow(e2e, windows),
     flows: { ...traffic.stats },
-    provider: { ...verdict.provider, cap: CAP },
+    provider: {
+      ...verdict.provider,
+      cap: CAP,
+      byWindow: providerByWindow(
+        doorRecords.calls.map((c) => c.at),
+        windows,
+      ),
+    },
+    decisions: Number(
+      (await db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE event_type IN ('account_status_change', 'kyb_status_change')"))[0]!.n,
+    ),
     rss: rssSummary(rssSeries),
     rssSeries,
     dbSize,
@@ -393,7 +421,7 @@ try {
   say(markdown(report));
   writeFileSync(v.out, JSON.stringify({ ...report, drain: drained }, null, 1));
   failed = verdict.checks.some((c) => !c.ok && !c.warning);
-  say(`\n${failed ? 'FAILED' : 'passed'}: JSON in ${v.out}; logs in ${logDir}${failed || v.keep ? ' (kept)' : ''}`);
+  say(`\n${failed ? 'FAILED' : 'passed'}: JSON in ${v.out}; logs in ${logDir}${failed || v.keep ? ' (kept)' : ' (removed at the end; --keep keeps them)'}`);
   keepRun ||= failed;
 } catch (err) {
   say(`soak: ${(err as Error).stack ?? err}`);

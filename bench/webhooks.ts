@@ -12,8 +12,9 @@
 //          slots (seeded in that state: failing for an hour, each after two failed attempts): one
 //          success sends the whole backlog at once. Its drain rate, the most requests it had in
 //          flight, and meanwhile the commit → receipt latency of 5 other businesses' steady traffic
-//          (10 subscriptions each, 2 events/s) against the same before it came back.
-//   node bench/webhooks.ts [--database postgres|pglite] [--only peak,slow,burst,recovery] [--rows 300] [--burst 10000] [--backlog 10000]
+//          (10 subscriptions each, 2 events/s) against the same before it came back. The receiver
+//          that comes back answers in --receiver-ms (20 ms).
+//   node bench/webhooks.ts [--database postgres|pglite] [--only peak,slow,burst,recovery] [--rows 300] [--burst 10000] [--backlog 10000] [--receiver-ms 20]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '300' },
     burst: { type: 'string', default: '10000' },
     backlog: { type: 'string', default: '10000' },
+    'receiver-ms': { type: 'string', default: '20' },
     subscriptions: { type: 'string', default: '10' },
   },
 });
@@ -42,6 +44,7 @@ const only = new Set(values.only.split(','));
 const ROWS = Number(values.rows);
 const BURST = Number(values.burst);
 const BACKLOG = Number(values.backlog);
+const RECEIVER_MS = Number(values['receiver-ms']);
 const SUBSCRIPTIONS = Number(values.subscriptions);
 const pglite = values.database === 'pglite';
 const say = (s: string) => process.stdout.write(`${s}\n`);
@@ -223,7 +226,7 @@ const benchEvent = (businessId: string, sourceKey: string) => ({
 /** recovery: BACKLOG deliveries waiting for an endpoint that comes back, beside other businesses' steady traffic. */
 async function recovery(stack: Stack) {
   const { businessId } = await stack.newBusiness({ name: 'bench-recovery' });
-  const back = await receiver();
+  const back = await receiver(RECEIVER_MS);
   back.answer(503);
   const subscription = await createSubscription(stack.db, businessId, {
     notificationChannel: 'WEBHOOK',
@@ -290,7 +293,9 @@ async function recovery(stack: Stack) {
     subscription.id,
   ]);
   figures.push({
-    scenario: `recovery: ${BACKLOG.toLocaleString('en')} waiting for an endpoint that comes back; 5 businesses × 10 subscriptions at 2 events/s beside it`,
+    scenario:
+      `recovery: ${BACKLOG.toLocaleString('en')} waiting for an endpoint that comes back (answering in ${RECEIVER_MS} ms); ` +
+      '5 businesses × 10 subscriptions at 2 events/s beside it',
     'drain (s)': ((drained - cameBack) / 1000).toFixed(1),
     'deliveries/s': (BACKLOG / ((drained - cameBack) / 1000)).toFixed(0),
     'most in flight to it': back.maxInFlight(),

@@ -12,7 +12,7 @@
 //   provider  no second (calendar, or any 1,000 ms window) held more calls than the cap, and the
 //             provider never answered 429.
 import type { Db } from '../../store/db.ts';
-import type { ProviderDoor } from './doors.ts';
+import type { DoorRecords } from './doors.ts';
 import { busiestSeconds } from './doors.ts';
 import type { Receivers } from './receivers.ts';
 import type { Business, Donor, Expectation } from './traffic.ts';
@@ -54,7 +54,7 @@ export async function drain(db: Db, receivers: Receivers, expectations: Expectat
 export async function runChecks(o: {
   db: Db;
   receivers: Receivers;
-  door: ProviderDoor;
+  door: DoorRecords;
   donor: Donor;
   businesses: Business[];
   expectations: Expectation[];
@@ -62,6 +62,7 @@ export async function runChecks(o: {
   left: Record<string, number> | undefined;
 }): Promise<{ checks: Check[]; provider: Record<string, unknown>; duplicates: { deliveries: number; extraReceipts: number } }> {
   const { db, receivers, door, donor } = o;
+  const tokens = new Map(door.tokens);
   const checks: Check[] = [];
   const check = (name: string, ok: boolean, detail: string, warning = false) => void checks.push({ name, ok, detail, warning });
 
@@ -76,11 +77,12 @@ export async function runChecks(o: {
        FROM sync_imports s`,
   );
   const notFinal = records.filter((r) => r.status === 'pending');
+  const kinds = (rs: typeof records, kind: string) => rs.filter((r) => r.kind === kind).length;
   check(
     'every batch row and sync import reached a final state',
     notFinal.length === 0,
-    `${records.length} records (${records.filter((r) => r.kind === 'batch').length} batch rows, ${records.filter((r) => r.kind === 'sync').length} sync imports); ` +
-      `still pending: ${notFinal.length} (${notFinal.filter((r) => r.kind === 'batch').length} batch, ${notFinal.filter((r) => r.kind === 'sync').length} sync)`,
+    `${records.length} records (${kinds(records, 'batch')} batch rows, ${kinds(records, 'sync')} sync imports); ` +
+      `still pending: ${notFinal.length} (${kinds(notFinal, 'batch')} batch, ${kinds(notFinal, 'sync')} sync)`,
   );
   const wrong = new Map<string, number>();
   let unavailable = 0;
@@ -102,7 +104,7 @@ export async function runChecks(o: {
   if (unavailable) check('records failed as PROVIDER_UNAVAILABLE (retryable; the faults outlasted their retries)', false, `${unavailable}`, true);
   const spent = { twice: 0, succeededNotOnce: 0, failedButSpent: 0 };
   for (const r of records) {
-    const t = door.tokens.get(r.token);
+    const t = tokens.get(r.token);
     const ok = t?.ok ?? 0;
     if (ok > 1) spent.twice++;
     if (r.status === 'succeeded' && ok !== 1) spent.succeededNotOnce++;
@@ -194,22 +196,25 @@ export async function runChecks(o: {
 
   // ---- provider --------------------------------------------------------------------------------
   const times = door.calls.map((c) => c.at);
-  const busiest = busiestSeconds(times);
+  const busiest = busiestSeconds(times, o.cap);
   const tooMany = door.calls.filter((c) => c.status === 429).length;
   const byOp = new Map<string, number>();
   for (const c of door.calls) byOp.set(c.op, (byOp.get(c.op) ?? 0) + 1);
   const byStatusProvider = new Map<number, number>();
   for (const c of door.calls) byStatusProvider.set(c.status, (byStatusProvider.get(c.status) ?? 0) + 1);
   const span = times.length ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
+  const iso = (t: number) => new Date(t).toISOString();
+  const precision = `the door's event loop delay p99 ${door.loopDelay.p99.toFixed(1)} ms, max ${door.loopDelay.max.toFixed(1)} ms`;
   check(
     `provider calls never above the cap (${o.cap}/s) in any calendar second`,
     busiest.calendar <= o.cap,
-    `max ${busiest.calendar} (at ${new Date(busiest.calendarAt).toISOString()}); ${busiest.secondsAtCap(o.cap)} seconds at the cap`,
+    `max ${busiest.calendar} (at ${iso(busiest.calendarAt)}); ${busiest.secondsAtCap} seconds at the cap`,
   );
   check(
     `provider calls never above the cap (${o.cap}) in any 1,000 ms window`,
     busiest.sliding <= o.cap,
-    `max ${busiest.sliding} (from ${new Date(busiest.slidingAt).toISOString()})`,
+    `max ${busiest.sliding} (from ${iso(busiest.slidingAt)}); the shortest span of ${Math.floor(o.cap) + 1} calls in a row ` +
+      `${busiest.shortestSpan === null ? '–' : `${busiest.shortestSpan.toFixed(1)} ms (from ${iso(busiest.shortestAt)})`}; ${precision}`,
   );
   check('the provider never answered 429', tooMany === 0, `${tooMany} × 429`);
   const provider = {
@@ -217,7 +222,18 @@ export async function runChecks(o: {
     meanPerSecond: span ? door.calls.length / span : 0,
     maxCalendarSecond: busiest.calendar,
     maxSlidingSecond: busiest.sliding,
-    secondsAtCap: busiest.secondsAtCap(o.cap),
+    shortestSpanOfCapPlusOne: busiest.shortestSpan,
+    shortestSpanAt: busiest.shortestSpan === null ? null : iso(busiest.shortestAt),
+    loopDelay: door.loopDelay,
+    /** The calls of the densest cap + 1 in a row, and the second before and after: what to read when the cap was exceeded. */
+    densest:
+      busiest.shortestSpan === null
+        ? []
+        : door.calls
+            .filter((c) => c.at >= busiest.shortestAt - 1000 && c.at <= busiest.shortestAt + busiest.shortestSpan! + 1000)
+            .sort((a, b) => a.at - b.at)
+            .map((c) => ({ ms: Math.round((c.at - busiest.shortestAt) * 10) / 10, op: c.op, status: c.status, port: c.port, fresh: c.fresh })),
+    secondsAtCap: busiest.secondsAtCap,
     byOperation: Object.fromEntries([...byOp].sort((a, b) => b[1] - a[1])),
     byStatus: Object.fromEntries(byStatusProvider),
   };

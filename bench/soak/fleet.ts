@@ -75,7 +75,9 @@ export async function startSlot(slot: Slot, entry: string, env: Record<string, s
 export async function stopSlot(slot: Slot, signal: NodeJS.Signals, graceMs = 30_000): Promise<{ exit: string; ms: number; forced: boolean }> {
   const child = slot.child;
   const inc = slot.incarnations.at(-1);
-  slot.up = false;
+  // a graceful stop leaves the load balancer first (Kubernetes takes the endpoint out before SIGTERM);
+  // a SIGKILL is a crash: clients find out by their requests failing, the health check a moment later
+  if (signal !== 'SIGKILL') slot.up = false;
   slot.stopping = true;
   const started = Date.now();
   if (!child || !inc || inc.exitedAt !== null) return { exit: inc?.exit ?? 'not running', ms: 0, forced: false };
@@ -110,6 +112,17 @@ export function rssMb(pid: number): number | null {
   }
 }
 
+/** CPU seconds a process has used (user + system, /proc/<pid>/stat), or null once it is gone. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
 /** Lines of a slot's log (all its incarnations) at level warn or above, grouped by message: what went wrong, how often. */
 export function logProblems(slot: Slot, limit = 12): { level: string; msg: string; count: number }[] {
   let text = '';
@@ -121,15 +134,16 @@ export function logProblems(slot: Slot, limit = 12): { level: string; msg: strin
   const counts = new Map<string, { level: string; msg: string; count: number }>();
   for (const line of text.split('\n')) {
     if (!line.startsWith('{')) continue;
-    let parsed: { level?: number | string; msg?: string };
+    let parsed: { level?: number | string; msg?: string; error?: { type?: string }; err?: { type?: string; message?: string } };
     try {
-      parsed = JSON.parse(line) as { level?: number | string; msg?: string };
+      parsed = JSON.parse(line) as typeof parsed;
     } catch {
       continue;
     }
     const level = typeof parsed.level === 'number' ? ({ 40: 'warn', 50: 'error', 60: 'fatal' } as Record<number, string>)[parsed.level] : parsed.level;
     if (!level || !['warn', 'error', 'fatal'].includes(level)) continue;
-    const msg = String(parsed.msg ?? '').slice(0, 160);
+    const cause = parsed.error?.type ?? parsed.err?.message?.slice(0, 80);
+    const msg = `${String(parsed.msg ?? '').slice(0, 160)}${cause ? ` (${cause})` : ''}`;
     const key = `${level}|${msg}`;
     const entry = counts.get(key) ?? { level, msg, count: 0 };
     entry.count++;

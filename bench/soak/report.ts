@@ -42,7 +42,7 @@ export function byWindow(points: { label: string; at: number; ms: number; failed
 
 export const samplePoints = (samples: Sample[]) => samples.map((s) => ({ label: s.path, at: s.at, ms: s.ms, failed: s.status === 0 || s.status >= 500 }));
 
-export type RssSeries = Record<string, { t: number; pid: number; mb: number }[]>;
+export type RssSeries = Record<string, { t: number; pid: number; mb: number; cpu: number | null }[]>;
 
 /** Per process slot: first, highest and last resident memory, and the last incarnation's first and last (growth since its start). */
 export function rssSummary(series: RssSeries) {
@@ -58,10 +58,49 @@ export function rssSummary(series: RssSeries) {
           last: last?.mb ?? null,
           pids: [...new Set(xs.map((x) => x.pid))].length,
           lastIncarnation: own.length ? { first: own[0]!.mb, last: own.at(-1)!.mb, minutes: (own.at(-1)!.t - own[0]!.t) / 60_000 } : null,
+          /** Least-squares growth of the last incarnation's memory, MB per minute (3 samples or more). */
+          slopeMbPerMin: slope(own.map((x) => [x.t / 60_000, x.mb] as const)),
+          /** Share of one core it used, on average, over its sampled incarnations. */
+          cpuPercent: cpuShare(xs),
         },
       ];
     }),
   );
+}
+
+function slope(points: (readonly [number, number])[]): number | null {
+  if (points.length < 3) return null;
+  const mx = points.reduce((a, [x]) => a + x, 0) / points.length;
+  const my = points.reduce((a, [, y]) => a + y, 0) / points.length;
+  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  return sxx ? points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0) / sxx : null;
+}
+
+/** Provider calls per window: how many, per second on average, and the most in one calendar second. */
+export function providerByWindow(times: number[], windows: Window[]) {
+  return windows.map((w) => {
+    const inside = times.filter((t) => t >= w.from && t < w.to);
+    const perSecond = new Map<number, number>();
+    for (const t of inside) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+    return {
+      window: w.label,
+      calls: inside.length,
+      perSecond: inside.length / Math.max(1, (w.to - w.from) / 1000),
+      maxInASecond: Math.max(0, ...perSecond.values()),
+    };
+  });
+}
+
+function cpuShare(xs: RssSeries[string]): number | null {
+  let cpu = 0;
+  let ms = 0;
+  for (const pid of new Set(xs.map((x) => x.pid))) {
+    const own = xs.filter((x) => x.pid === pid && x.cpu !== null);
+    if (own.length < 2) continue;
+    cpu += own.at(-1)!.cpu! - own[0]!.cpu!;
+    ms += own.at(-1)!.t - own[0]!.t;
+  }
+  return ms > 0 ? (cpu * 1000 * 100) / ms : null;
 }
 
 const r = (x: number | null | undefined, digits = 0) => (x === null || x === undefined ? '–' : x.toFixed(digits));
@@ -84,6 +123,8 @@ export type Report = {
   callbacks: Record<string, number>;
   receivers: Record<string, number>;
   problems: Record<string, { level: string; msg: string; count: number }[]>;
+  /** Decision events recorded (account_status_change, kyb_status_change). */
+  decisions: number;
   runStart: number;
 };
 
@@ -101,7 +142,39 @@ export function markdown(rep: Report): string {
   };
   table('API latency per route, p50 / p95 ms (requests; failed = no answer or 5xx)', rep.paths);
   table('End to end, p50 / p95 ms (count), by when it began', rep.endToEnd);
-  lines.push('', '### Provider', '', '```', JSON.stringify(rep.provider, null, 1), '```');
+  const p = rep.provider as {
+    calls: number;
+    cap: number;
+    meanPerSecond: number;
+    maxCalendarSecond: number;
+    maxSlidingSecond: number;
+    shortestSpanOfCapPlusOne: number | null;
+    secondsAtCap: number;
+    byOperation: Record<string, number>;
+    byStatus: Record<string, number>;
+    byWindow: ReturnType<typeof providerByWindow>;
+    densest: { ms: number; op: string; status: number; port: number; fresh: boolean }[];
+  };
+  lines.push(
+    '',
+    `### Provider (cap ${p.cap}/s): ${p.calls} calls, ${p.meanPerSecond.toFixed(2)}/s on average; the most in a calendar second ${p.maxCalendarSecond}, ` +
+      `in any 1,000 ms ${p.maxSlidingSecond}; ${p.secondsAtCap} seconds at the cap; the shortest span of cap + 1 calls ` +
+      `${p.shortestSpanOfCapPlusOne === null ? '–' : `${p.shortestSpanOfCapPlusOne.toFixed(1)} ms`}; answers ${JSON.stringify(p.byStatus)}`,
+    '',
+    `| window | ${p.byWindow.map((w) => w.window).join(' | ')} |`,
+    `| --- | ${p.byWindow.map(() => '---').join(' | ')} |`,
+    `| calls/s (most in a second) | ${p.byWindow.map((w) => `${w.perSecond.toFixed(2)} (${w.maxInASecond})`).join(' | ')} |`,
+    '',
+    `By operation: ${Object.entries(p.byOperation)
+      .map(([op, n]) => `${op} ${n}`)
+      .join(' · ')}`,
+  );
+  if (p.maxSlidingSecond > p.cap)
+    lines.push(
+      '',
+      `The densest ${p.cap + 1} calls (ms from the first of them; the caller's port; * the first call on its connection): ` +
+        p.densest.map((c) => `${c.ms} ${c.port}${c.fresh ? '*' : ''}`).join(' · '),
+    );
   lines.push('', '### Flows (client side)', '', '| flow | started | done | skipped | failed |', '| --- | --- | --- | --- | --- |');
   for (const [kind, s] of Object.entries(rep.flows as Record<string, { started: number; done: number; skipped: number; failed: Record<string, number> }>))
     lines.push(
@@ -117,14 +190,15 @@ export function markdown(rep: Report): string {
     '',
     '### Resident memory per process (MB)',
     '',
-    '| process | first | max | last | incarnations | last incarnation: first → last (minutes) |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| process | first | max | last | incarnations | last incarnation: first → last (minutes) | its trend (MB/min) | CPU (% of a core) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   );
+  const lastOf = (s: (typeof rep.rss)[string]) =>
+    s.lastIncarnation ? `${r(s.lastIncarnation.first)} → ${r(s.lastIncarnation.last)} (${r(s.lastIncarnation.minutes, 1)})` : '–';
   for (const [name, s] of Object.entries(rep.rss))
-    lines.push(
-      `| ${name} | ${r(s.first)} | ${r(s.max)} | ${r(s.last)} | ${s.pids} | ${s.lastIncarnation ? `${r(s.lastIncarnation.first)} → ${r(s.lastIncarnation.last)} (${r(s.lastIncarnation.minutes, 1)})` : '–'} |`,
-    );
+    lines.push(`| ${name} | ${r(s.first)} | ${r(s.max)} | ${r(s.last)} | ${s.pids} | ${lastOf(s)} | ${r(s.slopeMbPerMin, 2)} | ${r(s.cpuPercent)} |`);
   const sizes = rep.dbSize;
+  const grown = sizes.length > 1 ? sizes.at(-1)!.bytes - sizes[0]!.bytes : 0;
   const step = Math.max(1, Math.ceil(sizes.length / 12));
   lines.push(
     '',
@@ -132,6 +206,8 @@ export function markdown(rep: Report): string {
       .filter((_, i) => i % step === 0 || i === sizes.length - 1)
       .map((s) => `${t(s.t)} ${mb(s.bytes)}`)
       .join(' · ')}`,
+    '',
+    `Grown by ${mb(grown)} MB: ${rep.decisions ? `${(grown / rep.decisions / 1024).toFixed(1)} KB per decision event (${rep.decisions})` : 'no decisions'}.`,
     '',
     '| table | size at end (MB) | rows at start | rows at end |',
     '| --- | --- | --- | --- |',

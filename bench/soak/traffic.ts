@@ -444,10 +444,11 @@ export function createTraffic(options: {
   const every = async (b: Business, kind: Kind, everySeconds: number, fn: (b: Business) => Promise<void>) => {
     if (everySeconds <= 0) return;
     const period = everySeconds * 1000;
-    await sleep(Math.random() * Math.min(period, (options.trafficEnd - Date.now()) / 4));
+    const untilEnd = (ms: number) => sleep(Math.max(0, Math.min(ms, options.trafficEnd - Date.now())));
+    await untilEnd(Math.random() * Math.min(period, (options.trafficEnd - Date.now()) / 4));
     while (Date.now() < options.trafficEnd) {
       launch(() => fn(b), kind);
-      await sleep(period * (0.8 + 0.4 * Math.random()));
+      await untilEnd(period * (0.8 + 0.4 * Math.random()));
     }
   };
 
@@ -466,9 +467,11 @@ export function createTraffic(options: {
         next = Date.now();
         continue;
       }
-      // in its turn, evenly spaced at the rate; otherwise at random (a Poisson process of that rate)
+      // in its turn, evenly spaced at the rate (never catching up in a burst after a stall); otherwise at random (a Poisson process of that rate)
+      next = Math.max(next, Date.now() - 1000 / rate);
       next += hot(b) ? 1000 / rate : -Math.log(1 - Math.random()) * (1000 / rate);
-      await sleep(Math.max(0, next - Date.now()));
+      await sleep(Math.max(0, Math.min(next, options.trafficEnd) - Date.now()));
+      if (Date.now() >= options.trafficEnd) break;
       if (inflight >= Math.max(4, Math.ceil(rates.syncRate * 3))) {
         stats.sync.skipped++;
         continue;
