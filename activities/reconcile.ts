@@ -10,6 +10,7 @@ import type { DeliveryTags } from '../contract/webhook-retry.ts';
 import { deliveryTags } from '../store/deliveries.ts';
 import type { Db } from '../store/db.ts';
 import { overdueWaitingDeliveries } from '../store/deliveries.ts';
+import { reconcileHeldDeliveries } from '../store/subscription-health.ts';
 
 /** A waiting delivery this late has lost its retry workflow (a live one attempts within seconds of the due time). */
 export const OVERDUE_DELIVERY_GRACE_MS = 2 * 60_000;
@@ -58,12 +59,17 @@ export function createReconcileActivities(deps: ReconcileDeps) {
     return restarted;
   };
   return {
-    /** Starts the retry workflows of overdue waiting deliveries; returns how many it (re)started. */
+    /**
+     * Starts the retry workflows of overdue waiting deliveries, and mends held deliveries that do not
+     * match their subscription's health (store/subscription-health.ts); returns how many it touched.
+     */
     async reconcileDeliveries(): Promise<number> {
+      const mended = await reconcileHeldDeliveries(db);
+      if (mended) log.warn({ count: mended }, 'reconciler: held, released or canceled deliveries to match their subscription');
       const overdue = await overdueWaitingDeliveries(db, OVERDUE_DELIVERY_GRACE_MS);
       for (const d of overdue) await startDeliveryRetry(deps, d.deliveryId, d.run);
       if (overdue.length) log.warn({ count: overdue.length }, 'reconciler: restarted retry workflows of overdue deliveries');
-      return overdue.length;
+      return overdue.length + mended;
     },
 
     /** Makes sure the webhook dispatcher workflow runs. */

@@ -130,6 +130,8 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
         if (record.next.status === 'delivered') stats.delivered++;
         else if (record.next.status === 'failed') stats.failed++;
         else if (recorded.held.has(target.deliveryId)) stats.held++;
+        else if (recorded.superseded.has(target.deliveryId))
+          continue; // a later run owns it
         else {
           stats.retrying++;
           waiting.push({ deliveryId: target.deliveryId, run: target.run });

@@ -196,11 +196,19 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
 
 export type WebhookSender = ReturnType<typeof createWebhookSender>;
 
-/** What an attempt at `target` that ended in `result` records, and what follows it (the retry schedule). */
-export function attemptRecord(target: DeliveryTarget, result: SendResult, random = Math.random()): AttemptRecord {
+/**
+ * What an attempt at `target` that ended in `result` records, and what follows it: the retry
+ * schedule, or — for a failed early attempt (a probe: its subscription answered again, or was
+ * enabled) — the slot it was waiting for, its place in the schedule unspent.
+ */
+export function attemptRecord(target: DeliveryTarget, result: SendResult, random = Math.random(), now = Date.now()): AttemptRecord {
+  const succeeded = result.error === null;
+  const probe = !succeeded && target.resumedSlot !== null;
   return {
     deliveryId: target.deliveryId,
     subscriptionId: target.subscriptionId,
+    run: target.run,
+    probe,
     attempt: target.attempts + 1,
     url: result.url,
     keyId: result.keyId,
@@ -208,7 +216,7 @@ export function attemptRecord(target: DeliveryTarget, result: SendResult, random
     latencyMs: result.latencyMs,
     httpStatus: result.httpStatus,
     error: result.error,
-    succeeded: result.error === null,
-    next: afterAttempt(target.runAttempts + 1, result.error === null, random),
+    succeeded,
+    next: probe ? { status: 'pending', delayMs: Math.max(0, Date.parse(target.resumedSlot!) - now) } : afterAttempt(target.runAttempts + 1, succeeded, random),
   };
 }

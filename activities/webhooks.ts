@@ -77,11 +77,12 @@ export function createWebhookActivities(deps: WebhookDeps) {
         return { status: 'canceled', nextDelayMs: null };
       }
       const record = attemptRecord(target, await deps.send({ eventId: target.eventId, body: target.body, url: target.url }));
-      const { healthChanges, held } = await recordAttempts(db, [record], { disableAfterMs: deps.disableAfterMs });
+      const { healthChanges, held, superseded } = await recordAttempts(db, [record], { disableAfterMs: deps.disableAfterMs });
       countAttempt(record.next.status, target.createdAt);
       countHealthChanges(healthChanges);
       if (record.next.status !== 'pending') return { status: record.next.status, nextDelayMs: null };
-      return { status: 'pending', nextDelayMs: held.has(deliveryId) ? null : record.next.delayMs };
+      // held (its subscription is disabled) or superseded while it was sent (a later run owns it): this run is over
+      return { status: 'pending', nextDelayMs: held.has(deliveryId) || superseded.has(deliveryId) ? null : record.next.delayMs };
     },
   };
 }

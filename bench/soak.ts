@@ -95,6 +95,18 @@ const slots: Slot[] = [];
 let failed = true;
 let keepRun = v.keep;
 let runDir = '';
+// Ctrl-C (or a SIGTERM) stops the fleet and cleans up as the end of a run does, then exits 130
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    say(`${at()} ${signal}: stopping the fleet`);
+    void (async () => {
+      for (const c of cleanups.reverse()) await c().catch((err: Error) => say(`clean-up: ${err.message}`));
+      process.exit(130);
+    })();
+  });
 try {
   runDir = await mkdtemp(path.join(tmpdir(), 'vouch-soak-'));
   const dataDir = path.join(runDir, 'data');

@@ -796,7 +796,7 @@ export interface paths {
         get: operations["getSubscription"];
         /**
          * Replace a webhook subscription (channel, types, URL)
-         * @description Pending retries go to the new URL from their next attempt.
+         * @description Pending retries go to the new URL from their next attempt. A new URL for a failing or disabled subscription enables it (as POST /notification/{notificationId}/enable does): its waiting and held deliveries go to the new URL now.
          */
         put: operations["replaceSubscription"];
         post?: never;
@@ -858,7 +858,7 @@ export interface paths {
         put?: never;
         /**
          * Turn a webhook subscription back on and send its waiting deliveries now
-         * @description A subscription whose every attempt fails for WEBHOOK_DISABLE_AFTER_MS (5 days) is disabled: nothing is sent to it and its pending deliveries are kept (`health.state` is `disabled`). This makes it healthy again and hands every delivery it holds, or that waits for a retry slot, to the dispatcher at once, at most 16 in flight per dispatcher. Safe to repeat. Limited with the redelivery requests (10 per second per business).
+         * @description A subscription whose every attempt fails for 120 hours (WEBHOOK_DISABLE_AFTER_MS) is disabled: nothing is sent to it and its pending deliveries are kept (`health.state` is `disabled`). This makes it healthy again and hands every delivery it holds, or that waits for a retry slot, to the dispatcher at once, at most 16 in flight per dispatcher. Safe to repeat. Limited with the redelivery requests (10 per second per business).
          */
         post: operations["enableSubscription"];
         delete?: never;

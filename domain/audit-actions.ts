@@ -45,7 +45,7 @@ export const AUDIT_ACTIONS = {
   'subscription.disabled':
     'A webhook subscription was disabled after failing continuously for WEBHOOK_DISABLE_AFTER_MS (details: failing since, deliveries held).',
   'subscription.enabled':
-    'A webhook subscription was enabled again, by a request or by a delivery that succeeded (details: by, the state it left, deliveries sent now).',
+    'A webhook subscription was enabled again (details: by request, by a new URL, or by a delivery that succeeded; the state it left; deliveries sent now).',
   'sandbox.review_requested': 'A sandbox review outcome was requested (sandbox only).',
   'signed_payload.issued': "A person's signed payload was read.",
   'download_link.issued': 'A download link to a file was issued (details: the file id, the link id).',

@@ -28,6 +28,8 @@ export type DeliveryTarget = {
   url: string | null;
   /** When the delivery was created (with its event). */
   createdAt: string;
+  /** The retry slot it was waiting for when it was sent early (its subscription answered again, or was enabled); null otherwise. */
+  resumedSlot: string | null;
 };
 
 const toTarget = (r: Row): DeliveryTarget => ({
@@ -43,6 +45,7 @@ const toTarget = (r: Row): DeliveryTarget => ({
   body: String(r.body),
   createdAt: iso(r.created_at),
   url: (r.url as string | null) ?? null,
+  resumedSlot: r.resumed_slot == null ? null : iso(r.resumed_slot),
 });
 
 /** Requests a dispatcher has in flight: per subscription and per business (the claim leaves room for the limits). */
@@ -149,6 +152,10 @@ export async function waitingDeliveryDueIn(q: Queryable, deliveryId: string, run
 export type AttemptRecord = {
   deliveryId: string;
   subscriptionId: string;
+  /** The run the attempt was made for: only that run's outcome moves the delivery on (a success always does). */
+  run: number;
+  /** A failed early attempt (a probe): the delivery goes back to its slot, its place in the schedule unspent. */
+  probe: boolean;
   attempt: number;
   url: string;
   keyId: string | null;
@@ -161,8 +168,11 @@ export type AttemptRecord = {
   next: AfterAttempt;
 };
 
-/** What recording attempts changed beyond the deliveries: subscriptions' health, and deliveries held rather than retried. */
-export type Recorded = { healthChanges: HealthChange[]; held: ReadonlySet<string> };
+/**
+ * What recording attempts changed beyond the deliveries: subscriptions' health, deliveries held rather
+ * than retried, and those a later run owns by now (their attempt is logged; nothing else moved).
+ */
+export type Recorded = { healthChanges: HealthChange[]; held: ReadonlySet<string>; superseded: ReadonlySet<string> };
 
 /**
  * Logs attempts and moves their deliveries on, all in one transaction (the dispatcher records many
@@ -171,11 +181,16 @@ export type Recorded = { healthChanges: HealthChange[]; held: ReadonlySet<string
  * (its subscription deleted) keeps its status.
  */
 export async function recordAttempts(db: Db, records: readonly AttemptRecord[], health: { disableAfterMs: number }): Promise<Recorded> {
-  if (records.length === 0) return { healthChanges: [], held: new Set() };
+  if (records.length === 0) return { healthChanges: [], held: new Set(), superseded: new Set() };
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   return db.tx(async (q) => {
     // subscriptions first, then deliveries: the lock order of store/subscription-health.ts
-    const healthChanges = await noteSubscriptionHealth(q, outcomesBySubscription(records), health.disableAfterMs);
+    const healthChanges = await noteSubscriptionHealth(
+      q,
+      outcomesBySubscription(records),
+      health.disableAfterMs,
+      records.map((r) => r.deliveryId),
+    );
     await q.query(
       `INSERT INTO webhook_attempts (id, delivery_id, attempt, url, key_id, started_at, latency_ms, http_status, error, succeeded)
        SELECT gen_random_uuid(), * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::bool[])`,
@@ -191,22 +206,32 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[], 
         col((r) => r.succeeded),
       ],
     );
+    // Only the run an attempt was made for moves its delivery on; a success always marks it delivered.
     const rows = await q.query<{ id: string; status: string; mode: string }>(
       `UPDATE webhook_deliveries d SET
-              attempts = d.attempts + 1, run_attempts = d.run_attempts + 1, last_error = u.error, updated_at = now(), lease_until = NULL,
+              attempts = d.attempts + 1, last_error = u.error, updated_at = now(), lease_until = NULL, resumed_slot = NULL,
+              run_attempts = d.run_attempts + CASE WHEN u.probe THEN 0 ELSE 1 END,
               status = CASE WHEN d.status = 'pending' THEN u.status ELSE d.status END,
               delivered_at = CASE WHEN d.status = 'pending' AND u.status = 'delivered' THEN now() ELSE d.delivered_at END,
               mode = CASE WHEN u.status <> 'pending' THEN d.mode
                           WHEN EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id AND s.disabled_at IS NOT NULL) THEN 'held'
                           ELSE 'workflow' END,
               next_attempt_at = CASE WHEN u.delay_ms IS NULL THEN d.next_attempt_at ELSE now() + make_interval(secs => u.delay_ms / 1000.0) END
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[]) AS u(id, status, error, delay_ms)
-        WHERE d.id = u.id
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::bool[]) AS u(id, status, error, delay_ms, run, probe)
+        WHERE d.id = u.id AND (d.run = u.run OR u.status = 'delivered')
        RETURNING d.id, d.status, d.mode`,
-      [col((r) => r.deliveryId), col((r) => r.next.status), col((r) => r.error), col((r) => (r.next.status === 'pending' ? r.next.delayMs : null))],
+      [
+        col((r) => r.deliveryId),
+        col((r) => r.next.status),
+        col((r) => r.error),
+        col((r) => (r.next.status === 'pending' ? r.next.delayMs : null)),
+        col((r) => r.run),
+        col((r) => r.probe),
+      ],
     );
+    const moved = new Set(rows.map((r) => String(r.id)));
     const held = new Set(rows.filter((r) => r.status === 'pending' && r.mode === 'held').map((r) => String(r.id)));
-    return { healthChanges, held };
+    return { healthChanges, held, superseded: new Set(records.filter((r) => !moved.has(r.deliveryId)).map((r) => r.deliveryId)) };
   });
 }
 
@@ -234,7 +259,11 @@ export async function overdueWaitingDeliveries(q: Queryable, graceMs: number, li
   return rows.map((r) => ({ deliveryId: r.id, run: Number(r.run) }));
 }
 
-const REQUEUE = "status = 'pending', mode = 'dispatcher', next_attempt_at = now(), lease_until = NULL, run = run + 1, run_attempts = 0, updated_at = now()";
+// a disabled subscription's redeliveries are held with its other deliveries, until it is enabled
+const REQUEUE =
+  "status = 'pending', next_attempt_at = now(), lease_until = NULL, run = run + 1, run_attempts = 0, resumed_slot = NULL, updated_at = now(), " +
+  "mode = CASE WHEN EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id AND s.disabled_at IS NOT NULL) THEN 'held' " +
+  "ELSE 'dispatcher' END";
 
 /**
  * Puts deliveries back to the dispatcher for another run (a redelivery); returns those it could (not

@@ -7,11 +7,17 @@
 // enable) hands every delivery waiting for its next retry slot, and every held one, back to the
 // dispatcher, due now, in the same transaction. The dispatcher's per-subscription in-flight limit
 // paces them; their retry workflows, superseded by the new run, end at their next slot without
-// sending (activities/webhooks.ts). A requeued delivery keeps its place in its retry schedule
-// (run_attempts), so one that its receiver keeps refusing still ends as failed.
+// sending (activities/webhooks.ts), and an attempt of theirs already under way records its outcome
+// but moves nothing (store/deliveries.ts recordAttempts). An early attempt is a probe: if it fails,
+// its delivery goes back to the slot it was waiting for (resumed_slot) without spending a place in
+// its retry schedule, so however often a subscription answers again (or is enabled), a delivery its
+// receiver keeps refusing still gets its ten attempts over about three days.
 //
 // Lock order, as everywhere deliveries and subscriptions are written together (deleting a
-// subscription): the subscription rows first (by id), then their deliveries (by id).
+// subscription): the subscription rows first (by id), then their deliveries (by id, FOR NO KEY
+// UPDATE, which the attempts' foreign-key locks do not conflict with). Races the locks do not close
+// (an event recorded for a subscription as it is enabled, disabled or deleted) are mended by the
+// reconciler within a minute (reconcileHeldDeliveries).
 import { RESUME_AFTER_FAILING_MS } from '../domain/webhooks.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Queryable, type Tx } from './db.ts';
@@ -41,7 +47,13 @@ export function outcomesBySubscription(attempts: readonly { subscriptionId: stri
  * if it lasted RESUME_AFTER_FAILING_MS or the subscription was disabled); a failure starts one, or
  * disables the subscription once its run has lasted `disableAfterMs`.
  */
-export async function noteSubscriptionHealth(q: Tx, outcomes: readonly SubscriptionOutcome[], disableAfterMs: number): Promise<HealthChange[]> {
+export async function noteSubscriptionHealth(
+  q: Tx,
+  outcomes: readonly SubscriptionOutcome[],
+  disableAfterMs: number,
+  /** The deliveries whose attempts these are: their own record moves them, not the backlog's. */
+  attempted: readonly string[],
+): Promise<HealthChange[]> {
   if (outcomes.length === 0) return [];
   const rows = await q.query<{
     id: string;
@@ -77,7 +89,7 @@ export async function noteSubscriptionHealth(q: Tx, outcomes: readonly Subscript
   for (const r of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
     const id = String(r.id);
     if (r.ok) {
-      const deliveries = r.resume ? await resumeBacklog(q, id) : 0;
+      const deliveries = r.resume ? await resumeBacklog(q, id, attempted) : 0;
       if (r.was_disabled)
         recordAudit(q, {
           businessId: String(r.business_id),
@@ -100,11 +112,14 @@ export async function noteSubscriptionHealth(q: Tx, outcomes: readonly Subscript
   return changes;
 }
 
-/** Every pending delivery of a disabled subscription is held: kept, attempted by no one. */
+/**
+ * Every pending delivery of a disabled subscription is held: kept, attempted by no one. A claim
+ * under way keeps its lease (its attempt is recorded; a failure is held then).
+ */
 async function holdBacklog(q: Queryable, subscriptionId: string): Promise<number> {
   const rows = await q.query(
-    `UPDATE webhook_deliveries d SET mode = 'held', lease_until = NULL, updated_at = now()
-      WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode <> 'held' ORDER BY id FOR UPDATE)
+    `UPDATE webhook_deliveries d SET mode = 'held', updated_at = now()
+      WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode <> 'held' ORDER BY id FOR NO KEY UPDATE)
      RETURNING d.id`,
     [subscriptionId],
   );
@@ -113,15 +128,45 @@ async function holdBacklog(q: Queryable, subscriptionId: string): Promise<number
 
 /**
  * The subscription's waiting and held deliveries go to the dispatcher, due now, as a new run (their
- * retry workflows, if any, are superseded), keeping their place in the retry schedule.
+ * retry workflows, if any, are superseded), each remembering the slot it was waiting for.
  */
-async function resumeBacklog(q: Queryable, subscriptionId: string): Promise<number> {
+async function resumeBacklog(q: Queryable, subscriptionId: string, except: readonly string[] = []): Promise<number> {
   const rows = await q.query(
-    `UPDATE webhook_deliveries d SET mode = 'dispatcher', next_attempt_at = now(), lease_until = NULL, run = d.run + 1, updated_at = now()
+    `UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = CASE WHEN d.mode = 'workflow' THEN d.next_attempt_at END,
+            next_attempt_at = now(), run = d.run + 1, updated_at = now()
       WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode IN ('workflow', 'held')
-                      ORDER BY id FOR UPDATE)
+                        AND NOT (id = ANY ($2::uuid[])) ORDER BY id FOR NO KEY UPDATE)
      RETURNING d.id`,
-    [subscriptionId],
+    [subscriptionId, except],
+  );
+  return rows.length;
+}
+
+/**
+ * The reconciler's mend (every minute): deliveries held for a subscription that is no longer
+ * disabled go to the dispatcher; held ones of a deleted subscription are canceled; pending ones of a
+ * disabled subscription are held. Each can follow an event recorded as its subscription was enabled,
+ * deleted or disabled. Returns how many it moved.
+ */
+export async function reconcileHeldDeliveries(q: Queryable): Promise<number> {
+  const rows = await q.query(
+    `WITH released AS (
+       UPDATE webhook_deliveries d SET mode = 'dispatcher', next_attempt_at = now(), run = d.run + 1, updated_at = now()
+        WHERE d.status = 'pending' AND d.mode = 'held'
+          AND EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id AND s.disabled_at IS NULL)
+       RETURNING d.id),
+     gone AS (
+       UPDATE webhook_deliveries d SET status = 'canceled', updated_at = now()
+        WHERE d.status = 'pending' AND d.mode = 'held'
+          AND NOT EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id)
+       RETURNING d.id),
+     held AS (
+       UPDATE webhook_deliveries d SET mode = 'held', updated_at = now()
+         FROM notification_subscriptions s
+        WHERE s.disabled_at IS NOT NULL AND d.subscription_id = s.id AND d.status = 'pending' AND d.mode <> 'held'
+          AND (d.lease_until IS NULL OR d.lease_until < now())
+       RETURNING d.id)
+     SELECT id FROM released UNION ALL SELECT id FROM gone UNION ALL SELECT id FROM held`,
   );
   return rows.length;
 }
@@ -134,6 +179,8 @@ export async function enableSubscription(
   db: { tx<T>(fn: (q: Tx) => Promise<T>): Promise<T> },
   businessId: string,
   id: string,
+  /** `request`: POST /notification/{id}/enable; `replaced`: a PUT gave it a new URL. */
+  by: 'request' | 'replaced',
 ): Promise<{ subscription: Subscription; resumed: number } | undefined> {
   return db.tx(async (q) => {
     const [before] = await q.query<{ failing_since: Date | null; disabled_at: Date | null }>(
@@ -149,7 +196,7 @@ export async function enableSubscription(
         action: 'subscription.enabled',
         subject: { type: 'subscription', id },
         details: {
-          by: 'request',
+          by,
           disabledAt: before.disabled_at ? iso(before.disabled_at) : null,
           failingSince: before.failing_since ? iso(before.failing_since) : null,
           resumedDeliveries: resumed,

@@ -208,7 +208,7 @@ export async function pendingOf(q: Queryable, e: EntityRecord) {
       eventType: String(d.event_type),
       subscriptionId: String(d.subscription_id),
       state: Number(d.run_attempts) > 0 ? 'failing' : 'waiting',
-      attemptedBy: d.mode === 'workflow' ? 'retry workflow' : 'dispatcher',
+      attemptedBy: d.mode === 'workflow' ? 'retry workflow' : d.mode === 'held' ? 'no one: its subscription is disabled' : 'dispatcher',
       attempts: Number(d.attempts),
       nextAttemptAt: iso(d.next_attempt_at),
       lastError: str(d.last_error),

@@ -52,18 +52,26 @@ export async function getSubscription({ db }: UseCaseContext, caller: Caller, id
   return s ? done(present(s)) : subscriptionNotFound(id);
 }
 
-/** Replaces channel, types and URL; pending retries go to the new URL from their next attempt. */
+/**
+ * Replaces channel, types and URL; pending retries go to the new URL from their next attempt. A new
+ * URL for a failing or disabled subscription is a fresh start: it is enabled, its waiting and held
+ * deliveries sent now.
+ */
 export async function replaceSubscription(
   { db, config }: UseCaseContext,
   caller: Caller,
   id: string,
   input: SubscriptionInput,
 ): Promise<Outcome<SubscriptionView>> {
-  if (!(await findSubscription(db, caller.id, id))) return subscriptionNotFound(id);
+  const before = await findSubscription(db, caller.id, id);
+  if (!before) return subscriptionNotFound(id);
   const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);
   if (!url.ok) return url;
   const s = await updateSubscription(db, caller.id, id, input);
-  return s ? done(present(s)) : subscriptionNotFound(id);
+  if (!s) return subscriptionNotFound(id);
+  if (s.url === before.url || (!s.failingSince && !s.disabledAt)) return done(present(s));
+  const enabled = await enableStoredSubscription(db, caller.id, id, 'replaced');
+  return enabled ? done(present(enabled.subscription)) : subscriptionNotFound(id);
 }
 
 /** Deletes the subscription; delivery stops at once, pending retries included. */
@@ -87,6 +95,6 @@ export async function deleteSubscription({ db, runs, log }: UseCaseContext, call
  * slot goes to the dispatcher now (paced by the per-subscription in-flight limit).
  */
 export async function enableSubscription({ db }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<SubscriptionView>> {
-  const enabled = await enableStoredSubscription(db, caller.id, id);
+  const enabled = await enableStoredSubscription(db, caller.id, id, 'request');
   return enabled ? done(present(enabled.subscription)) : subscriptionNotFound(id);
 }

@@ -74,7 +74,9 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       path: '/notification/:notificationId',
       operationId: 'replaceSubscription',
       summary: 'Replace a webhook subscription (channel, types, URL)',
-      description: 'Pending retries go to the new URL from their next attempt.',
+      description:
+        'Pending retries go to the new URL from their next attempt. A new URL for a failing or disabled subscription enables it ' +
+        '(as POST /notification/{notificationId}/enable does): its waiting and held deliveries go to the new URL now.',
       tag: 'Webhooks',
       params: notificationIdParams,
       body: subscriptionBody,
@@ -130,7 +132,8 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       operationId: 'enableSubscription',
       summary: 'Turn a webhook subscription back on and send its waiting deliveries now',
       description:
-        'A subscription whose every attempt fails for WEBHOOK_DISABLE_AFTER_MS (5 days) is disabled: nothing is sent to it and ' +
+        `A subscription whose every attempt fails for ${Math.round(uc.config.webhooks.disableAfterMs / 3_600_000)} hours ` +
+        '(WEBHOOK_DISABLE_AFTER_MS) is disabled: nothing is sent to it and ' +
         'its pending deliveries are kept (`health.state` is `disabled`). This makes it healthy again and hands every delivery it ' +
         'holds, or that waits for a retry slot, to the dispatcher at once, at most ' +
         `${uc.config.webhooks.maxInFlightPerSubscription} in flight per dispatcher. Safe to repeat. Limited with the redelivery requests ` +

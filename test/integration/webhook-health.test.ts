@@ -12,6 +12,8 @@ import { createWebhookActivities } from '../../activities/webhooks.ts';
 import { errorCatalogue } from '../../domain/errors.ts';
 import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
 import { createLogger } from '../../runtime/logger.ts';
+import { recordAttempts } from '../../store/deliveries.ts';
+import { reconcileHeldDeliveries } from '../../store/subscription-health.ts';
 import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testWebhookKeys, type Stack } from '../helpers/stack.ts';
@@ -227,5 +229,126 @@ describe('webhook subscription health', () => {
     assert.equal(await asRun(2).run(activities.deliveryDueIn, d!.id), 0);
     assert.deepEqual(await asRun(2).run(activities.attemptDelivery, d!.id), { status: 'delivered', nextDelayMs: null });
     assert.equal(r.received.length, sent + 1);
+  });
+
+  it('sends early as a probe: a failed early attempt goes back to its slot, its place in the schedule unspent, however often', async () => {
+    const r = await receiver();
+    r.answer({ status: 503 });
+    const { businessId, key, id } = await subscribed(r.url);
+    await recordTestEvent(stack.db, businessId, 'probe');
+    // the dispatcher's attempt and the retry workflow's first (5 s later) fail: the next slot is minutes away
+    const [waiting] = await until('waiting for its third attempt', async () => {
+      const ds = await deliveriesOf(id);
+      return ds[0]?.attempts === 2 && ds[0].mode === 'workflow' && ds;
+    });
+    const slotOf = async () =>
+      (await stack.db.query<{ at: Date }>('SELECT next_attempt_at AS at FROM webhook_deliveries WHERE id = $1', [waiting!.id]))[0]!.at.getTime();
+    const slot = await slotOf();
+    for (let probe = 1; probe <= 3; probe++) {
+      assert.equal((await stack.request('POST', `/notification/${id}/enable`, { key })).status, 200);
+      const [d] = await until(`probe ${probe} recorded`, async () => {
+        const ds = await deliveriesOf(id);
+        return ds[0]?.attempts === 2 + probe && ds[0].mode === 'workflow' && ds;
+      });
+      assert.equal(d!.run_attempts, 2, 'its place in the retry schedule is unspent');
+      assert.equal(d!.run, 1 + probe, 'each probe a run of its own');
+      assert.ok(Math.abs((await slotOf()) - slot) < 1000, 'back to the slot it was waiting for');
+    }
+  });
+
+  it('moves a delivery on only for the run its attempt was made for (a success always)', async () => {
+    const r = await receiver();
+    const { businessId, id } = await subscribed(r.url);
+    await recordTestEvent(stack.db, businessId, 'stale');
+    const [d] = await until('delivered', async () => {
+      const ds = await deliveriesOf(id);
+      return ds[0]?.status === 'delivered' && ds;
+    });
+    await stack.db.query(
+      "UPDATE webhook_deliveries SET status = 'pending', mode = 'dispatcher', run = 3, next_attempt_at = now() + interval '1 hour' WHERE id = $1",
+      [d!.id],
+    );
+    const attempt = (succeeded: boolean) => ({
+      deliveryId: d!.id,
+      subscriptionId: id,
+      run: 2,
+      probe: false,
+      attempt: 9,
+      url: r.url,
+      keyId: null,
+      startedAt: new Date(),
+      latencyMs: 1,
+      httpStatus: succeeded ? 200 : 503,
+      error: succeeded ? null : 'HTTP 503',
+      succeeded,
+      next: succeeded ? ({ status: 'delivered' } as const) : ({ status: 'pending', delayMs: 1000 } as const),
+    });
+    const stale = await recordAttempts(stack.db, [attempt(false)], { disableAfterMs: DISABLE_AFTER_MS });
+    assert.ok(stale.superseded.has(d!.id));
+    const [after] = await deliveriesOf(id);
+    assert.deepEqual([after!.status, after!.mode, after!.run], ['pending', 'dispatcher', 3], "run 3's state untouched by run 2's failure");
+    const late = await recordAttempts(stack.db, [attempt(true)], { disableAfterMs: DISABLE_AFTER_MS });
+    assert.equal(late.superseded.size, 0);
+    assert.equal((await deliveriesOf(id))[0]!.status, 'delivered', "a success is a success, whichever run's");
+  });
+
+  it('holds a redelivery to a disabled subscription; a new URL (PUT) enables it and its deliveries go there', async () => {
+    const down = await receiver();
+    down.answer({ status: 503 });
+    const { businessId, key, id } = await subscribed(down.url);
+    await recordTestEvent(stack.db, businessId, 'put-1');
+    await until('failing', async () => (await read(key, id)).health.state === 'failing');
+    await stack.db.query("UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 hours' WHERE id = $1", [id]);
+    await recordTestEvent(stack.db, businessId, 'put-2');
+    await until('disabled', async () => (await read(key, id)).health.state === 'disabled');
+    // a delivery that had failed, redelivered while disabled: held with the others
+    const [first] = await deliveriesOf(id);
+    await stack.db.query("UPDATE webhook_deliveries SET status = 'failed', mode = 'workflow' WHERE id = $1", [first!.id]);
+    const redelivered = await stack.request('POST', `/notification/${id}/redeliver`, { key, json: { since: '2020-01-01T00:00:00Z' } });
+    assert.equal(redelivered.status, 202, redelivered.text);
+    assert.deepEqual(
+      (await deliveriesOf(id)).map((d) => [d.status, d.mode]),
+      [
+        ['pending', 'held'],
+        ['pending', 'held'],
+      ],
+    );
+    const sent = down.received.length;
+    const fixed = await receiver();
+    const put = await stack.request('PUT', `/notification/${id}`, {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: fixed.url },
+    });
+    assert.equal(put.status, 200, put.text);
+    assert.equal(put.body.health.state, 'healthy');
+    await until('both delivered to the new URL', async () => (await deliveriesOf(id)).every((d) => d.status === 'delivered'));
+    assert.equal(fixed.received.length, 2);
+    assert.equal(down.received.length, sent);
+    const [entry] = await until('the audit entry', async () => {
+      const entries = await auditOf(businessId, 'subscription.enabled');
+      return entries.length > 0 && entries;
+    });
+    assert.equal(entry!.details.by, 'replaced');
+  });
+
+  it('mends held deliveries that do not match their subscription (the reconciler, every minute)', async () => {
+    const r = await receiver();
+    const { businessId, id } = await subscribed(r.url);
+    // an event recorded while the subscription was disabled, committed after it was enabled: held on a healthy subscription
+    await stack.db.query("UPDATE notification_subscriptions SET disabled_at = now(), failing_since = now() - interval '6 days' WHERE id = $1", [id]);
+    await recordTestEvent(stack.db, businessId, 'mend-1');
+    await stack.db.query('UPDATE notification_subscriptions SET disabled_at = NULL, failing_since = NULL WHERE id = $1', [id]);
+    assert.equal((await deliveriesOf(id))[0]!.mode, 'held');
+    assert.ok((await reconcileHeldDeliveries(stack.db)) >= 1);
+    await until('delivered once released', async () => (await deliveriesOf(id))[0]?.status === 'delivered');
+    // held for a subscription deleted meanwhile: canceled
+    await stack.db.query("UPDATE notification_subscriptions SET disabled_at = now(), failing_since = now() - interval '6 days' WHERE id = $1", [id]);
+    await recordTestEvent(stack.db, businessId, 'mend-2');
+    await stack.db.query('DELETE FROM notification_subscriptions WHERE id = $1', [id]);
+    await reconcileHeldDeliveries(stack.db);
+    assert.deepEqual(
+      (await deliveriesOf(id)).map((d) => d.status),
+      ['delivered', 'canceled'],
+    );
   });
 });
