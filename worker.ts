@@ -10,6 +10,7 @@ import type { Context } from '@temporalio/activity';
 import { bundleWorkflowCode, Worker, type ActivityInterceptors, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, createProviderActivities, createWebhookQueueActivities, type ActivityDeps } from './activities/index.ts';
+import { noteAttemptStarted } from './activities/provider-pace.ts';
 import type { Config } from './runtime/config.ts';
 import { runsWorkflows, taskQueueOf, type WorkerRole } from './runtime/worker-roles.ts';
 import { actAs } from './store/audit-actor.ts';
@@ -17,7 +18,8 @@ import { createFileStore } from './runtime/file-store.ts';
 import { createRuns } from './temporal/runs.ts';
 import { createStarters } from './temporal/starters.ts';
 import { workerDeploymentOptions } from './temporal/worker-deployment.ts';
-import { providerConcurrency, providerDispatchPerSecond, providerSpacingMs } from './domain/provider-pace.ts';
+import { providerConcurrency, providerDispatchPerSecond, providerPace } from './domain/provider-pace.ts';
+import { PROVIDER_REQUEST_TIMEOUT_MS } from './provider/types.ts';
 import { encryptingDataConverter, loadCodecKeys } from './temporal/payload-codec.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
@@ -57,6 +59,16 @@ const actingAsItsRun = (ctx: Context): ActivityInterceptors => ({
   },
 });
 
+/** A provider call's budget runs from its attempt's start (activities/provider-pace.ts). */
+const attemptClock = (ctx: Context): ActivityInterceptors => ({
+  inbound: {
+    execute: (input, next) => {
+      noteAttemptStarted(ctx);
+      return next(input);
+    },
+  },
+});
+
 /** What a worker process brings: its database, logger, provider, Temporal client and webhook keys. */
 export type WorkerDeps = Omit<ActivityDeps, 'settings' | 'start' | 'runs' | 'files'> & { temporal: Client };
 
@@ -76,7 +88,7 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const w = config.webhooks;
   const settings = {
     defaultLevel: config.provider.defaultLevel,
-    providerSpacingMs: providerSpacingMs(config.temporal.providerRateLimitPerSecond),
+    providerPace: providerPace(config.temporal.providerRateLimitPerSecond, PROVIDER_REQUEST_TIMEOUT_MS),
     ukycDeadlineSeconds: config.universalKyc.deadlineSeconds,
     webhooks: {
       allowInsecureUrls: w.allowInsecureUrls,
@@ -100,14 +112,17 @@ export async function createWorkers(config: Config, connection: NativeConnection
     interceptors: { activity: [actingAsItsRun] },
     // this release's version of the Worker Deployment, when it names one (temporal/worker-deployment.ts)
     ...workerDeploymentOptions(config),
+    // the sticky cache: what a worker's memory grows to (unset: the SDK sizes it from the heap limit)
+    ...(t.maxCachedWorkflows ? { maxCachedWorkflows: t.maxCachedWorkflows } : {}),
   };
   // what each role's worker runs beside the shared options; made only for the roles this process has
-  const byRole: Record<WorkerRole, () => Omit<WorkerOptions, keyof typeof common | 'taskQueue'>> = {
+  const byRole: Record<WorkerRole, () => Omit<WorkerOptions, Exclude<keyof typeof common, 'interceptors'> | 'taskQueue'>> = {
     general: () => ({ workflowBundle: bundle, activities: createActivities(deps) }),
     sync: () => ({ workflowBundle: bundle, activities: createActivities(deps) }),
     provider: () => ({
       activities: createProviderActivities(deps),
-      // the server's limit lets bursts through; the slots (activities/index.ts paced) space them
+      interceptors: { activity: [actingAsItsRun, attemptClock] },
+      // the server's limit lets bursts through; the pace (activities/provider-pace.ts) spaces them and holds the cap
       maxTaskQueueActivitiesPerSecond: providerDispatchPerSecond(t.providerRateLimitPerSecond),
       maxConcurrentActivityTaskExecutions: providerConcurrency(t.providerRateLimitPerSecond),
     }),

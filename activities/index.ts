@@ -1,19 +1,17 @@
 // Activities are plain functions built from their dependencies. Workflows import only the types of
 // these factories and call them through proxyActivities.
 import type { Logger } from 'pino';
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
-import { LATENESS_ALLOWED_MS, PROVIDER_SLOT_FAILURE } from '../domain/provider-pace.ts';
-import { PROVIDER_REQUEST_METHODS, PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider } from '../provider/types.ts';
+import type { ProviderPace } from '../domain/provider-pace.ts';
+import type { IdentityProvider } from '../provider/types.ts';
 import type { FileStore } from '../files/store.ts';
 import type { Db } from '../store/db.ts';
-import { takeProviderSlot } from '../store/provider-pace.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createKybActivities, createPersonDecidedHook, type OwnerDecidedWaker } from './kyb.ts';
 import { createRequirementBatchActivities, type RequirementBatchDeps } from './requirement-batch.ts';
 import { createReconcileActivities, startDeliveryRetry, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
+import { paced } from './provider-pace.ts';
 import { createRetentionActivities, type RetentionDeps } from './retention.ts';
 import { createSandboxActivities } from './sandbox.ts';
 import { createShareActivities } from './share.ts';
@@ -25,8 +23,8 @@ import { createWebhookSender, type WebhookKeys } from './webhook-send.ts';
 export type ActivitySettings = {
   /** The provider level used when a record names none. */
   defaultLevel: string;
-  /** How far apart provider calls go, fleet-wide (domain/provider-pace.ts). */
-  providerSpacingMs: number;
+  /** How provider calls are paced, fleet-wide (domain/provider-pace.ts). */
+  providerPace: ProviderPace;
   /** How long a universal KYC submission waits for its identity document. */
   ukycDeadlineSeconds: number;
   webhooks: {
@@ -82,7 +80,7 @@ export function createActivities(deps: ActivityDeps) {
  * fleet-wide rate limit (batches and sync imports alike); one attempt makes at most one provider request.
  */
 export function createProviderActivities(base: ActivityDeps) {
-  const deps = { ...base, provider: paced(base.provider, () => waitForSlot(base.db, base.settings.providerSpacingMs)) };
+  const deps = { ...base, provider: paced(base.provider, base.db, base.settings.providerPace, base.log) };
   const personDecided = personDecidedHook(deps);
   const s = createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel, personDecided });
   const p = createPersonVerificationActivities({ ...deps, defaultLevel: deps.settings.defaultLevel, personDecided });
@@ -93,48 +91,6 @@ export function createProviderActivities(base: ActivityDeps) {
     decidePersonReview: p.decidePersonReview,
     ...createSandboxActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }),
   };
-}
-
-/** The provider with every request waiting for its slot first (the other members as they are). */
-function paced(provider: IdentityProvider, pace: () => Promise<void>): IdentityProvider {
-  const wrapped: Record<string, unknown> = {};
-  for (const method of PROVIDER_REQUEST_METHODS) {
-    const call = provider[method] as (...a: unknown[]) => Promise<unknown>;
-    wrapped[method] = async (...args: unknown[]) => {
-      await pace();
-      return call.apply(provider, args);
-    };
-  }
-  return Object.assign(Object.create(provider) as IdentityProvider, wrapped);
-}
-
-const sleepMs = (ms: number) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
-
-/**
- * Waits for the call's slot, within the attempt's budget: the time its start-to-close timeout leaves
- * beyond the provider request itself. A slot further away than that fails the attempt (retryable,
- * before any request goes out) rather than letting Temporal time it out while its request is still
- * to be sent — a timed-out attempt whose request goes out anyway could spend a share token twice.
- * A process that wakes late by more than the pace's margin (a busy event loop) would send its call
- * too close to the next one's: then it takes a new slot, once. Not more: on a saturated machine
- * (a soak with every business at 3 sync imports a second) retaking until on time burnt most slots
- * unused and the provider got 2 calls a second instead of 9.5.
- */
-export async function waitForSlot(db: Db, spacingMs: number, sleep: (ms: number) => Promise<void> = sleepMs): Promise<void> {
-  for (let tries = 1; ; tries++) {
-    const wait = await takeProviderSlot(db, spacingMs);
-    const info = Context.current().info;
-    const left = info.startToCloseTimeoutMs - (Date.now() - info.currentAttemptScheduledTimestampMs) - PROVIDER_REQUEST_TIMEOUT_MS;
-    if (wait > left) {
-      throw ApplicationFailure.retryable(
-        `the provider's next free slot is ${Math.round(wait)} ms away, more than this attempt can wait (${Math.max(0, Math.round(left))} ms)`,
-        PROVIDER_SLOT_FAILURE,
-      );
-    }
-    const due = performance.now() + wait;
-    await sleep(wait);
-    if (performance.now() - due <= LATENESS_ALLOWED_MS || tries >= 2) return;
-  }
 }
 
 /** Activities of the webhook task queue: the dispatcher, and the attempts of retry workflows. */

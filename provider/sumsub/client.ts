@@ -2,6 +2,7 @@
 // one attempt per call (Temporal owns retries), no redirects followed, a timeout on every request,
 // and every failure classified (provider/errors.ts).
 import { randomBytes } from 'node:crypto';
+import type { ClientRequest } from 'node:http';
 import got, { RequestError } from 'got';
 import { ProviderError } from '../errors.ts';
 import { PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider, type ImportApplicantInput, type ProviderApplicant } from '../types.ts';
@@ -9,6 +10,7 @@ import { toProviderApplicant } from './applicant.ts';
 import { classifyHttpError, classifyNetworkError, type SumsubErrorBody } from './classify.ts';
 import { signRequest, verifyWebhookDigest } from './signing.ts';
 import { observeProviderCall, providerOperation } from '../provider-metrics.ts';
+import { sentNotice } from '../send-notice.ts';
 
 export type SumsubConfig = {
   baseUrl: string;
@@ -73,6 +75,7 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
       'x-app-access-sig': signRequest(config.secretKey, ts, method, url.pathname + url.search, payload),
     };
     if (contentType) headers['content-type'] = contentType;
+    const sent = sentNotice();
     let res;
     try {
       res = await got(url, {
@@ -84,6 +87,10 @@ export function createSumsubClient(config: SumsubConfig): SumsubClient {
         retry: { limit: 0 },
         timeout: { request: timeout },
         responseType: 'text',
+      }).on('request', (req: ClientRequest) => {
+        // 'finish': the request's last bytes were handed to the operating system
+        if (req.writableFinished) sent();
+        else req.once('finish', sent);
       });
     } catch (err) {
       if (err instanceof RequestError || (err as Error).name === 'TimeoutError') throw classifyNetworkError(err);

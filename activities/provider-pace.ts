@@ -1,0 +1,89 @@
+// Every provider request waits its turn in the fleet-wide pace (domain/provider-pace.ts): its slot,
+// then a place in the window of sends, which it holds from just before it goes until a window after
+// it has left.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Logger } from 'pino';
+import { PROVIDER_SLOT_FAILURE, type ProviderPace } from '../domain/provider-pace.ts';
+import { withSendNotice } from '../provider/send-notice.ts';
+import { PROVIDER_REQUEST_METHODS, PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider } from '../provider/types.ts';
+import type { Db } from '../store/db.ts';
+import { claimProviderSend, stampProviderSend, takeProviderSlot } from '../store/provider-pace.ts';
+
+type Sleep = (ms: number) => Promise<void>;
+const sleepMs: Sleep = (ms) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
+
+/** The provider with every request paced (the other members as they are). */
+export function paced(provider: IdentityProvider, db: Db, pace: ProviderPace, log: Logger, sleep: Sleep = sleepMs): IdentityProvider {
+  const wrapped: Record<string, unknown> = {};
+  for (const method of PROVIDER_REQUEST_METHODS) {
+    const call = provider[method] as (...a: unknown[]) => Promise<unknown>;
+    wrapped[method] = async (...args: unknown[]) => {
+      const sendId = await waitForTurn(db, pace, sleep);
+      let stamped = false;
+      const stamp = () => {
+        if (stamped) return;
+        stamped = true;
+        // never fails the call: its request has gone, and a retry could spend a share token twice.
+        // Unstamped, the claim counts until its request's timeout and a window after it: later, never less
+        stampProviderSend(db, sendId, pace.window.windowMs).catch((err: Error) => log.warn({ err: err.message }, 'provider send not stamped'));
+      };
+      try {
+        return await withSendNotice(stamp, () => call.apply(provider, args));
+      } finally {
+        stamp(); // a client that said nothing (or a request that never left): counted from now
+      }
+    };
+  }
+  return Object.assign(Object.create(provider) as IdentityProvider, wrapped);
+}
+
+/**
+ * Waits for the call's slot, then for a place in the window of sends; returns the place's id. All
+ * within the attempt's budget — the time its start-to-close timeout leaves beyond the provider
+ * request itself: a slot or place further away than that fails the attempt (retryable) before any
+ * request goes out, rather than letting Temporal time it out while its request is still to be sent (a
+ * timed-out attempt whose request goes out anyway could spend a share token twice). Such an attempt
+ * takes no slot: later calls keep theirs.
+ */
+export async function waitForTurn(db: Db, pace: ProviderPace, sleep: Sleep = sleepMs): Promise<string> {
+  const slot = await takeProviderSlot(db, pace.spacingMs, budgetLeftMs());
+  if (!slot.taken) tooFar(slot.waitMs, 'slot');
+  await sleep(slot.waitMs);
+  for (;;) {
+    const { sendId, waitMs } = await claimProviderSend(db, pace.window);
+    if (sendId !== null) return sendId;
+    if (waitMs > budgetLeftMs()) tooFar(waitMs, 'place among the last second’s sends');
+    await sleep(waitMs);
+  }
+}
+
+/**
+ * What the attempt can still wait before its provider request: its start-to-close timeout less the
+ * time since it started (attemptClock below; since it was scheduled where that is unknown, which
+ * also counts its time in the queue) and less the request's own timeout.
+ */
+function budgetLeftMs(): number {
+  const ctx = Context.current();
+  const started = attemptStarted.get(ctx) ?? ctx.info.currentAttemptScheduledTimestampMs;
+  return ctx.info.startToCloseTimeoutMs - (Date.now() - started) - PROVIDER_REQUEST_TIMEOUT_MS;
+}
+
+function tooFar(waitMs: number, what: string): never {
+  throw ApplicationFailure.retryable(
+    `the provider's next free ${what} is ${Math.round(waitMs)} ms away, more than this attempt can wait (${Math.max(0, Math.round(budgetLeftMs()))} ms)`,
+    PROVIDER_SLOT_FAILURE,
+  );
+}
+
+const attemptStarted = new WeakMap<Context, number>();
+
+/**
+ * Notes that the current attempt starts now, where its start-to-close timeout begins (worker.ts calls
+ * it from an interceptor of the provider worker). Without it an attempt's budget would also lose its
+ * time in the task queue, and under a backlog (every business at 3 sync imports a second) attempts
+ * dispatched after a few seconds' wait would fail at once, one after the other.
+ */
+export function noteAttemptStarted(ctx: Context): void {
+  attemptStarted.set(ctx, Date.now());
+}
