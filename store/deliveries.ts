@@ -4,7 +4,7 @@ import type { AfterAttempt } from '../domain/webhooks.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 import { inTx, type Writer } from './in-tx.ts';
-import { noteSubscriptionHealth, outcomesBySubscription, type HealthChange } from './subscription-health.ts';
+import { modeUnlessDisabled, NEW_RUN_NOW, noteSubscriptionHealth, outcomesBySubscription, type HealthChange } from './subscription-health.ts';
 import type { DeliveryTags } from '../contract/webhook-retry.ts';
 
 // An event's deliveries are created with the event (store/events.ts). A delivery is `pending` until
@@ -213,9 +213,7 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[], 
               run_attempts = d.run_attempts + CASE WHEN u.probe THEN 0 ELSE 1 END,
               status = CASE WHEN d.status = 'pending' THEN u.status ELSE d.status END,
               delivered_at = CASE WHEN d.status = 'pending' AND u.status = 'delivered' THEN now() ELSE d.delivered_at END,
-              mode = CASE WHEN u.status <> 'pending' THEN d.mode
-                          WHEN EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id AND s.disabled_at IS NOT NULL) THEN 'held'
-                          ELSE 'workflow' END,
+              mode = CASE WHEN u.status <> 'pending' THEN d.mode ELSE ${modeUnlessDisabled('workflow')} END,
               next_attempt_at = CASE WHEN u.delay_ms IS NULL THEN d.next_attempt_at ELSE now() + make_interval(secs => u.delay_ms / 1000.0) END
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::bool[]) AS u(id, status, error, delay_ms, run, probe)
         WHERE d.id = u.id AND (d.run = u.run OR u.status = 'delivered')
@@ -260,10 +258,7 @@ export async function overdueWaitingDeliveries(q: Queryable, graceMs: number, li
 }
 
 // a disabled subscription's redeliveries are held with its other deliveries, until it is enabled
-const REQUEUE =
-  "status = 'pending', next_attempt_at = now(), lease_until = NULL, run = run + 1, run_attempts = 0, resumed_slot = NULL, updated_at = now(), " +
-  "mode = CASE WHEN EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id AND s.disabled_at IS NOT NULL) THEN 'held' " +
-  "ELSE 'dispatcher' END";
+const REQUEUE = `status = 'pending', lease_until = NULL, run_attempts = 0, resumed_slot = NULL, ${NEW_RUN_NOW}, mode = ${modeUnlessDisabled('dispatcher')}`;
 
 /**
  * Puts deliveries back to the dispatcher for another run (a redelivery); returns those it could (not

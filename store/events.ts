@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from './audit-log.ts';
 import type { Tx } from './db.ts';
+import { modeUnlessDisabled } from './subscription-health.ts';
 import { inTx, type Writer } from './in-tx.ts';
 
 export type NewEvent = {
@@ -45,7 +46,7 @@ async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id
      ), d AS (
        INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id, mode)
-       SELECT gen_random_uuid(), e.id, s.id, s.business_id, CASE WHEN s.disabled_at IS NULL THEN 'dispatcher' ELSE 'held' END
+       SELECT gen_random_uuid(), e.id, s.id, s.business_id, ${modeUnlessDisabled('dispatcher', 's.disabled_at')}
          FROM e, notification_subscriptions s
         WHERE s.business_id = $2 AND $5 = ANY (s.types)
        ON CONFLICT (event_id, subscription_id) DO NOTHING
@@ -86,7 +87,7 @@ export async function recordEvents(q: Tx, events: readonly NewEvent[]): Promise<
        ON CONFLICT (source_key) DO NOTHING RETURNING id, entity_id
      ), d AS (
        INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id, mode)
-       SELECT gen_random_uuid(), e.id, s.id, s.business_id, CASE WHEN s.disabled_at IS NULL THEN 'dispatcher' ELSE 'held' END
+       SELECT gen_random_uuid(), e.id, s.id, s.business_id, ${modeUnlessDisabled('dispatcher', 's.disabled_at')}
          FROM e, notification_subscriptions s
         WHERE s.business_id = $1 AND $3 = ANY (s.types)
        ON CONFLICT (event_id, subscription_id) DO NOTHING

@@ -21,7 +21,21 @@
 import { RESUME_AFTER_FAILING_MS } from '../domain/webhooks.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Queryable, type Tx } from './db.ts';
-import { toSubscription, type Subscription } from './subscriptions.ts';
+import { toSubscription, type Subscription } from './subscription-row.ts';
+
+/** The subscription of a delivery `d`: when it was disabled (null while enabled, or when it is gone). */
+const DISABLED_AT_OF_D = '(SELECT s.disabled_at FROM notification_subscriptions s WHERE s.id = d.subscription_id)';
+
+/**
+ * The rule, once: a disabled subscription's delivery is held, not sent. The mode of a delivery going
+ * to `mode` (the dispatcher, or its retry workflow), given its subscription's disabled_at (by
+ * default looked up for the delivery `d`).
+ */
+export const modeUnlessDisabled = (mode: 'dispatcher' | 'workflow', disabledAt = DISABLED_AT_OF_D): string =>
+  `CASE WHEN ${disabledAt} IS NULL THEN '${mode}' ELSE 'held' END`;
+
+/** A delivery `d` back to the dispatcher as a new run, due now (the assignments beside its mode). */
+export const NEW_RUN_NOW = 'next_attempt_at = now(), run = d.run + 1, updated_at = now()';
 
 /** What one subscription's attempts in a transaction came to. */
 export type SubscriptionOutcome = { subscriptionId: string; succeeded: boolean; firstFailureAt: Date | null };
@@ -132,8 +146,7 @@ async function holdBacklog(q: Queryable, subscriptionId: string): Promise<number
  */
 async function resumeBacklog(q: Queryable, subscriptionId: string, except: readonly string[] = []): Promise<number> {
   const rows = await q.query(
-    `UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = CASE WHEN d.mode = 'workflow' THEN d.next_attempt_at END,
-            next_attempt_at = now(), run = d.run + 1, updated_at = now()
+    `UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = CASE WHEN d.mode = 'workflow' THEN d.next_attempt_at END, ${NEW_RUN_NOW}
       WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode IN ('workflow', 'held')
                         AND NOT (id = ANY ($2::uuid[])) ORDER BY id FOR NO KEY UPDATE)
      RETURNING d.id`,
@@ -151,7 +164,7 @@ async function resumeBacklog(q: Queryable, subscriptionId: string, except: reado
 export async function reconcileHeldDeliveries(q: Queryable): Promise<number> {
   const rows = await q.query(
     `WITH released AS (
-       UPDATE webhook_deliveries d SET mode = 'dispatcher', next_attempt_at = now(), run = d.run + 1, updated_at = now()
+       UPDATE webhook_deliveries d SET mode = 'dispatcher', ${NEW_RUN_NOW}
         WHERE d.status = 'pending' AND d.mode = 'held'
           AND EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id AND s.disabled_at IS NULL)
        RETURNING d.id),
@@ -179,31 +192,40 @@ export async function enableSubscription(
   db: { tx<T>(fn: (q: Tx) => Promise<T>): Promise<T> },
   businessId: string,
   id: string,
-  /** `request`: POST /notification/{id}/enable; `replaced`: a PUT gave it a new URL. */
+): Promise<{ subscription: Subscription; resumed: number } | undefined> {
+  return db.tx((q) => enableIn(q, businessId, id, 'request'));
+}
+
+/**
+ * Enables the subscription in the caller's transaction. `by`: `request` (POST …/enable), `replaced`
+ * (a PUT gave it a new URL, store/subscriptions.ts).
+ */
+export async function enableIn(
+  q: Tx,
+  businessId: string,
+  id: string,
   by: 'request' | 'replaced',
 ): Promise<{ subscription: Subscription; resumed: number } | undefined> {
-  return db.tx(async (q) => {
-    const [before] = await q.query<{ failing_since: Date | null; disabled_at: Date | null }>(
-      'SELECT failing_since, disabled_at FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR UPDATE',
-      [id, businessId],
-    );
-    if (!before) return undefined;
-    const [r] = await q.query('UPDATE notification_subscriptions SET failing_since = NULL, disabled_at = NULL WHERE id = $1 RETURNING *', [id]);
-    const resumed = await resumeBacklog(q, id);
-    if (before.failing_since || before.disabled_at || resumed > 0)
-      recordAudit(q, {
-        businessId,
-        action: 'subscription.enabled',
-        subject: { type: 'subscription', id },
-        details: {
-          by,
-          disabledAt: before.disabled_at ? iso(before.disabled_at) : null,
-          failingSince: before.failing_since ? iso(before.failing_since) : null,
-          resumedDeliveries: resumed,
-        },
-      });
-    return { subscription: toSubscription(r!), resumed };
-  });
+  const [before] = await q.query<{ failing_since: Date | null; disabled_at: Date | null }>(
+    'SELECT failing_since, disabled_at FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR UPDATE',
+    [id, businessId],
+  );
+  if (!before) return undefined;
+  const [r] = await q.query('UPDATE notification_subscriptions SET failing_since = NULL, disabled_at = NULL WHERE id = $1 RETURNING *', [id]);
+  const resumed = await resumeBacklog(q, id);
+  if (before.failing_since || before.disabled_at || resumed > 0)
+    recordAudit(q, {
+      businessId,
+      action: 'subscription.enabled',
+      subject: { type: 'subscription', id },
+      details: {
+        by,
+        disabledAt: before.disabled_at ? iso(before.disabled_at) : null,
+        failingSince: before.failing_since ? iso(before.failing_since) : null,
+        resumedDeliveries: resumed,
+      },
+    });
+  return { subscription: toSubscription(r!), resumed };
 }
 
 /** Subscriptions by health, for the metrics gauge (the unhealthy ones through their own index). */

@@ -4,20 +4,11 @@ import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionView } from
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { sha256Hex } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
-import { iso, isTx, type Db, type Queryable, type Row, type Tx } from './db.ts';
+import { isTx, type Db, type Queryable, type Tx } from './db.ts';
+import { enableIn } from './subscription-health.ts';
+import { toSubscription, type Subscription } from './subscription-row.ts';
 
-/** A stored subscription (the API presents it in the shape of interface 2.6). */
-export type Subscription = {
-  id: string;
-  channel: SubscriptionView['channel'];
-  types: string[];
-  url: string;
-  createdAt: string;
-  updatedAt: string;
-  /** Its health (store/subscription-health.ts): the start of its current run of failed attempts, and when it was disabled. */
-  failingSince: string | null;
-  disabledAt: string | null;
-};
+export { toSubscription, type Subscription };
 
 /** subscription.created / replaced: what it takes (event types) and the SHA-256 of where it sends (the URL may hold a secret). */
 function recordSubscription(q: Tx, businessId: string, s: Subscription, action: 'subscription.created' | 'subscription.replaced'): void {
@@ -28,17 +19,6 @@ function recordSubscription(q: Tx, businessId: string, s: Subscription, action: 
     details: { channel: s.channel, types: [...s.types].sort().join(','), urlSha256: sha256Hex(s.url) },
   });
 }
-
-export const toSubscription = (r: Row): Subscription => ({
-  id: String(r.id),
-  channel: String(r.channel) as Subscription['channel'],
-  types: r.types as string[],
-  url: String(r.url),
-  createdAt: iso(r.created_at),
-  updatedAt: iso(r.updated_at),
-  failingSince: r.failing_since == null ? null : iso(r.failing_since),
-  disabledAt: r.disabled_at == null ? null : iso(r.disabled_at),
-});
 
 export class SubscriptionLimitReached extends Error {}
 
@@ -76,16 +56,27 @@ export async function getSubscription(q: Queryable, businessId: string, id: stri
   return r ? toSubscription(r) : undefined;
 }
 
+/**
+ * Replaces channel, types and URL. A new URL for a failing or disabled subscription is a fresh start:
+ * in the same transaction it is enabled and its waiting and held deliveries go to the dispatcher.
+ */
 export async function replaceSubscription(db: Db, businessId: string, id: string, input: SubscriptionInput): Promise<Subscription | undefined> {
   return db.tx(async (q) => {
-    const [r] = await q.query(
-      'UPDATE notification_subscriptions SET channel = $3, types = $4, url = $5, updated_at = now() WHERE id = $1 AND business_id = $2 RETURNING *',
-      [id, businessId, input.notificationChannel, input.notificationTypes, input.webhookUrl],
+    const [before] = await q.query<{ url: string; failing_since: Date | null; disabled_at: Date | null }>(
+      'SELECT url, failing_since, disabled_at FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR UPDATE',
+      [id, businessId],
     );
-    if (!r) return undefined;
-    const replaced = toSubscription(r);
+    if (!before) return undefined;
+    const [r] = await q.query('UPDATE notification_subscriptions SET channel = $2, types = $3, url = $4, updated_at = now() WHERE id = $1 RETURNING *', [
+      id,
+      input.notificationChannel,
+      input.notificationTypes,
+      input.webhookUrl,
+    ]);
+    const replaced = toSubscription(r!);
     recordSubscription(q, businessId, replaced, 'subscription.replaced');
-    return replaced;
+    if (before.url === replaced.url || (!before.failing_since && !before.disabled_at)) return replaced;
+    return (await enableIn(q, businessId, id, 'replaced'))!.subscription;
   });
 }
 

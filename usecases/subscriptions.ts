@@ -63,15 +63,11 @@ export async function replaceSubscription(
   id: string,
   input: SubscriptionInput,
 ): Promise<Outcome<SubscriptionView>> {
-  const before = await findSubscription(db, caller.id, id);
-  if (!before) return subscriptionNotFound(id);
+  if (!(await findSubscription(db, caller.id, id))) return subscriptionNotFound(id);
   const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);
   if (!url.ok) return url;
   const s = await updateSubscription(db, caller.id, id, input);
-  if (!s) return subscriptionNotFound(id);
-  if (s.url === before.url || (!s.failingSince && !s.disabledAt)) return done(present(s));
-  const enabled = await enableStoredSubscription(db, caller.id, id, 'replaced');
-  return enabled ? done(present(enabled.subscription)) : subscriptionNotFound(id);
+  return s ? done(present(s)) : subscriptionNotFound(id);
 }
 
 /** Deletes the subscription; delivery stops at once, pending retries included. */
@@ -95,6 +91,6 @@ export async function deleteSubscription({ db, runs, log }: UseCaseContext, call
  * slot goes to the dispatcher now (paced by the per-subscription in-flight limit).
  */
 export async function enableSubscription({ db }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<SubscriptionView>> {
-  const enabled = await enableStoredSubscription(db, caller.id, id, 'request');
+  const enabled = await enableStoredSubscription(db, caller.id, id);
   return enabled ? done(present(enabled.subscription)) : subscriptionNotFound(id);
 }
