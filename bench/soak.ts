@@ -27,7 +27,7 @@
 // the run's directory (logs of every process, DATA_DIR) and database are kept when one does (--keep:
 // always).
 //   node bench/soak.ts [--minutes 30] [--businesses 20] [--window-minutes 5] [--drain-minutes 5]
-//     [--no-pg-restart] [--out /tmp/soak.json] [--keep]
+//     [--no-pg-restart] [--out /tmp/soak.json] [--keep] [--max-cached-workflows N (WORKER_MAX_CACHED_WORKFLOWS)]
 //   rates (seconds between a business's flows): --sync-rate 3 --sync-hot 1 --sync-background 0.05
 //     --batch-every 240 --batch-rows 25 --sdk-every 180 --ukyc-every 60 --kyb-every 300
 //     --download-every 30 --read-every 15
@@ -45,9 +45,9 @@ import { bundleWorkflows } from '../worker.ts';
 import { drain, runChecks } from './soak/checks.ts';
 import { createClient } from './soak/client.ts';
 import { startCallbackDoor, startProviderDoor } from './soak/doors.ts';
-import { cpuSeconds, createSlot, logProblems, rssMb, sleep, startSlot, stopSlot, type Slot } from './soak/fleet.ts';
+import { cpuSeconds, createSlot, heapUsedMb, logProblems, rssMb, sleep, startSlot, stopSlot, type Slot } from './soak/fleet.ts';
 import { startReceivers } from './soak/receivers.ts';
-import { byWindow, markdown, providerByWindow, rssSummary, samplePoints, windowsOf, type Report, type RssSeries } from './soak/report.ts';
+import { byWindow, markdown, memoryByWindow, providerByWindow, rssSummary, samplePoints, windowsOf, type Report, type RssSeries } from './soak/report.ts';
 import { createDonor, createTraffic, setUpBusiness, type Business } from './soak/traffic.ts';
 
 const { values: v } = parseArgs({
@@ -75,6 +75,7 @@ const { values: v } = parseArgs({
     'api-down-seconds': { type: 'string', default: '10' },
     'sample-seconds': { type: 'string', default: '30' },
     pool: { type: 'string', default: '8' },
+    'max-cached-workflows': { type: 'string', default: '' },
     'log-level': { type: 'string', default: 'info' },
   },
 });
@@ -144,6 +145,7 @@ try {
     WEBHOOK_ALLOW_INSECURE_URLS: 'true', // the receivers are on loopback
     WORKFLOW_BUNDLE_PATH: bundlePath,
     LOG_LEVEL: v['log-level'],
+    ...(v['max-cached-workflows'] ? { WORKER_MAX_CACHED_WORKFLOWS: v['max-cached-workflows'] } : {}),
   };
   const plans = new Map<Slot, { entry: string; env: Record<string, string> }>();
   /** A slot on a port of its own (the same one at each start): the API's PORT, a worker's WORKER_METRICS_PORT, the simulator's. */
@@ -220,11 +222,14 @@ try {
   const dbSize: { t: number; bytes: number }[] = [];
   const sample = async () => {
     const t = Date.now();
-    const note = (name: string, pid: number | undefined) => {
+    const note = (name: string, pid: number | undefined, heapMb: number | null = null) => {
       const m = pid === undefined ? null : rssMb(pid);
-      if (m !== null && pid !== undefined) (rssSeries[name] ??= []).push({ t, pid, mb: m, cpu: cpuSeconds(pid) });
+      if (m !== null && pid !== undefined) (rssSeries[name] ??= []).push({ t, pid, mb: m, heapMb, cpu: cpuSeconds(pid) });
     };
-    for (const s of slots) if (s.child && s.child.exitCode === null && s.child.signalCode === null) note(s.name, s.child.pid);
+    const live = slots.filter((s) => s.child && s.child.exitCode === null && s.child.signalCode === null);
+    // the V8 heap in use, from each API's and worker's /metrics: what a leak would grow, apart from caches the RSS keeps
+    const heaps = await Promise.all(live.map((s) => (s.kind === 'simulator' ? null : heapUsedMb(s.healthUrl.replace(/\/health$/, '/metrics')))));
+    live.forEach((s, i) => note(s.name, s.child!.pid, heaps[i]));
     note('temporal', temporal.process.pid);
     note('provider door', door.pid);
     note('soak (this process)', process.pid);
@@ -421,6 +426,7 @@ try {
       (await db.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE event_type IN ('account_status_change', 'kyb_status_change')"))[0]!.n,
     ),
     rss: rssSummary(rssSeries),
+    memory: memoryByWindow(rssSeries, windows),
     rssSeries,
     dbSize,
     tables,

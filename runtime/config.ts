@@ -73,7 +73,8 @@ export const SETTINGS = {
   ),
   PROVIDER_RATE_LIMIT_PER_SECOND: setting(
     z.coerce.number().positive().default(10),
-    "provider calls per second, fleet-wide: spaced by slots in PostgreSQL, and the provider queue's `maxTaskQueueActivitiesPerSecond` on the Temporal server",
+    'provider calls per second, fleet-wide: spaced by slots and held by a window of sends in PostgreSQL (a whole number of calls: ' +
+      "a fraction rounds down), and the provider queue's `maxTaskQueueActivitiesPerSecond` on the Temporal server",
   ),
   SYNC_TASK_QUEUE: setting(z.string().min(1).default('vouch-sync'), 'sync-import workflows and their database steps, on workers of their own'),
   TEMPORAL_WORKER_BUILD_ID: setting(
@@ -86,6 +87,12 @@ export const SETTINGS = {
     workerRoles.default([...WORKER_ROLE_NAMES]),
     'the task queues a worker process polls, comma-separated: `general`, `sync`, `provider`, `webhooks` (see "Running a fleet")',
     { default: 'all four' },
+  ),
+  WORKER_MAX_CACHED_WORKFLOWS: setting(
+    positiveInt.optional(),
+    "workflows each worker of a process keeps in Temporal's sticky cache, ready to continue without a replay; " +
+      "a few hundred kilobytes each: size the process's memory by it",
+    { default: "unset → the SDK's, from the heap limit (about 600 per GB of heap)" },
   ),
   BATCH_CONCURRENCY: setting(positiveInt.default(50), 'records in flight per batch; rows per workflow run before continue-as-new'),
   BATCH_PAGE_SIZE: sameRow(positiveInt.max(1000).default(500)),
@@ -280,6 +287,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       workerVersion: e.TEMPORAL_WORKER_BUILD_ID ? { deploymentName: e.TEMPORAL_WORKER_DEPLOYMENT, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
       /** The task queues this worker process polls (WORKER_ROLES). */
       workerRoles: e.WORKER_ROLES,
+      /** Each worker's sticky cache (WORKER_MAX_CACHED_WORKFLOWS); undefined: the SDK's default. */
+      maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
       batchConcurrency: e.BATCH_CONCURRENCY,
       batchPageSize: e.BATCH_PAGE_SIZE,
       /** Attempts of one provider call in a batch before the row fails as PROVIDER_UNAVAILABLE (retryable). */

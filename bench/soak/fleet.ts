@@ -112,6 +112,17 @@ export function rssMb(pid: number): number | null {
   }
 }
 
+/** The V8 heap a process uses (MB), from `vouch_nodejs_heap_size_used_bytes` of its /metrics, or null. */
+export async function heapUsedMb(metricsUrl: string): Promise<number | null> {
+  try {
+    const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(2000) });
+    const m = (await res.text()).match(/^vouch_nodejs_heap_size_used_bytes (\d+(?:\.\d+)?(?:e\+\d+)?)$/m);
+    return m ? Number(m[1]) / 1024 / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
 /** CPU seconds a process has used (user + system, /proc/<pid>/stat), or null once it is gone. */
 export function cpuSeconds(pid: number): number | null {
   try {

@@ -42,7 +42,7 @@ export function byWindow(points: { label: string; at: number; ms: number; failed
 
 export const samplePoints = (samples: Sample[]) => samples.map((s) => ({ label: s.path, at: s.at, ms: s.ms, failed: s.status === 0 || s.status >= 500 }));
 
-export type RssSeries = Record<string, { t: number; pid: number; mb: number; cpu: number | null }[]>;
+export type RssSeries = Record<string, { t: number; pid: number; mb: number; heapMb?: number | null; cpu: number | null }[]>;
 
 /** Per process slot: first, highest and last resident memory, and the last incarnation's first and last (growth since its start). */
 export function rssSummary(series: RssSeries) {
@@ -60,11 +60,39 @@ export function rssSummary(series: RssSeries) {
           lastIncarnation: own.length ? { first: own[0]!.mb, last: own.at(-1)!.mb, minutes: (own.at(-1)!.t - own[0]!.t) / 60_000 } : null,
           /** Least-squares growth of the last incarnation's memory, MB per minute (3 samples or more). */
           slopeMbPerMin: slope(own.map((x) => [x.t / 60_000, x.mb] as const)),
+          /** The same of its V8 heap in use (APIs and workers), over its second half: past its warm-up and its caches filling. */
+          heap: heapOf(own),
           /** Share of one core it used, on average, over its sampled incarnations. */
           cpuPercent: cpuShare(xs),
         },
       ];
     }),
+  );
+}
+
+function heapOf(own: RssSeries[string]) {
+  const xs = own.filter((x) => typeof x.heapMb === 'number') as { t: number; heapMb: number }[];
+  if (xs.length < 2) return null;
+  const half = xs.filter((x) => x.t >= (xs[0]!.t + xs.at(-1)!.t) / 2);
+  return {
+    first: xs[0]!.heapMb,
+    last: xs.at(-1)!.heapMb,
+    max: Math.max(...xs.map((x) => x.heapMb)),
+    slopeSecondHalf: slope(half.map((x) => [x.t / 60_000, x.heapMb] as const)),
+  };
+}
+
+/** Per process and window: the mean resident memory and V8 heap in use (MB) of the samples in it. */
+export function memoryByWindow(series: RssSeries, windows: Window[]) {
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+  return Object.fromEntries(
+    Object.entries(series).map(([name, xs]) => [
+      name,
+      windows.map((w) => {
+        const inside = xs.filter((x) => x.t >= w.from && x.t < w.to);
+        return { rss: mean(inside.map((x) => x.mb)), heap: mean(inside.flatMap((x) => (typeof x.heapMb === 'number' ? [x.heapMb] : []))) };
+      }),
+    ]),
   );
 }
 
@@ -117,6 +145,7 @@ export type Report = {
   flows: Record<string, unknown>;
   provider: Record<string, unknown>;
   rss: ReturnType<typeof rssSummary>;
+  memory: ReturnType<typeof memoryByWindow>;
   rssSeries: RssSeries;
   dbSize: { t: number; bytes: number }[];
   tables: { table: string; bytes: number; rowsStart: number | null; rowsEnd: number }[];
@@ -190,13 +219,27 @@ export function markdown(rep: Report): string {
     '',
     '### Resident memory per process (MB)',
     '',
-    '| process | first | max | last | incarnations | last incarnation: first → last (minutes) | its trend (MB/min) | CPU (% of a core) |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| process | first | max | last | incarnations | last incarnation: first → last (minutes) | its trend (MB/min) ' +
+      '| V8 heap in use: first → last (max) | heap trend, second half (MB/min) | CPU (% of a core) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   );
   const lastOf = (s: (typeof rep.rss)[string]) =>
     s.lastIncarnation ? `${r(s.lastIncarnation.first)} → ${r(s.lastIncarnation.last)} (${r(s.lastIncarnation.minutes, 1)})` : '–';
+  const heapOfRow = (s: (typeof rep.rss)[string]) => (s.heap ? `${r(s.heap.first)} → ${r(s.heap.last)} (${r(s.heap.max)})` : '–');
   for (const [name, s] of Object.entries(rep.rss))
-    lines.push(`| ${name} | ${r(s.first)} | ${r(s.max)} | ${r(s.last)} | ${s.pids} | ${lastOf(s)} | ${r(s.slopeMbPerMin, 2)} | ${r(s.cpuPercent)} |`);
+    lines.push(
+      `| ${name} | ${r(s.first)} | ${r(s.max)} | ${r(s.last)} | ${s.pids} | ${lastOf(s)} | ${r(s.slopeMbPerMin, 2)} ` +
+        `| ${heapOfRow(s)} | ${r(s.heap?.slopeSecondHalf, 2)} | ${r(s.cpuPercent)} |`,
+    );
+  lines.push(
+    '',
+    '### Memory per window: resident / V8 heap in use (MB, means of the samples)',
+    '',
+    `| process | ${rep.windows.map((w) => w.label).join(' | ')} |`,
+  );
+  lines.push(`| --- | ${rep.windows.map(() => '---').join(' | ')} |`);
+  for (const [name, cells] of Object.entries(rep.memory))
+    lines.push(`| ${name} | ${cells.map((c) => (c.rss === null ? '' : `${r(c.rss)}${c.heap === null ? '' : ` / ${r(c.heap)}`}`)).join(' | ')} |`);
   const sizes = rep.dbSize;
   const grown = sizes.length > 1 ? sizes.at(-1)!.bytes - sizes[0]!.bytes : 0;
   const step = Math.max(1, Math.ceil(sizes.length / 12));
