@@ -7,7 +7,7 @@ export type SyncImportInput = {
   requestId: string;
   /** The calling business: its provider calls' fairness key (absent in runs started before it was added). */
   businessId?: string;
-  /** The provider queue, shared with batches (its calls go first: PROVIDER_PRIORITY). */
+  /** The provider queue, shared with batches (its calls in the business's sync lane: contract/provider-queue.ts). */
   providerTaskQueue: string;
 };
 

@@ -20,7 +20,7 @@ const general = proxyActivities<GeneralActivities>({
 export async function batchImportWorkflow(input: BatchImportInput): Promise<{ status: 'completed' }> {
   const onProviderQueue = {
     taskQueue: input.providerTaskQueue,
-    priority: providerPriority('batch', input.businessId), // sync imports waiting on the same queue go first; businesses in turn
+    priority: providerPriority('batch', input.businessId), // the business's batch lane: every waiting lane in turn
     startToCloseTimeout: '20 seconds', // above the provider client's own 10 s request timeout
   } as const;
   const provider = proxyActivities<ProviderActivities>({

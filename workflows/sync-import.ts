@@ -1,7 +1,8 @@
 // One synchronous import: the same steps as a batch row, with short retries because a caller is
 // waiting. The workflow and its database steps run on the sync task queue (workers of their own, no
 // batch backlog ahead); its provider calls run on the provider queue with the batches, inside the one
-// fleet-wide provider limit, but ahead of them (PROVIDER_PRIORITY.sync).
+// fleet-wide provider limit, in its business's sync lane: one turn from the provider however large a
+// batch runs beside it (contract/provider-queue.ts).
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import { providerPriority } from '../contract/provider-queue.ts';

@@ -4,6 +4,9 @@
 // businesses with calls waiting in turn. Business A's batch keeps 50 calls queued at the spec's 10
 // a second; business B's 10 rows, uploaded while A's runs, reach the provider interleaved with A's,
 // one for one — first come, first served, they came as one block after all of A's queued calls.
+// And waiting callers do not starve batches: while business A's sync imports keep the provider at
+// its cap, business C's batch gets its turns (its lane and A's sync lane in turn); with a strict
+// priority for sync calls it got none until A's stopped.
 // The order of the calls at the provider is what is checked, not their timing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -18,7 +21,13 @@ describe('the provider queue shared fairly between businesses', () => {
     // machine is (at 40/s a loaded run fell behind the cap: no backlog, nothing to be fair about)
     stack = await startStack({
       workers: true,
-      env: { PROVIDER_RATE_LIMIT_PER_SECOND: '10', BATCH_CONCURRENCY: '50', BATCH_PAGE_SIZE: '20', API_RATE_LIMIT_PER_SECOND: '100000' },
+      env: {
+        PROVIDER_RATE_LIMIT_PER_SECOND: '10',
+        BATCH_CONCURRENCY: '50',
+        BATCH_PAGE_SIZE: '20',
+        API_RATE_LIMIT_PER_SECOND: '100000',
+        SYNC_IMPORT_RATE_LIMIT_PER_SECOND: '100000', // one business's sync imports alone fill the provider
+      },
     });
     stack.sim!.state.updateClient(stack.recipient!.clientId, { limits: { postPer5s: 1e9, getPer5s: 1e9 } });
   });
@@ -36,6 +45,7 @@ describe('the provider queue shared fairly between businesses', () => {
     );
     return {
       apiKey,
+      rows: ids.map((e, i) => ({ externalId: e, shareToken: tokens[i]! })),
       csv: csvOf(
         'externalId,shareToken',
         ids.map((e, i) => [e, tokens[i]!]),
@@ -77,5 +87,36 @@ describe('the provider queue shared fairly between businesses', () => {
     assert.equal(after.split('B').length - 1, 10, "each of B's rows called the provider once");
     assert.ok(aBetween >= 3, `B's calls came as a block behind A's (${aBetween} of A's among them): ${after.slice(0, last + 1)}`);
     assert.equal((await stack.request('POST', `/entity/kyc/import/batch/${big.body.batchId}/cancel`, { key: a.apiKey })).status, 200);
+  });
+
+  it("gives a batch its turns while another business's sync imports keep the provider at its cap", async () => {
+    const a = await fixture('flood-a', 40);
+    const c = await fixture('flood-c', 10);
+    const cTokens = new Set(c.rows.map((r) => r.shareToken));
+    const calls: ('A' | 'C')[] = [];
+    const state = stack.sim!.state;
+    const importStats = state.importStats.bind(state);
+    state.importStats = (token: string) => {
+      calls.push(cTokens.has(token) ? 'C' : 'A');
+      return importStats(token);
+    };
+    // 40 sync imports at once: four seconds of the provider at its cap, all of them waiting callers
+    const flood = Promise.all(a.rows.map((row) => stack.request('POST', '/entity/kyc/import/sync', { key: a.apiKey, json: row })));
+    while (calls.length < 3) await new Promise((r) => setTimeout(r, 20));
+    const batch = await upload(stack, c.apiKey, c.csv);
+    assert.equal(batch.status, 201, batch.text);
+    assert.equal((await waitForBatch(stack, c.apiKey, batch.body.batchId)).summary.successfulRecords, 10);
+    const answers = await flood;
+    assert.deepEqual(
+      answers.filter((r) => r.status !== 200).map((r) => r.text),
+      [],
+      'every sync import answered 200',
+    );
+    const order = calls.join('');
+    process.stdout.write(`# calls: ${order}\n`);
+    assert.equal(order.split('C').length - 1, 10, "each of C's rows called the provider once");
+    const cDone = order.lastIndexOf('C');
+    assert.ok(cDone < order.lastIndexOf('A'), `C's batch was done while A's sync imports still waited: ${order}`);
+    assert.ok(order.slice(0, cDone).replaceAll('C', '').length <= 25, `C's calls came in turn with A's, not behind them: ${order}`);
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createEntities, csvOf, donorAt, upload, type Donor } from '../helpers/imports.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
-import { PROVIDER_PRIORITY } from '../../contract/provider-queue.ts';
+import { PROVIDER_PRIORITY_KEY } from '../../contract/provider-queue.ts';
 
 describe('POST /entity/kyc/import/sync', () => {
   let stack: Stack;
@@ -204,7 +204,7 @@ describe('POST /entity/kyc/import/sync', () => {
     });
   });
 
-  it('calls the provider on the rate-limited provider queue shared with batches, ahead of them', async () => {
+  it("calls the provider on the rate-limited provider queue shared with batches, in its business's sync lane", async () => {
     const externalId = ext('queue');
     await createEntities(stack, key, [externalId]);
     const res = await sync({ externalId, shareToken: await donor.token() });
@@ -213,8 +213,8 @@ describe('POST /entity/kyc/import/sync', () => {
     const scheduled = events!.map((e) => e.activityTaskScheduledEventAttributes).filter((a) => a?.activityType?.name === 'processShare');
     assert.equal(scheduled.length, 1);
     assert.equal(scheduled[0]!.taskQueue!.name, stack.config.temporal.providerTaskQueue);
-    assert.equal(scheduled[0]!.priority?.priorityKey, PROVIDER_PRIORITY.sync);
-    assert.ok(PROVIDER_PRIORITY.sync < PROVIDER_PRIORITY.batch, 'a lower key runs sooner');
+    assert.equal(scheduled[0]!.priority?.priorityKey, PROVIDER_PRIORITY_KEY);
+    assert.match(scheduled[0]!.priority?.fairnessKey ?? '', /^sync:[0-9a-f-]{36}$/, "the business's sync lane");
   });
 
   it('requires cardProcessorPublicToken for a BIN-sponsored program', async () => {
