@@ -19,7 +19,6 @@ import { createRuns } from './temporal/runs.ts';
 import { createStarters } from './temporal/starters.ts';
 import { workerDeploymentOptions } from './temporal/worker-deployment.ts';
 import { providerConcurrency, providerDispatchPerSecond, providerPace } from './domain/provider-pace.ts';
-import { PROVIDER_REQUEST_TIMEOUT_MS } from './provider/types.ts';
 import { encryptingDataConverter, loadCodecKeys } from './temporal/payload-codec.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
@@ -88,7 +87,7 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const w = config.webhooks;
   const settings = {
     defaultLevel: config.provider.defaultLevel,
-    providerPace: providerPace(config.temporal.providerRateLimitPerSecond, PROVIDER_REQUEST_TIMEOUT_MS),
+    providerPace: providerPace(config.temporal.providerRateLimitPerSecond, config.provider.timeoutMs),
     ukycDeadlineSeconds: config.universalKyc.deadlineSeconds,
     webhooks: {
       allowInsecureUrls: w.allowInsecureUrls,

@@ -6,9 +6,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { PROVIDER_SLOT_FAILURE, type ProviderPace } from '../domain/provider-pace.ts';
 import { withSendNotice } from '../provider/send-notice.ts';
-import { PROVIDER_REQUEST_METHODS, PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider } from '../provider/types.ts';
+import { PROVIDER_REQUEST_METHODS, type IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
-import { claimProviderSend, stampProviderSend, takeProviderSlot } from '../store/provider-pace.ts';
+import { claimProviderSend, releaseProviderSend, stampProviderSend, takeProviderSlot } from '../store/provider-pace.ts';
 
 type Sleep = (ms: number) => Promise<void>;
 const sleepMs: Sleep = (ms) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
@@ -47,31 +47,41 @@ export function paced(provider: IdentityProvider, db: Db, pace: ProviderPace, lo
  * takes no slot: later calls keep theirs.
  */
 export async function waitForTurn(db: Db, pace: ProviderPace, sleep: Sleep = sleepMs): Promise<string> {
-  const slot = await takeProviderSlot(db, pace.spacingMs, budgetLeftMs());
-  if (!slot.taken) tooFar(slot.waitMs, 'slot');
+  const budget = () => budgetLeftMs(pace.window.pendingMs);
+  const slot = await takeProviderSlot(db, pace.spacingMs, budget());
+  if (!slot.taken) tooFar(slot.waitMs, 'slot', budget());
   await sleep(slot.waitMs);
   for (;;) {
     const { sendId, waitMs } = await claimProviderSend(db, pace.window);
-    if (sendId !== null) return sendId;
-    if (waitMs > budgetLeftMs()) tooFar(waitMs, 'place among the last second’s sends');
+    if (sendId !== null) {
+      // a sleep or the claim itself may have overrun (a busy machine): the request must still have its whole timeout
+      if (budget() >= 0) return sendId;
+      await releaseProviderSend(db, sendId);
+      tooFar(0, 'place among the last second’s sends (found too late)', budget());
+    }
+    if (waitMs > budget()) tooFar(waitMs, 'place among the last second’s sends', budget());
     await sleep(waitMs);
   }
 }
 
+/** What the worker may receive an attempt after the server started its timeout (the network between them). */
+const START_MARGIN_MS = 250;
+
 /**
  * What the attempt can still wait before its provider request: its start-to-close timeout less the
- * time since it started (attemptClock below; since it was scheduled where that is unknown, which
- * also counts its time in the queue) and less the request's own timeout.
+ * time since it started (noted by noteAttemptStarted, less START_MARGIN_MS; since it was scheduled
+ * where that is unknown, which also counts its time in the queue) and less the request's own timeout.
  */
-function budgetLeftMs(): number {
+function budgetLeftMs(requestTimeoutMs: number): number {
   const ctx = Context.current();
-  const started = attemptStarted.get(ctx) ?? ctx.info.currentAttemptScheduledTimestampMs;
-  return ctx.info.startToCloseTimeoutMs - (Date.now() - started) - PROVIDER_REQUEST_TIMEOUT_MS;
+  const noted = attemptStarted.get(ctx);
+  const started = noted === undefined ? ctx.info.currentAttemptScheduledTimestampMs : noted - START_MARGIN_MS;
+  return ctx.info.startToCloseTimeoutMs - (Date.now() - started) - requestTimeoutMs;
 }
 
-function tooFar(waitMs: number, what: string): never {
+function tooFar(waitMs: number, what: string, leftMs: number): never {
   throw ApplicationFailure.retryable(
-    `the provider's next free ${what} is ${Math.round(waitMs)} ms away, more than this attempt can wait (${Math.max(0, Math.round(budgetLeftMs()))} ms)`,
+    `the provider's next free ${what} is ${Math.round(waitMs)} ms away, more than this attempt can wait (${Math.max(0, Math.round(leftMs))} ms)`,
     PROVIDER_SLOT_FAILURE,
   );
 }

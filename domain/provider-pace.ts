@@ -32,7 +32,7 @@ export function providerDispatchPerSecond(ratePerSecond: number): number {
 /**
  * The window of sends: at most `cap` requests leave within any `windowMs` (a whole number of calls
  * within a second and its margin, so a fractional rate rounds down). A claim still to be stamped
- * counts until `pendingMs` (the request's own timeout: it cannot leave later) plus a window after it;
+ * counts until `pendingMs` (the request's own timeout, PROVIDER_TIMEOUT_MS: it cannot leave later) plus a window after it;
  * a call that finds the window held by requests still leaving looks again after `pollMs`.
  */
 export function providerWindow(ratePerSecond: number, requestTimeoutMs: number) {

@@ -47,3 +47,8 @@ export async function stampProviderSend(db: Db, sendId: string, windowMs: number
     [sendId, windowMs],
   );
 }
+
+/** Gives a claimed place back, its request never sent (the attempt found it had no time left to send it). */
+export async function releaseProviderSend(db: Db, sendId: string): Promise<void> {
+  await db.query('DELETE FROM provider_sends WHERE id = $1 AND sent_at IS NULL', [sendId]);
+}

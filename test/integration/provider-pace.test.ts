@@ -36,9 +36,9 @@ describe('provider pace', () => {
   });
 
   /** An attempt whose start-to-close timeout leaves `budgetMs` beyond the provider request's own timeout. */
-  const activity = (budgetMs = 60_000) =>
+  const activity = (budgetMs = 60_000, requestTimeoutMs = PROVIDER_REQUEST_TIMEOUT_MS) =>
     new MockActivityEnvironment({
-      startToCloseTimeoutMs: budgetMs + PROVIDER_REQUEST_TIMEOUT_MS,
+      startToCloseTimeoutMs: budgetMs + requestTimeoutMs,
       currentAttemptScheduledTimestampMs: Date.now(),
     } as never);
 
@@ -125,13 +125,31 @@ describe('provider pace', () => {
   });
 
   it('waits exactly until the oldest send leaves the window', async () => {
-    const p = pace({ cap: 2, windowMs: 300 });
+    const p = pace({ cap: 2, windowMs: 3000 });
     const { provider } = fakeProvider();
     await activity().run(() => paced(provider, db, p, log).importApplicant({ shareToken: 'a' }));
     await activity().run(() => paced(provider, db, p, log).importApplicant({ shareToken: 'b' }));
+    // the stamps go out as the calls end, unawaited: wait for both
+    while ((await db.query('SELECT 1 FROM provider_sends WHERE sent_at IS NULL')).length) await new Promise((r) => setTimeout(r, 5));
+    const [{ left }] = (await db.query<{ left: number }>(
+      'SELECT extract(epoch FROM min(counts_until) - clock_timestamp()) * 1000 AS left FROM provider_sends',
+    )) as [{ left: number }];
     const full = await claimProviderSend(db, p.window);
     assert.equal(full.sendId, null);
-    assert.ok(full.waitMs > 200 && full.waitMs <= 300, `until the first send's window ends (${full.waitMs} ms)`);
+    assert.ok(Math.abs(full.waitMs - Number(left)) < 100, `until the first send's window ends (${full.waitMs} ms; it ends in ${left} ms)`);
+    assert.ok(full.waitMs > 0 && full.waitMs <= 3000);
+  });
+
+  it('gives its place back when it finds it too late to send', async () => {
+    // budget 100 ms; the wake from the slot comes 300 ms late: the request could no longer have its whole timeout
+    const { provider, sends } = fakeProvider();
+    const lateSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms + 300));
+    await assert.rejects(
+      activity(100).run(() => paced(provider, db, pace(), log, lateSleep).importApplicant({ shareToken: 't' })),
+      (err: { type?: string; message?: string }) => err.type === PROVIDER_SLOT_FAILURE && /too late/.test(err.message ?? ''),
+    );
+    assert.equal(sends.length, 0, 'nothing was sent');
+    assert.equal((await db.query('SELECT 1 FROM provider_sends')).length, 0, 'the place was given back');
   });
 
   it("fails the attempt, retryably, when its slot is beyond the attempt's budget, and leaves the slot", async () => {
@@ -148,18 +166,18 @@ describe('provider pace', () => {
   });
 
   it('counts the budget from the attempt’s start, not from when it was scheduled', async () => {
-    // 600 ms to wait beyond the request's timeout; scheduled 500 ms ago (its time in the queue); its slot 300 ms away
+    // 1,500 ms to wait beyond the request's timeout; scheduled 1,200 ms ago (its time in the queue); its slot 600 ms away
     const queued = (noted: boolean) =>
       new MockActivityEnvironment({
-        startToCloseTimeoutMs: 600 + PROVIDER_REQUEST_TIMEOUT_MS,
-        currentAttemptScheduledTimestampMs: Date.now() - 500,
+        startToCloseTimeoutMs: 1500 + PROVIDER_REQUEST_TIMEOUT_MS,
+        currentAttemptScheduledTimestampMs: Date.now() - 1200,
       } as never).run(async () => {
         if (noted) noteAttemptStarted(Context.current());
-        await db.query("UPDATE provider_pace SET next_at = clock_timestamp() + interval '300 milliseconds' WHERE id = 1");
+        await db.query("UPDATE provider_pace SET next_at = clock_timestamp() + interval '600 milliseconds' WHERE id = 1");
         return paced(fakeProvider().provider, db, pace(), log).importApplicant({ shareToken: 't' });
       });
-    await assert.rejects(queued(false), (err: { type?: string }) => err.type === PROVIDER_SLOT_FAILURE, 'counted from its scheduling: 100 ms left');
-    await queued(true); // counted from its start: 600 ms left, it waits 300 and goes
+    await assert.rejects(queued(false), (err: { type?: string }) => err.type === PROVIDER_SLOT_FAILURE, 'counted from its scheduling: 300 ms left');
+    await queued(true); // counted from its start (less the margin for the network): about 1,250 ms left, it waits 600 and goes
   });
 
   it("fails the attempt, retryably, when the window's next place is beyond the budget", async () => {
@@ -169,8 +187,9 @@ describe('provider pace', () => {
     // the poll keeps finding it held: with 50 ms to wait, the attempt fails within them, not in a minute
     const started = Date.now();
     await assert.rejects(
-      activity(50).run(() => paced(provider, db, p, log).importApplicant({ shareToken: 't' })),
-      (err: { type?: string; nonRetryable?: boolean }) => err.type === PROVIDER_SLOT_FAILURE && !err.nonRetryable,
+      activity(50, p.window.pendingMs).run(() => paced(provider, db, p, log).importApplicant({ shareToken: 't' })),
+      (err: { type?: string; nonRetryable?: boolean; message?: string }) =>
+        err.type === PROVIDER_SLOT_FAILURE && !err.nonRetryable && /place among/.test(err.message ?? ''),
     );
     assert.equal(sends.length, 0, 'nothing was sent');
     assert.ok(Date.now() - started < 5_000);
