@@ -8,10 +8,11 @@
 // documents, and reads.
 // Sync imports: each business sends at the spec's 3/s in its turn (--sync-hot businesses at a time,
 // each once over the run) and a trickle otherwise. All 20 at 3/s at once would be 60 provider calls a
-// second against a cap of 10: the provider queue then holds a backlog the whole run, sync callers
-// wait on it and batches and reviews starve behind them (sync goes first). That is a stress test,
-// not a soak; --sync-hot 20 runs it. By default the provider runs at about 70 % of the cap, at the
-// cap while a batch runs beside a business's turn.
+// second against a cap of 10: the provider queue then holds a backlog the whole run, and each lane
+// (a business's sync calls, a business's batch) gets its turn in it, so most sync calls wait out
+// their answer's time and are skipped by the client. That is a stress test, not a soak; --sync-hot 20
+// runs it. By default the provider runs at about 70 % of the cap, at the cap while a batch runs
+// beside a business's turn.
 // Faults, at fixed fractions of the run: at 20 % a rolling restart of every worker (SIGTERM, wait for
 // the exit, start again, one at a time), at 40 % one worker SIGKILLed (and started again, as a
 // supervisor would), at 60 % one API process SIGKILLed (clients find out by their requests failing and
