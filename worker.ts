@@ -13,6 +13,7 @@ import { createActivities, createProviderActivities, createWebhookQueueActivitie
 import { noteAttemptStarted } from './activities/provider-pace.ts';
 import type { Config } from './runtime/config.ts';
 import { runsWorkflows, taskQueueOf, type WorkerRole } from './runtime/worker-roles.ts';
+import { registerWorkflowThreadHeapMetrics } from './runtime/workflow-thread-heap.ts';
 import { actAs } from './store/audit-actor.ts';
 import { createFileStore } from './runtime/file-store.ts';
 import { createRuns } from './temporal/runs.ts';
@@ -102,6 +103,8 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const t = config.temporal;
   // only the roles that run workflows need the workflow code
   const bundle = t.workerRoles.some(runsWorkflows) ? await workflowBundle(config) : undefined;
+  // where the sticky cache lives: the workflow threads' heaps, on /metrics
+  if (bundle) registerWorkflowThreadHeapMetrics();
   // every payload encrypted, as the clients do (temporal/payload-codec.ts)
   const common = {
     connection,

@@ -112,12 +112,21 @@ export function rssMb(pid: number): number | null {
   }
 }
 
-/** The V8 heap a process uses (MB), from `vouch_nodejs_heap_size_used_bytes` of its /metrics, or null. */
+/**
+ * The V8 heap a process uses (MB): its main thread's (`vouch_nodejs_heap_size_used_bytes`) and, in
+ * the workers, its workflow threads' (`vouch_workflow_threads_heap_used_bytes`, where the sticky
+ * cache's workflows live), from its /metrics; null when it does not answer.
+ */
 export async function heapUsedMb(metricsUrl: string): Promise<number | null> {
   try {
     const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(2000) });
-    const m = (await res.text()).match(/^vouch_nodejs_heap_size_used_bytes (\d+(?:\.\d+)?(?:e\+\d+)?)$/m);
-    return m ? Number(m[1]) / 1024 / 1024 : null;
+    const text = await res.text();
+    const bytes = (name: string) => {
+      const m = text.match(new RegExp(`^${name} (\\d+(?:\\.\\d+)?(?:e\\+\\d+)?)$`, 'm'));
+      return m ? Number(m[1]) : null;
+    };
+    const main = bytes('vouch_nodejs_heap_size_used_bytes');
+    return main === null ? null : (main + (bytes('vouch_workflow_threads_heap_used_bytes') ?? 0)) / 1024 / 1024;
   } catch {
     return null;
   }

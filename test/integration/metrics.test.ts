@@ -60,6 +60,8 @@ describe('metrics', () => {
     assert.ok((value(text, /^vouch_webhook_attempts_total\{outcome="delivered"\}/) ?? 0) >= 1, 'webhook attempts by outcome');
     assert.ok((value(text, /^vouch_webhook_delivery_lag_seconds_count /) ?? 0) >= 1, 'delivery lag');
     assert.match(text, /^vouch_process_cpu_user_seconds_total /m);
+    assert.ok((value(text, /^vouch_workflow_threads /) ?? 0) >= 1, 'the workflow threads of the workers in this process');
+    assert.ok((value(text, /^vouch_workflow_threads_heap_used_bytes /) ?? 0) > 1024 * 1024, "the workflow threads' heap in use");
     assert.match(text, /^temporal_[a-z_]+/m, "the Temporal SDK core's own metrics");
     assert.doesNotMatch(text, /route="\/entity\/00000000/, 'routes are patterns, never raw paths with ids');
 
