@@ -91,7 +91,7 @@ export const SETTINGS = {
   WORKER_MAX_CACHED_WORKFLOWS: setting(
     positiveInt.optional(),
     "workflows each worker of a process keeps in Temporal's sticky cache, ready to continue without a replay; " +
-      "0.6–1 MB each (the soak): size the process's memory by it",
+      "about 0.4 MB each (bench/workflow-cache.ts): size the process's memory by it",
     { default: "unset → the SDK's, from the heap limit (about 600 per GB of heap)" },
   ),
   BATCH_CONCURRENCY: setting(positiveInt.default(50), 'records in flight per batch; rows per workflow run before continue-as-new'),
