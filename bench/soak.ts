@@ -228,7 +228,8 @@ try {
       if (m !== null && pid !== undefined) (rssSeries[name] ??= []).push({ t, pid, mb: m, heapMb, cpu: cpuSeconds(pid) });
     };
     const live = slots.filter((s) => s.child && s.child.exitCode === null && s.child.signalCode === null);
-    // the V8 heap in use (every isolate: the main thread's and the workflow threads'), from each API's and worker's /metrics: what a leak would grow, apart from what the allocator keeps
+    // the V8 heap in use (every isolate: the main thread's and the workflow threads'), from each API's and
+    // worker's /metrics: what a leak would grow, apart from what V8 and the allocator keep for reuse
     const heaps = await Promise.all(live.map((s) => (s.kind === 'simulator' ? null : heapUsedMb(s.healthUrl.replace(/\/health$/, '/metrics')))));
     live.forEach((s, i) => note(s.name, s.child!.pid, heaps[i]));
     note('temporal', temporal.process.pid);

@@ -12,10 +12,13 @@ describe('workflow threads heap', () => {
   it("counts a worker thread's heap while it runs, and nothing once it is gone", async () => {
     assert.deepEqual(workerThreadHeaps(), { threads: 0, used: 0, total: 0 }, 'no worker thread yet');
     // a thread that keeps about 40 MB alive
-    const thread = new Worker(
-      "const { parentPort } = require('node:worker_threads'); globalThis.kept = Array.from({ length: 400_000 }, (_, i) => ({ i, s: 'x'.repeat(40) + i })); parentPort.postMessage('ready'); setInterval(() => globalThis.kept.length, 1000);",
-      { eval: true },
-    );
+    const code = [
+      "const { parentPort } = require('node:worker_threads');",
+      "globalThis.kept = Array.from({ length: 400_000 }, (_, i) => ({ i, s: 'x'.repeat(40) + i }));",
+      "parentPort.postMessage('ready');",
+      'setInterval(() => globalThis.kept.length, 1000);',
+    ].join('\n');
+    const thread = new Worker(code, { eval: true });
     await new Promise((resolve) => thread.once('message', resolve));
     const running = workerThreadHeaps();
     assert.equal(running.threads, 1);
