@@ -16,7 +16,8 @@ import { personVerificationWorkflow } from '../workflows/index.ts';
 import { bundleWorkflows } from '../worker.ts';
 import { workerThreadHeaps } from '../runtime/workflow-thread-heap.ts';
 import { startTemporal } from '../test/helpers/infra.ts';
-import { pool } from './helpers.ts';
+import { pct, pool } from './helpers.ts';
+import { slope } from './soak/report.ts';
 
 const { values: v } = parseArgs({
   options: {
@@ -30,7 +31,6 @@ const steps = Number(v.steps);
 const samples = Number(v.samples);
 const MB = 1024 * 1024;
 const say = (s: string) => process.stdout.write(`${s}\n`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const temporal = await startTemporal();
@@ -57,17 +57,7 @@ async function measure() {
     main.push(process.memoryUsage().heapUsed / MB);
     threads.push(workerThreadHeaps().used / MB);
   }
-  return { rss: median(rss), main: median(main), threads: median(threads) };
-}
-
-/** Least squares slope of y on x. */
-function slope(points: [number, number][]): number {
-  const n = points.length;
-  const mx = points.reduce((s, [x]) => s + x, 0) / n;
-  const my = points.reduce((s, [, y]) => s + y, 0) / n;
-  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
-  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
-  return sxy / sxx;
+  return { rss: pct(rss, 50), main: pct(main, 50), threads: pct(threads, 50) };
 }
 
 try {
@@ -116,7 +106,7 @@ try {
   say('| workflows cached | resident (MB) | main thread heap (MB) | workflow threads heap (MB) |');
   say('| --- | --- | --- | --- |');
   for (const r of rows) say(`| ${r.cached} | ${r1(r.rss)} | ${r1(r.main)} | ${r1(r.threads)} |`);
-  const line = (k: 'rss' | 'main' | 'threads') => slope(rows.map((r) => [r.cached, r[k]]));
+  const line = (k: 'rss' | 'main' | 'threads') => slope(rows.map((r) => [r.cached, r[k]] as const)) ?? NaN;
   say('');
   say(
     `Per cached workflow (slope): resident ${kb(line('rss'))} KB, main thread heap ${kb(line('main'))} KB, workflow threads heap ${kb(line('threads'))} KB`,

@@ -96,7 +96,8 @@ export function memoryByWindow(series: RssSeries, windows: Window[]) {
   );
 }
 
-function slope(points: (readonly [number, number])[]): number | null {
+/** Least squares slope of y on x; null under three points. */
+export function slope(points: (readonly [number, number])[]): number | null {
   if (points.length < 3) return null;
   const mx = points.reduce((a, [x]) => a + x, 0) / points.length;
   const my = points.reduce((a, [, y]) => a + y, 0) / points.length;
