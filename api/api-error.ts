@@ -1,6 +1,11 @@
 // The error an HTTP handler throws for the client: its catalogue entry (domain/errors.ts) with the
 // HTTP status and headers it is answered with, always rendered as `{ code, message, parameter }`.
+import { clip } from '../domain/audit-bounds.ts';
 import { errorCatalogue, type ErrorName, type ErrorSpec } from '../domain/errors.ts';
+
+/** The longest message and parameter an error answer carries (a message quoting a caller's text never grows with it). */
+const MESSAGE_MAX_CHARS = 2000;
+const PARAMETER_MAX_CHARS = 256;
 
 /** An error meant for the client: always rendered as `{ code, message, parameter }`. */
 export class ApiError extends Error {
@@ -22,7 +27,8 @@ export class ApiError extends Error {
     return this.spec.status;
   }
 
+  /** The answer: its message and parameter bounded, whatever of the caller's text they quote. */
   body(): Record<string, unknown> {
-    return { code: this.spec.code, message: this.message, parameter: this.parameter, ...this.extra };
+    return { code: this.spec.code, message: clip(this.message, MESSAGE_MAX_CHARS), parameter: clip(this.parameter, PARAMETER_MAX_CHARS), ...this.extra };
   }
 }

@@ -25,7 +25,7 @@ import { requestContext } from './middleware/request-context.ts';
 import { streamDeadline } from './middleware/stream-deadline.ts';
 import { parseOrThrow, readJsonBody } from './middleware/validate.ts';
 import { requireAcceptVersion } from './middleware/versioning.ts';
-import { buildOpenApi } from './openapi.ts';
+import { apiVocabulary, buildOpenApi } from './openapi.ts';
 import { respond } from './outcome.ts';
 import { route, type Route } from './route.ts';
 import { createUploads } from './uploads.ts';
@@ -172,9 +172,11 @@ export function buildApp(deps: AppDeps): Koa {
   const limit = rateLimit(deps.db, { bucket: 'api', perSecond: deps.config.http.rateLimitPerSecond });
   const routes = allRoutes(deps);
   const allowed = allowedMethods(routes);
+  let vocabulary: Set<string> | undefined;
+  const known = () => (vocabulary ??= apiVocabulary(buildOpenApi(routes)));
   for (const r of routes) {
     const chain: Middleware[] = [];
-    if (r.auth !== false) chain.push(auth, limit, auditRefusals(deps.db, r.operationId, deps.log));
+    if (r.auth !== false) chain.push(auth, limit, auditRefusals(deps.db, r.operationId, known, deps.log));
     if (r.rateLimit) chain.push(rateLimit(deps.db, r.rateLimit));
     if (r.versioned) chain.push(requireAcceptVersion);
     chain.push(handle(r, deps));

@@ -116,3 +116,26 @@ export function buildOpenApi(routes: Route[], info: { serverUrl?: string } = {})
 }
 
 export type OpenApiDocument = ReturnType<typeof buildOpenApi>;
+
+/** Headers a refusal may name that no operation lists as a parameter (the key is a security scheme; the rest are read by middleware). */
+const HEADERS_NAMED = [API_KEY_HEADER, 'Content-Type', 'Authorization', 'Idempotency-Key', 'Accept-Version'];
+
+/**
+ * Every name the API document defines — its schemas' properties, its operations' parameters and the
+ * headers it reads — for recording a refused request's parameter by its shape (domain/audit-bounds.ts):
+ * a name the caller made up is never recorded.
+ */
+export function apiVocabulary(doc: OpenApiDocument): Set<string> {
+  const names = new Set<string>(HEADERS_NAMED);
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!v || typeof v !== 'object') return;
+    const o = v as Record<string, unknown>;
+    if (o.properties && typeof o.properties === 'object') for (const k of Object.keys(o.properties)) names.add(k);
+    if (typeof o.in === 'string' && typeof o.name === 'string') names.add(o.name);
+    for (const x of Object.values(o)) walk(x);
+  };
+  walk(doc.paths);
+  walk(doc.components);
+  return names;
+}

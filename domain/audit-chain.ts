@@ -75,17 +75,29 @@ export type ChainHead = { seq: number; hash: string };
 export type ChainBreak = {
   /** The seq where the chain stops being what was written. */
   seq: number;
-  problem: 'changed' | 'removed' | 'reordered' | 'cut-off' | 'added' | 'head-missing';
+  problem: 'changed' | 'removed' | 'reordered' | 'cut-off' | 'added' | 'head-missing' | 'checkpoint';
   detail: string;
+  /** The signed checkpoint the chain no longer agrees with (problem `checkpoint`). */
+  checkpoint?: string;
 };
+
+/** A head the chain once had, as a signed checkpoint attests it (domain/audit-checkpoint.ts): its id, seq and hash. */
+export type HeadAttested = { id: string; seq: number; hash: string; at: string };
 
 /**
  * Checks a business's entries one at a time, in seq order (a chain can be millions long): push
  * returns the first place where they are not what was written, end compares the last with the head.
+ * Each attested head (a signed checkpoint) must still be in the chain: the entry at its seq with its
+ * hash. A chain rewritten whole after a checkpoint — entries cut, changed or reordered, hashes
+ * recomputed and the head moved, by someone with the database's own credentials — is consistent in
+ * itself, and fails here, naming the checkpoint.
  */
-export function chainChecker() {
+export function chainChecker(attested: readonly HeadAttested[] = []) {
+  const bySeq = new Map<number, HeadAttested[]>();
+  for (const a of attested) bySeq.set(a.seq, [...(bySeq.get(a.seq) ?? []), a]);
   let expectedSeq = 1;
   let prev = GENESIS_HASH;
+  const disagrees = (a: HeadAttested, seq: number, detail: string): ChainBreak => ({ seq, problem: 'checkpoint', checkpoint: a.id, detail });
   return {
     push(e: AuditEntry): ChainBreak | null {
       if (e.seq > expectedSeq) return { seq: expectedSeq, problem: 'removed', detail: `entries ${expectedSeq}..${e.seq - 1} are missing` };
@@ -93,6 +105,13 @@ export function chainChecker() {
       if (e.prevHash !== prev)
         return { seq: e.seq, problem: 'reordered', detail: `its prevHash does not name entry ${e.seq - 1}'s hash (moved, or the one before was replaced)` };
       if (entryHash(e) !== e.hash) return { seq: e.seq, problem: 'changed', detail: 'its fields no longer match its hash' };
+      for (const a of bySeq.get(e.seq) ?? [])
+        if (a.hash !== e.hash)
+          return disagrees(
+            a,
+            e.seq,
+            `checkpoint ${a.id} of ${a.at} attests seq ${a.seq} with hash ${a.hash.slice(0, 12)}…; the chain has ${e.hash.slice(0, 12)}…`,
+          );
       prev = e.hash;
       expectedSeq += 1;
       return null;
@@ -106,6 +125,13 @@ export function chainChecker() {
           problem: head.seq > last ? 'cut-off' : head.seq < last ? 'added' : 'changed',
           detail: `the head names seq ${head.seq} (${head.hash.slice(0, 12)}…), the entries end at ${last} (${prev.slice(0, 12)}…)`,
         };
+      const beyond = attested.filter((a) => a.seq > last).sort((a, b) => b.seq - a.seq)[0];
+      if (beyond)
+        return disagrees(
+          beyond,
+          last + 1,
+          `checkpoint ${beyond.id} of ${beyond.at} attests seq ${beyond.seq}; the chain ends at ${last}: entries were removed`,
+        );
       return null;
     },
   };

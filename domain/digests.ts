@@ -36,3 +36,35 @@ export const decisionNonce = (): string => randomBytes(32).toString('hex');
  * APPROVED decision would hash the same for everyone, and the hash would tell the outcome.
  */
 export const decisionSha256 = (d: Decision | KybDecision, nonce: string): string => canonicalSha256({ nonce, decision: storedDecision(d) });
+
+/**
+ * The rule set each path decides by, named in every decision it makes (issue 37): a compliance
+ * officer can tell which rules approved a person years later. Change the name whenever the rules of
+ * that path change (domain/reliance.ts, domain/kyb.ts, the hosted SDK's reading of a review).
+ */
+export const DECISION_RULES = {
+  'token-sharing': 'reliance/2026-11',
+  'universal-kyc': 'reliance/2026-11',
+  'hosted-sdk': 'provider-review/2026-11',
+  'universal-kyb': 'kyb/2026-11',
+} as const;
+
+/**
+ * What a decision rested on, as ids and digests (never the data itself): a KYC decision, the person
+ * data's version and its SHA-256; a KYB decision, each owner's decision, the profile's SHA-256 and
+ * the documents' SHA-256.
+ */
+export type DecisionBasis =
+  | { provider: string; applicantId: string; levelName: string | null; personDataId: string | null; personDataSha256: string | null }
+  | {
+      owners: { entityId: string; decisionId: string | null }[];
+      profileSha256: string | null;
+      documents: { fileId: string; sha256: string }[];
+    };
+
+/**
+ * What decision.recorded names beside decisionSha256: the SHA-256 of the canonical JSON of
+ * `{ nonce, rules, basis }`, so the audit chain proves the rules and the data a decision rested on
+ * (the nonce keeps the digest from telling anything to whoever reads the log).
+ */
+export const basisSha256 = (nonce: string, rules: string, basis: DecisionBasis): string => canonicalSha256({ nonce, rules, basis });

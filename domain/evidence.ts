@@ -9,12 +9,12 @@
 import canonicalize from 'canonicalize';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { entryHash, type AuditEntry, type ChainHead } from './audit-chain.ts';
-import { canonicalSha256, storedDecision } from './digests.ts';
+import { basisSha256, canonicalSha256, decisionSha256, type DecisionBasis } from './digests.ts';
 import type { KybDecision } from './kyb.ts';
 import type { Decision } from './reliance.ts';
 import type { SigningKey } from './webhook-signature.ts';
 
-export const EVIDENCE_FORMAT = 'vouch-evidence/1' as const;
+export const EVIDENCE_FORMAT = 'vouch-evidence/2' as const;
 export const EVIDENCE_ALGORITHM = 'Ed25519' as const;
 export const BUNDLE_FILE = 'bundle.json';
 export const SIGNATURE_FILE = 'bundle.sig';
@@ -47,18 +47,25 @@ export const EVIDENCE_MANIFEST = {
       'The entity record: ids, the client reference (externalId), type, who verified it, when it was created; sealedAt and ' +
       "purgeAfter when it was deleted under the business's retention policy (business.retentionYears) and is kept sealed until then.",
     verifiedPersons:
-      'The person data each KYC decision rested on, as stored per provider applicant (name, date of birth, residential address, ' +
-      'identity document): what a signed payload carries.',
+      'Every version of the person data the KYC decisions rested on, as read from each provider applicant (name, date of birth, ' +
+      'residential address, identity document), oldest first, each with its id (a decision names the version it rested on).',
     requirements: "The data the client submitted for the entity (requirement slug, value, status), universal KYC's canonical data included.",
     kybProfile: "A business entity's KYB profile as last saved, and its status.",
     members: 'Member links: the individuals declared as owners or directors of a business entity, or the business entities this person belongs to.',
     decisions:
-      'kyc: every KYC decision (one per provider applicant, its latest) with its rule labels (rejectLabels, reviewRejectType, ' +
-      'moderationComment), level and provenance (source: batch, sync, hosted-sdk, universal-kyc; sourceRef: the batch row, the sync ' +
-      'request, the review round or the submission). universalKyc and kyb: each submission, its outcome and the event that carried ' +
-      "it; a KYB decision's rule labels are in that event's payload (events). decisionNonce ties a decision to its audit entry: " +
-      "decision.recorded's decisionSha256 is SHA-256 of the RFC 8785 JSON of { nonce: decisionNonce, decision: { status, and when " +
-      'REJECTED rejectLabels, reviewRejectType, moderationComment; for KYB also owners: [{ entityId, externalId, status }] } }.',
+      'kyc and kyb: every decision, oldest first — none is ever overwritten — with its outcome and rule labels (rejectLabels, ' +
+      'reviewRejectType, moderationComment), the rule set that made it (rules), its provenance (path; source: batch, sync, hosted-sdk, ' +
+      'universal-kyc, universal-kyb; sourceRef: the batch row, the sync request, the review round or the submission), the event ' +
+      'that carried it, and what it rested on (basis: a KYC decision, the provider applicant and the id and SHA-256 of the person ' +
+      "data's version in verifiedPersons; a KYB decision, each owner's decision id, the profile's SHA-256 and the documents' SHA-256). " +
+      "Each is tied to its decision.recorded entry (subject: the decision's id): decisionSha256 is SHA-256 of the RFC 8785 JSON of " +
+      '{ nonce: decisionNonce, decision: { status, and when REJECTED rejectLabels, reviewRejectType, moderationComment; for KYB also ' +
+      'owners: [{ entityId, externalId, status }] } }, and basisSha256 of { nonce: decisionNonce, rules, basis }. Decisions made ' +
+      'before rule sets were recorded say rules "unrecorded" and have no basis. universalKyc and kybSubmissions: each submission ' +
+      'and how it ended.',
+    owners:
+      "A business entity's declared owners: each one's decisions and the person data they rested on, as above; their audit " +
+      'entries are in audit. A KYB decision rests on these.',
     events: 'Every event recorded for the entity, with its payload: what the webhooks told the client (decisions, stages, features).',
     files:
       'Every file stored for the entity (retired ones included): its metadata and SHA-256. With --with-files, `bytes` names its ' +
@@ -72,6 +79,36 @@ export const EVIDENCE_MANIFEST = {
 } as const;
 
 type Json = unknown;
+
+/** A version of a person's data as read from a provider applicant. */
+export type EvidencePerson = { id: string; entityId: string; provider: string; applicantId: string; person: Json; keptAt: string };
+
+/** A decision as kept (record_decisions): never overwritten, with its rule set and what it rested on. */
+export type EvidenceDecision = {
+  id: string;
+  entityId: string;
+  kind: 'kyc' | 'kyb';
+  path: string;
+  source: string;
+  sourceRef: string;
+  accountId: string | null;
+  provider: string | null;
+  applicantId: string | null;
+  levelName: string | null;
+  submissionId: string | null;
+  decision: 'APPROVED' | 'REJECTED';
+  rejectLabels: string[];
+  reviewRejectType: string | null;
+  moderationComment: string | null;
+  /** A KYB decision's owners as it stated them. */
+  owners: Json;
+  rules: string;
+  basis: Json;
+  /** Hashed with the decision in its decision.recorded entry; null for decisions recorded before there was one. */
+  decisionNonce: string | null;
+  eventId: string | null;
+  decidedAt: string;
+};
 
 /** What the store reads of an entity for its bundle (store/evidence.ts). */
 export type EvidenceRecord = {
@@ -87,7 +124,7 @@ export type EvidenceRecord = {
     purgeAfter: string | null;
   };
   business: { id: string; retentionYears: number | null };
-  verifiedPersons: { provider: string; applicantId: string; person: Json; updatedAt: string }[];
+  verifiedPersons: EvidencePerson[];
   requirements: {
     id: string;
     slug: string;
@@ -109,22 +146,8 @@ export type EvidenceRecord = {
     createdAt: string;
   }[];
   decisions: {
-    kyc: {
-      id: string;
-      provider: string;
-      applicantId: string;
-      levelName: string | null;
-      source: string;
-      sourceRef: string;
-      decision: string;
-      rejectLabels: Json;
-      reviewRejectType: string | null;
-      moderationComment: string | null;
-      /** Hashed with the decision in its decision.recorded entry; null for decisions recorded before there was one. */
-      decisionNonce: string | null;
-      createdAt: string;
-      decidedAt: string;
-    }[];
+    kyc: EvidenceDecision[];
+    kyb: EvidenceDecision[];
     universalKyc: {
       id: string;
       status: string;
@@ -134,18 +157,18 @@ export type EvidenceRecord = {
       createdAt: string;
       settledAt: string | null;
     }[];
-    kyb: {
+    kybSubmissions: {
       id: string;
       status: string;
       decision: string | null;
       owners: string[];
       eventId: string | null;
-      decisionNonce: string | null;
       deadlineAt: string;
       createdAt: string;
       settledAt: string | null;
     }[];
   };
+  owners: { entityId: string; verifiedPersons: EvidencePerson[]; decisions: EvidenceDecision[] }[];
   events: { id: string; eventName: string; eventType: string; createdAt: string; payload: Json }[];
   files: EvidenceFileRow[];
   audit: { chainHead: ChainHead | null; entries: AuditEntry[] };
@@ -298,52 +321,90 @@ export function checkAudit(audit: EvidenceBundle['audit'], businessId: string): 
   return failures;
 }
 
-/** The last decision.recorded entry the filter picks (the one written when the stored decision was taken), if any. */
-const lastRecorded = (entries: readonly AuditEntry[], picks: (d: AuditEntry['details']) => boolean) =>
-  entries.filter((e) => e.action === 'decision.recorded' && picks(e.details)).at(-1);
+/**
+ * The decision.recorded entry of a decision: by its id (its subject), or, for one recorded before
+ * decisions were kept, the last entry naming its account or submission.
+ */
+function recordedEntry(entries: readonly AuditEntry[], d: EvidenceDecision): AuditEntry | undefined {
+  const recorded = entries.filter((e) => e.action === 'decision.recorded');
+  return (
+    recorded.find((e) => e.subjectType === 'decision' && e.subjectId === d.id) ??
+    (d.rules === 'unrecorded'
+      ? recorded
+          .filter((e) => (d.kind === 'kyc' ? e.subjectType === 'kyc_account' && e.subjectId === d.accountId : e.details.sourceRef === d.submissionId))
+          .at(-1)
+      : undefined)
+  );
+}
+
+/** A decision as its digest states it (domain/digests.ts storedDecision). */
+function asDecision(d: EvidenceDecision): Decision | KybDecision {
+  const base: Decision =
+    d.decision === 'APPROVED'
+      ? { status: 'APPROVED' }
+      : {
+          status: 'REJECTED',
+          rejectLabels: d.rejectLabels,
+          reviewRejectType: d.reviewRejectType as 'RETRY' | 'FINAL',
+          moderationComment: d.moderationComment!,
+        };
+  return d.kind === 'kyb' ? ({ ...base, owners: (d.owners as KybDecision['owners'] | null) ?? [] } as KybDecision) : base;
+}
 
 /**
- * Each decision that has a nonce against the last decision.recorded entry naming it: the entry's
- * decisionSha256 must be the hash of this decision as the bundle states it, so the audit chain
- * proves which decision was taken (a KYC decision from its account's columns, a KYB decision from
- * the kyb_status_change event that carried it). Returns the failures and how many were tied.
+ * Each decision (the entity's and, for a business, its owners') against its decision.recorded entry:
+ * the entry's decisionSha256 must be the hash of the decision as the bundle states it, and its
+ * basisSha256 the hash of its rule set and basis; a KYC basis must name a version of the person's
+ * data in the bundle with that SHA-256, a KYB basis its owners' decisions in the bundle. So the
+ * audit chain proves which decisions were taken, by which rules, on which data. Returns the failures
+ * and how many decisions were tied.
  */
-export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'events' | 'audit'>): { failures: EvidenceFailure[]; tied: number } {
+export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'owners' | 'verifiedPersons' | 'audit'>): {
+  failures: EvidenceFailure[];
+  tied: number;
+} {
   const failures: EvidenceFailure[] = [];
   let tied = 0;
-  const compare = (what: string, nonce: string, decision: Decision | KybDecision, entry: AuditEntry | undefined) => {
-    if (!entry) return;
-    if (entry.details.decisionSha256 === canonicalSha256({ nonce, decision: storedDecision(decision) })) tied += 1;
-    else failures.push({ part: 'decision', detail: `${what}: its decision.recorded entry (seq ${entry.seq}) names another decision` });
-  };
-  for (const d of bundle.decisions.kyc) {
+  const persons = [...bundle.verifiedPersons, ...bundle.owners.flatMap((o) => o.verifiedPersons)];
+  const all = [...bundle.decisions.kyc, ...bundle.decisions.kyb, ...bundle.owners.flatMap((o) => o.decisions)];
+  const ids = new Set(all.map((d) => d.id));
+  for (const d of all) {
     if (!d.decisionNonce) continue;
-    const decision: Decision =
-      d.decision === 'APPROVED'
-        ? { status: 'APPROVED' }
-        : {
-            status: 'REJECTED',
-            rejectLabels: d.rejectLabels as string[],
-            reviewRejectType: d.reviewRejectType as 'RETRY' | 'FINAL',
-            moderationComment: d.moderationComment!,
-          };
-    const entry = lastRecorded(bundle.audit.entries, (x) => x.provider === d.provider && x.applicantId === d.applicantId);
-    compare(`KYC decision ${d.id} (applicant ${d.applicantId})`, d.decisionNonce, decision, entry);
-  }
-  for (const s of bundle.decisions.kyb) {
-    if (!s.decisionNonce) continue;
-    const data = (bundle.events.find((e) => e.id === s.eventId)?.payload as { data?: Record<string, unknown> } | undefined)?.data;
-    if (!data) {
-      failures.push({ part: 'decision', detail: `KYB submission ${s.id}: the event that carried its decision (${s.eventId}) is not in the bundle` });
+    const what = `${d.kind.toUpperCase()} decision ${d.id} (${d.path}, ${d.decidedAt})`;
+    const entry = recordedEntry(bundle.audit.entries, d);
+    if (!entry) {
+      failures.push({ part: 'decision', detail: `${what}: no decision.recorded entry names it` });
       continue;
     }
-    const decision = { ...data, owners: data.ubos } as unknown as KybDecision;
-    compare(
-      `KYB submission ${s.id}`,
-      s.decisionNonce,
-      decision,
-      lastRecorded(bundle.audit.entries, (x) => x.sourceRef === s.id),
-    );
+    if (entry.details.decisionSha256 !== decisionSha256(asDecision(d), d.decisionNonce)) {
+      failures.push({ part: 'decision', detail: `${what}: its decision.recorded entry (seq ${entry.seq}) names another decision` });
+      continue;
+    }
+    if (d.rules !== 'unrecorded') {
+      const basis = d.basis as DecisionBasis;
+      if (entry.details.basisSha256 !== basisSha256(d.decisionNonce, d.rules, basis)) {
+        failures.push({ part: 'decision', detail: `${what}: its rules or basis are not those its entry (seq ${entry.seq}) recorded` });
+        continue;
+      }
+      if ('personDataId' in basis && basis.personDataId !== null) {
+        const person = persons.find((p) => p.id === basis.personDataId);
+        if (!person || canonicalSha256(person.person) !== basis.personDataSha256) {
+          failures.push({ part: 'decision', detail: `${what}: the person data it rested on (${basis.personDataId}) is not in the bundle as it was` });
+          continue;
+        }
+      }
+      if ('owners' in basis) {
+        const missing = basis.owners.filter((o) => o.decisionId !== null && !ids.has(o.decisionId));
+        if (missing.length) {
+          failures.push({
+            part: 'decision',
+            detail: `${what}: the owners' decisions it rested on are not in the bundle (${missing.map((o) => o.decisionId).join(', ')})`,
+          });
+          continue;
+        }
+      }
+    }
+    tied += 1;
   }
   return { failures, tied };
 }

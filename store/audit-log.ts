@@ -7,6 +7,7 @@
 // domain/audit-chain.ts holds the hashing rules.
 import { randomUUID } from 'node:crypto';
 import { isAuditAction, type AuditAction } from '../domain/audit-actions.ts';
+import { ACTOR_ID_MAX_CHARS, boundedDetails, clip } from '../domain/audit-bounds.ts';
 import { canonicalDetails, type AuditEntry, type AuditFields, type ChainHead } from '../domain/audit-chain.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { actingNow } from './audit-actor.ts';
@@ -38,14 +39,14 @@ export function recordAudit(q: Queryable, draft: AuditDraft): void {
     id: randomUUID(),
     occurredAt: new Date().toISOString(),
     actorType: actor.type,
-    actorId: actor.id,
+    actorId: clip(actor.id, ACTOR_ID_MAX_CHARS),
     runId: actor.type === 'workflow' ? actor.runId : null,
     requestId,
     action: draft.action,
     entityId: draft.entityId ?? null,
     subjectType: draft.subject?.type ?? null,
     subjectId: draft.subject?.id ?? null,
-    details: draft.details ?? {},
+    details: boundedDetails(draft.details ?? {}),
     outcome: draft.outcome ?? 'ok',
   };
   let list = pending.get(q);
@@ -123,20 +124,50 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
   return { items: rows.map(toEntry), totalItems: Number(count?.n ?? 0) };
 }
 
-/** Every entry naming an entity (its own and its members' links), oldest first; for trace and evidence. */
-export async function auditOfEntity(q: Queryable, entityId: string): Promise<AuditEntry[]> {
-  return (await q.query('SELECT * FROM audit_log WHERE entity_id = $1 OR subject_id = $2 ORDER BY business_id, seq', [entityId, entityId])).map(toEntry);
+/**
+ * Every entry of the entity's business naming the entity (its own and its members' links), oldest
+ * first; for trace and evidence. Only its business's: another business's entries never name it (a
+ * refusal names the caller's business and an entity only of its own, api/middleware/refusals.ts).
+ */
+export async function auditOfEntity(q: Queryable, businessId: string, entityId: string): Promise<AuditEntry[]> {
+  const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND (entity_id = $2 OR subject_id = $3) ORDER BY seq', [
+    businessId,
+    entityId,
+    entityId,
+  ]);
+  return rows.map(toEntry);
 }
 
-/** A business's chain in seq order, read in pages (a chain can be millions long). */
-export async function* chainOf(q: Queryable, businessId: string, pageSize = 5000): AsyncGenerator<AuditEntry> {
+/**
+ * A business's chain in seq order, read in pages (a chain can be millions long), up to `upTo` when
+ * given: entries up to a head once read are fixed (linked before the head moved past them), so a
+ * walk up to it reads one consistent chain while writers append beyond it.
+ */
+export async function* chainOf(q: Queryable, businessId: string, options: { upTo?: number; pageSize?: number } = {}): AsyncGenerator<AuditEntry> {
+  const pageSize = options.pageSize ?? 5000;
+  const upTo = options.upTo ?? Number.MAX_SAFE_INTEGER;
   let after = 0;
   for (;;) {
-    const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [businessId, after, pageSize]);
+    const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4', [
+      businessId,
+      after,
+      upTo,
+      pageSize,
+    ]);
     for (const r of rows) yield toEntry(r);
     if (rows.length < pageSize) return;
     after = Number(rows.at(-1)!.seq);
   }
+}
+
+/** In one statement (one snapshot): the business's head and the highest seq its entries reach. */
+export async function chainEnd(q: Queryable, businessId: string): Promise<{ head: ChainHead | null; lastSeq: number }> {
+  const [row] = await q.query<{ seq: string | null; hash: string | null; last: string | null }>(
+    `SELECT h.seq, h.hash, (SELECT max(seq) FROM audit_log WHERE business_id = $1) AS last
+       FROM (SELECT 1) AS one LEFT JOIN audit_heads h ON h.business_id = $1`,
+    [businessId],
+  );
+  return { head: row?.seq == null ? null : { seq: Number(row.seq), hash: String(row.hash) }, lastSeq: Number(row?.last ?? 0) };
 }
 
 export async function chainHead(q: Queryable, businessId: string): Promise<ChainHead | null> {

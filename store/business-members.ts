@@ -61,11 +61,12 @@ export async function declareMembers<P>(
     const refused = d.check(new Map(rows.map((r) => [String(r.id), r.type])));
     if (refused !== null) return { problem: 'person' as const, detail: refused };
     const changed = await q.query<{ member_entity_id: string; role: string; inserted: boolean }>(
-      `INSERT INTO business_members (business_entity_id, member_entity_id, role)
+      `WITH earlier AS (SELECT member_entity_id FROM business_members WHERE business_entity_id = $1 AND member_entity_id = ANY ($2::uuid[]))
+       INSERT INTO business_members (business_entity_id, member_entity_id, role)
        SELECT $1, x.id, x.role FROM unnest($2::uuid[], $3::text[]) WITH ORDINALITY AS x(id, role, n) ORDER BY x.n
        ON CONFLICT (business_entity_id, member_entity_id) DO UPDATE SET role = EXCLUDED.role, updated_at = now()
         WHERE business_members.role <> EXCLUDED.role
-       RETURNING member_entity_id, role, (xmax = 0) AS inserted`,
+       RETURNING member_entity_id, role, NOT EXISTS (SELECT 1 FROM earlier e WHERE e.member_entity_id = business_members.member_entity_id) AS inserted`,
       [d.entityId, ids, d.members.map((m) => m.role)],
     );
     for (const c of changed) {

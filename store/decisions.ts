@@ -1,7 +1,8 @@
 // What every onboarding decision writes, whichever path made it (token sharing, hosted SDK, …), in
-// the caller's transaction: the KYC account (one per provider applicant, holding its latest
-// decision), the entity's verifier (and card processor token), the card-issuance feature, and the
-// events with their webhook deliveries (once per source key): the decision's, the verification's
+// the caller's transaction: the KYC account (one per provider applicant) and the decision appended
+// to the entity's record with its rule set and basis (never overwriting an earlier one), the
+// entity's verifier (and card processor token), the card-issuance feature, and the events with
+// their webhook deliveries (once per source key): the decision's, the verification's
 // end, and the feature's change — and the features assigned to the person as a member of business
 // entities, or to the business entity's members (store/member-feature-access.ts).
 import { randomUUID } from 'node:crypto';
@@ -9,7 +10,7 @@ import type { VerificationPath } from '../domain/events.ts';
 import { kybVerificationKey, type FeatureRef, type VerificationRef } from '../domain/lifecycle-events.ts';
 import type { KybDecision } from '../domain/kyb.ts';
 import { kybOnboardingChanges, onboardingChanges } from '../domain/onboarding.ts';
-import { decisionNonce, decisionSha256 } from '../domain/digests.ts';
+import { basisSha256, canonicalSha256, DECISION_RULES, decisionNonce, decisionSha256, storedDecision, type DecisionBasis } from '../domain/digests.ts';
 import type { Decision } from '../domain/reliance.ts';
 import { recordAudit } from './audit-log.ts';
 import type { Tx } from './db.ts';
@@ -45,30 +46,14 @@ export type AppliedDecision = {
 export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> {
   const d = a.decision;
   const rejected = d.status === 'REJECTED' ? d : null;
-  const nonce = decisionNonce();
+  // the account: which applicant of which provider, for this entity; its decisions are appended below
   const [account] = await q.query<{ id: string }>(
-    `INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref, decision, reject_labels,
-                               review_reject_type, moderation_comment, decision_nonce)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-     ON CONFLICT (provider, applicant_id) DO UPDATE SET decision = EXCLUDED.decision, reject_labels = EXCLUDED.reject_labels,
-       review_reject_type = EXCLUDED.review_reject_type, moderation_comment = EXCLUDED.moderation_comment, level_name = EXCLUDED.level_name,
-       decision_nonce = EXCLUDED.decision_nonce, decided_at = now()
+    `INSERT INTO record_kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (provider, applicant_id) DO UPDATE SET level_name = EXCLUDED.level_name WHERE record_kyc_accounts.entity_id = EXCLUDED.entity_id
      RETURNING id`,
-    [
-      randomUUID(),
-      a.entityId,
-      a.provider,
-      a.applicantId,
-      a.levelName,
-      a.source,
-      a.sourceRef,
-      d.status,
-      JSON.stringify(rejected?.rejectLabels ?? []),
-      rejected?.reviewRejectType ?? null,
-      rejected?.moderationComment ?? null,
-      nonce,
-    ],
+    [randomUUID(), a.entityId, a.provider, a.applicantId, a.levelName, a.source, a.sourceRef],
   );
+  if (!account) throw new Error(`applicant ${a.provider}/${a.applicantId} is another entity's: no decision of ${a.entityId} is recorded on it`);
   const cpt = a.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
   await q.query(
     `UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`,
@@ -78,22 +63,104 @@ export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> 
   const eventId = await announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
   // the features assigned to the person as a member of business entities (every caller holds the person's row)
   await refreshMemberAccess(q, { businessId: a.businessId, memberIds: [a.entityId], key: a.eventSourceKey, now: a.now });
-  recordAudit(q, {
+  // what it rested on: the person data as read for it (its current version), by id and digest
+  const [person] = await q.query<{ id: string; person: unknown }>(
+    'SELECT id, person FROM kyc_persons WHERE entity_id = $1 AND provider = $2 AND applicant_id = $3',
+    [a.entityId, a.provider, a.applicantId],
+  );
+  await appendDecision(q, {
     businessId: a.businessId,
-    action: 'decision.recorded',
     entityId: a.entityId,
-    subject: { type: 'kyc_account', id: String(account!.id) },
-    details: {
-      path: a.path,
-      source: a.source,
-      sourceRef: a.sourceRef,
+    kind: 'kyc',
+    path: a.path,
+    source: a.source,
+    sourceRef: a.sourceRef,
+    kycAccountId: String(account.id),
+    submissionId: null,
+    decision: d,
+    rejected,
+    owners: null,
+    basis: {
       provider: a.provider,
       applicantId: a.applicantId,
-      eventId,
-      decisionSha256: decisionSha256(d, nonce),
+      levelName: a.levelName,
+      personDataId: person ? String(person.id) : null,
+      personDataSha256: person ? canonicalSha256(person.person) : null,
     },
+    eventId,
+    audit: { provider: a.provider, applicantId: a.applicantId },
   });
   return eventId;
+}
+
+type Appended = {
+  businessId: string;
+  entityId: string;
+  kind: 'kyc' | 'kyb';
+  path: keyof typeof DECISION_RULES;
+  source: string;
+  sourceRef: string;
+  kycAccountId: string | null;
+  submissionId: string | null;
+  decision: Decision | KybDecision;
+  rejected: { rejectLabels: string[]; reviewRejectType: string; moderationComment: string } | null;
+  owners: unknown;
+  basis: DecisionBasis;
+  eventId: string;
+  audit: Record<string, string>;
+};
+
+/**
+ * Appends a decision to the entity's record (never overwriting one: migration 027) with its rule set
+ * and basis, and its decision.recorded entry: the decision by id, its provenance, the event that
+ * carried it, and two digests with its nonce — of the decision as stored, and of its rules and basis —
+ * never the outcome.
+ */
+async function appendDecision(q: Tx, x: Appended): Promise<void> {
+  const id = randomUUID();
+  const nonce = decisionNonce();
+  const rules = DECISION_RULES[x.path];
+  await q.query(
+    `INSERT INTO record_decisions (id, business_id, entity_id, kind, path, source, source_ref, kyc_account_id, submission_id, status, reject_labels,
+                                   review_reject_type, moderation_comment, owners, rules, basis, nonce, event_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+    [
+      id,
+      x.businessId,
+      x.entityId,
+      x.kind,
+      x.path,
+      x.source,
+      x.sourceRef,
+      x.kycAccountId,
+      x.submissionId,
+      x.decision.status,
+      JSON.stringify(x.rejected?.rejectLabels ?? []),
+      x.rejected?.reviewRejectType ?? null,
+      x.rejected?.moderationComment ?? null,
+      x.owners === null ? null : JSON.stringify(x.owners),
+      rules,
+      JSON.stringify(x.basis),
+      nonce,
+      x.eventId,
+    ],
+  );
+  recordAudit(q, {
+    businessId: x.businessId,
+    action: 'decision.recorded',
+    entityId: x.entityId,
+    subject: { type: 'decision', id },
+    details: {
+      path: x.path,
+      source: x.source,
+      sourceRef: x.sourceRef,
+      ...x.audit,
+      eventId: x.eventId,
+      rules,
+      decisionSha256: decisionSha256(x.decision, nonce),
+      basisSha256: basisSha256(nonce, rules, x.basis),
+    },
+  });
 }
 
 /**
@@ -126,19 +193,45 @@ export async function applyKybDecision(
   a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date },
 ): Promise<string> {
   await q.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
-  const nonce = decisionNonce();
-  await q.query('UPDATE kyb_submissions SET decision_nonce = $2 WHERE id = $1', [a.submissionId, nonce]);
   const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
   const eventId = await announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));
   // the features assigned to its members (the caller holds the business entity's row; its members' after it)
   const members = await lockAssignedMembers(q, a.entityId);
   await refreshMemberAccess(q, { businessId: a.businessId, memberIds: members, key: kybVerificationKey(a.submissionId), now: a.now });
-  recordAudit(q, {
+  const owners = a.decision.owners.map((o) => o.entityId);
+  // what it rested on: each owner's decision as it stood, the profile as saved, the documents in force
+  const ownerDecisions = new Map(
+    (
+      await q.query<{ entity_id: string; decision_id: string }>(
+        'SELECT DISTINCT ON (entity_id) entity_id, decision_id FROM kyc_accounts WHERE entity_id = ANY ($1::uuid[]) ORDER BY entity_id, decided_at DESC',
+        [owners],
+      )
+    ).map((r) => [String(r.entity_id), String(r.decision_id)]),
+  );
+  const [profile] = await q.query<{ profile: unknown }>('SELECT profile FROM kyb_profiles WHERE entity_id = $1', [a.entityId]);
+  const documents = await q.query<{ id: string; sha256: string }>(
+    'SELECT id, sha256 FROM files WHERE entity_id = ANY ($1::uuid[]) AND retired_at IS NULL ORDER BY uploaded_at, id',
+    [[a.entityId, ...owners]],
+  );
+  await appendDecision(q, {
     businessId: a.businessId,
-    action: 'decision.recorded',
     entityId: a.entityId,
-    subject: { type: 'submission', id: a.submissionId },
-    details: { path: 'universal-kyb', source: 'universal-kyb', sourceRef: a.submissionId, eventId, decisionSha256: decisionSha256(a.decision, nonce) },
+    kind: 'kyb',
+    path: 'universal-kyb',
+    source: 'universal-kyb',
+    sourceRef: a.submissionId,
+    kycAccountId: null,
+    submissionId: a.submissionId,
+    decision: a.decision,
+    rejected: a.decision.status === 'REJECTED' ? a.decision : null,
+    owners: storedDecision(a.decision).owners,
+    basis: {
+      owners: owners.map((entityId) => ({ entityId, decisionId: ownerDecisions.get(entityId) ?? null })),
+      profileSha256: profile ? canonicalSha256(profile.profile) : null,
+      documents: documents.map((f) => ({ fileId: String(f.id), sha256: String(f.sha256) })),
+    },
+    eventId,
+    audit: {},
   });
   return eventId;
 }

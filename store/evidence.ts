@@ -1,24 +1,27 @@
-// What an evidence bundle holds of one entity (domain/evidence.ts), read in one snapshot: the
-// record from entity_records — so a sealed entity (deleted under a retention policy) is read too —
-// its verified person data, submitted requirements, KYB profile, member links, decisions, events,
-// file metadata, and the audit entries that name it with its business's chain head. Reads only.
-import type { EvidenceRecord } from '../domain/evidence.ts';
+// What an evidence bundle holds of one entity (domain/evidence.ts), read in one snapshot of the
+// record (store/record-reader.ts) — so a sealed entity (deleted under a retention policy) is read too —
+// every version of its verified person data, submitted requirements, KYB profile, member links,
+// every decision with its rules and basis, events, file metadata, a business entity's owners (their
+// decisions and the data those rested on), and the audit entries that name it or its owners with
+// its business's chain head. Reads only.
+import type { AuditEntry } from '../domain/audit-chain.ts';
+import type { EvidenceDecision, EvidenceRecord, EvidencePerson } from '../domain/evidence.ts';
 import { auditOfEntity, chainHead } from './audit-log.ts';
-import { iso, type Db, type Row } from './db.ts';
+import { iso, type Db, type Queryable, type Row } from './db.ts';
+import { readRecord } from './record-reader.ts';
 
 const isoOrNull = (v: unknown) => (v == null ? null : iso(v));
 const textOrNull = (v: unknown) => (v == null ? null : String(v));
 
 /** The entity's record, or null when no entity (sealed or not) has this id. */
 export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceRecord | null> {
-  return db.tx(async (q) => {
-    // one snapshot: the chain head and the entries are of the same moment as the rest
-    await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+  // one snapshot: the chain head and the entries are of the same moment as the rest
+  return readRecord(db, async (q) => {
     const [e] = await q.query(`SELECT r.*, b.retention_years FROM entity_records r JOIN businesses b ON b.id = r.business_id WHERE r.id = $1`, [entityId]);
     if (!e) return null;
     // one after another: a transaction is one connection, which runs one query at a time
     const all = (sql: string) => q.query(sql, [entityId]);
-    const persons = await all('SELECT provider, applicant_id, person, updated_at FROM kyc_persons WHERE entity_id = $1 ORDER BY updated_at, applicant_id');
+    const persons = await personsOf(q, [entityId]);
     const requirements = await all(
       'SELECT id, requirement_slug, value, status, submission_id, file_id, created_at, updated_at FROM entity_requirements ' +
         'WHERE entity_id = $1 ORDER BY created_at, id',
@@ -28,8 +31,7 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
       'SELECT business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, created_at FROM entity_members ' +
         'WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY business_entity_id, position, created_at',
     );
-    // every column: decision_nonce among them (migration 017)
-    const kyc = await all('SELECT * FROM kyc_accounts WHERE entity_id = $1 ORDER BY decided_at, created_at');
+    const decisions = await decisionsOf(q, [entityId]);
     const ukyc = await all(
       'SELECT id, status, decision, event_id, deadline_at, created_at, settled_at FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at',
     );
@@ -39,8 +41,14 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
       'SELECT id, slug, document_type, file_name, content_type, size, sha256, submission_id, uploaded_at, retired_at, storage_key FROM files ' +
         'WHERE entity_id = $1 ORDER BY uploaded_at, id',
     );
-    const entries = await auditOfEntity(q, entityId);
-    const head = await chainHead(q, String(e.business_id));
+    // a business entity's owners: the decisions its KYB decisions rested on, the data those rested on, and their entries
+    const ownerIds = members.filter((m) => String(m.business_entity_id) === entityId).map((m) => String(m.member_entity_id));
+    const ownerPersons = await personsOf(q, ownerIds);
+    const ownerDecisions = await decisionsOf(q, ownerIds);
+    const businessId = String(e.business_id);
+    const entries = new Map<number, AuditEntry>();
+    for (const id of [entityId, ...ownerIds]) for (const x of await auditOfEntity(q, businessId, id)) entries.set(x.seq, x);
+    const head = await chainHead(q, businessId);
     const profile: Row | undefined = profiles[0];
     return {
       entity: {
@@ -55,12 +63,7 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
         purgeAfter: isoOrNull(e.purge_after),
       },
       business: { id: String(e.business_id), retentionYears: e.retention_years == null ? null : Number(e.retention_years) },
-      verifiedPersons: persons.map((r) => ({
-        provider: String(r.provider),
-        applicantId: String(r.applicant_id),
-        person: r.person,
-        updatedAt: iso(r.updated_at),
-      })),
+      verifiedPersons: persons,
       requirements: requirements.map((r) => ({
         id: String(r.id),
         slug: String(r.requirement_slug),
@@ -84,21 +87,8 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
         createdAt: iso(r.created_at),
       })),
       decisions: {
-        kyc: kyc.map((r) => ({
-          id: String(r.id),
-          provider: String(r.provider),
-          applicantId: String(r.applicant_id),
-          levelName: textOrNull(r.level_name),
-          source: String(r.source),
-          sourceRef: String(r.source_ref),
-          decision: String(r.decision),
-          rejectLabels: r.reject_labels,
-          reviewRejectType: textOrNull(r.review_reject_type),
-          moderationComment: textOrNull(r.moderation_comment),
-          decisionNonce: textOrNull(r.decision_nonce),
-          createdAt: iso(r.created_at),
-          decidedAt: iso(r.decided_at),
-        })),
+        kyc: decisions.filter((d) => d.kind === 'kyc'),
+        kyb: decisions.filter((d) => d.kind === 'kyb'),
         universalKyc: ukyc.map((r) => ({
           id: String(r.id),
           status: String(r.status),
@@ -108,18 +98,22 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
           createdAt: iso(r.created_at),
           settledAt: isoOrNull(r.settled_at),
         })),
-        kyb: kyb.map((r) => ({
+        kybSubmissions: kyb.map((r) => ({
           id: String(r.id),
           status: String(r.status),
           decision: textOrNull(r.decision),
           owners: (r.owners as unknown[]).map(String),
           eventId: textOrNull(r.event_id),
-          decisionNonce: textOrNull(r.decision_nonce),
           deadlineAt: iso(r.deadline_at),
           createdAt: iso(r.created_at),
           settledAt: isoOrNull(r.settled_at),
         })),
       },
+      owners: ownerIds.map((id) => ({
+        entityId: id,
+        verifiedPersons: ownerPersons.filter((p) => p.entityId === id),
+        decisions: ownerDecisions.filter((d) => d.entityId === id),
+      })),
       events: events.map((r) => ({
         id: String(r.id),
         eventName: String(r.event_name),
@@ -140,7 +134,57 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
         retiredAt: isoOrNull(r.retired_at),
         storageKey: String(r.storage_key),
       })),
-      audit: { chainHead: head, entries },
+      audit: { chainHead: head, entries: [...entries.values()].sort((a, b) => a.seq - b.seq) },
     };
   });
+}
+
+/** Every version of these entities' person data, oldest first (record_kyc_persons keeps them all: migration 027). */
+async function personsOf(q: Queryable, entityIds: readonly string[]): Promise<EvidencePerson[]> {
+  if (entityIds.length === 0) return [];
+  const rows = await q.query(
+    'SELECT id, entity_id, provider, applicant_id, person, updated_at FROM record_kyc_persons WHERE entity_id = ANY ($1::uuid[]) ORDER BY seq',
+    [entityIds],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    entityId: String(r.entity_id),
+    provider: String(r.provider),
+    applicantId: String(r.applicant_id),
+    person: r.person,
+    keptAt: iso(r.updated_at),
+  }));
+}
+
+/** Every decision of these entities, oldest first, KYC and KYB (record_decisions keeps them all). */
+async function decisionsOf(q: Queryable, entityIds: readonly string[]): Promise<EvidenceDecision[]> {
+  if (entityIds.length === 0) return [];
+  const rows = await q.query(
+    `SELECT d.*, a.provider, a.applicant_id, a.level_name FROM record_decisions d LEFT JOIN record_kyc_accounts a ON a.id = d.kyc_account_id
+      WHERE d.entity_id = ANY ($1::uuid[]) ORDER BY d.seq`,
+    [entityIds],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    entityId: String(r.entity_id),
+    kind: r.kind as EvidenceDecision['kind'],
+    path: String(r.path),
+    source: String(r.source),
+    sourceRef: String(r.source_ref),
+    accountId: textOrNull(r.kyc_account_id),
+    provider: textOrNull(r.provider),
+    applicantId: textOrNull(r.applicant_id),
+    levelName: textOrNull(r.level_name),
+    submissionId: textOrNull(r.submission_id),
+    decision: r.status as EvidenceDecision['decision'],
+    rejectLabels: (r.reject_labels as string[] | null) ?? [],
+    reviewRejectType: textOrNull(r.review_reject_type),
+    moderationComment: textOrNull(r.moderation_comment),
+    owners: r.owners ?? null,
+    rules: String(r.rules),
+    basis: r.basis,
+    decisionNonce: textOrNull(r.nonce),
+    eventId: textOrNull(r.event_id),
+    decidedAt: iso(r.decided_at),
+  }));
 }

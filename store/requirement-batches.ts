@@ -85,7 +85,7 @@ export async function createRequirementBatch(
     // since the upload read it leaves its record without one (it fails ENTITY_NOT_FOUND when handled)
     const named = [...new Set(input.records.flatMap((r) => (r.targetEntityId ? [r.targetEntityId] : [])))];
     const alive = new Set(
-      (await q.query<{ id: string }>('SELECT id FROM entity_records WHERE id = ANY($1::uuid[]) FOR KEY SHARE', [named])).map((r) => String(r.id)),
+      (await q.query<{ id: string }>('SELECT id FROM entities WHERE id = ANY($1::uuid[]) FOR KEY SHARE', [named])).map((r) => String(r.id)),
     );
     for (let i = 0; i < input.records.length; i += CHUNK) {
       const c = input.records.slice(i, i + CHUNK);

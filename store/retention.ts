@@ -8,6 +8,7 @@ import { holdBinds, purgeAfter, retentionStep, type Hold, type RetentionPolicy }
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Tx } from './db.ts';
 import { discardBytes, fileKeysOf } from './files.ts';
+import { includeSealed } from './record-reader.ts';
 
 export async function retentionPolicyOf(q: Queryable, businessId: string): Promise<RetentionPolicy> {
   const [row] = await q.query<{ retention_years: number | null }>('SELECT retention_years FROM businesses WHERE id = $1', [businessId]);
@@ -65,6 +66,7 @@ export type PurgeStep = { purged: true; keys: string[] } | { purged: false; gone
  */
 export async function purgeIfDue(db: Db, entityId: string, now: Date): Promise<PurgeStep> {
   return db.tx(async (q) => {
+    await includeSealed(q); // the sealed record's own member links
     await q.query('SELECT 1 FROM entity_records WHERE id IN (SELECT business_entity_id FROM memberships WHERE member_entity_id = $1) ORDER BY id FOR UPDATE', [
       entityId,
     ]);

@@ -52,6 +52,8 @@ export async function entityRecordsByExternalId(q: Queryable, externalId: string
 
 /** A decision as an operator reads it: the outcome, the rules that refused, where it came from, the event that carried it. */
 export type TracedDecision = {
+  /** The decision's id (its decision.recorded entry's subject). */
+  id: string;
   path: string;
   /** The KYC account's source (`batch`, `sync`, `hosted-sdk`, `universal-kyc`) and its reference, or the KYB submission. */
   source: string;
@@ -63,63 +65,36 @@ export type TracedDecision = {
   rejectLabels: string[];
   reviewRejectType: string | null;
   moderationComment: string | null;
+  /** The rule set that made it (`unrecorded` for decisions made before rule sets were recorded). */
+  rules: string;
   decidedAt: string;
   /** The event that carried it to the client (account_status_change or kyb_status_change). */
   eventId: string | null;
 };
 
-const SOURCE_PATH: Record<string, string> = { batch: 'token-sharing', sync: 'token-sharing' };
-
-/** The entity's decisions, oldest first: each KYC account's latest, and each decided KYB submission's. */
+/** Every decision of the entity, oldest first (each is kept: migration 027), KYC and KYB alike. */
 export async function decisionsOf(q: Queryable, entityId: string): Promise<TracedDecision[]> {
-  const [accounts, kyb] = await Promise.all([
-    // an account's decision and its event are written in one transaction: the same instant
-    q.query(
-      `SELECT k.*, e.id AS event_id FROM kyc_accounts k
-         LEFT JOIN events e ON e.entity_id = k.entity_id AND e.event_type = 'account_status_change' AND e.created_at = k.decided_at
-        WHERE k.entity_id = $1 ORDER BY k.decided_at, k.id`,
-      [entityId],
-    ),
-    q.query(
-      `SELECT s.id, s.decision, s.status, s.settled_at, s.event_id, e.payload->'data' AS data FROM kyb_submissions s
-         LEFT JOIN events e ON e.id = s.event_id WHERE s.entity_id = $1 AND s.decision IS NOT NULL ORDER BY s.settled_at, s.id`,
-      [entityId],
-    ),
-  ]);
-  const out: TracedDecision[] = [
-    ...accounts.map((k) => ({
-      path: SOURCE_PATH[String(k.source)] ?? String(k.source),
-      source: String(k.source),
-      sourceRef: String(k.source_ref),
-      provider: String(k.provider),
-      applicantId: String(k.applicant_id),
-      levelName: str(k.level_name),
-      decision: k.decision as TracedDecision['decision'],
-      rejectLabels: (k.reject_labels as string[] | null) ?? [],
-      reviewRejectType: str(k.review_reject_type),
-      moderationComment: str(k.moderation_comment),
-      decidedAt: iso(k.decided_at),
-      eventId: str(k.event_id),
-    })),
-    ...kyb.map((s) => {
-      const data = (s.data as Record<string, unknown> | null) ?? {};
-      return {
-        path: 'universal-kyb',
-        source: `universal-kyb (${String(s.status)})`,
-        sourceRef: String(s.id),
-        provider: null,
-        applicantId: null,
-        levelName: null,
-        decision: s.decision as TracedDecision['decision'],
-        rejectLabels: Array.isArray(data.rejectLabels) ? data.rejectLabels.map(String) : [],
-        reviewRejectType: str(data.reviewRejectType),
-        moderationComment: str(data.moderationComment),
-        decidedAt: iso(s.settled_at),
-        eventId: str(s.event_id),
-      };
-    }),
-  ];
-  return out.sort((a, b) => a.decidedAt.localeCompare(b.decidedAt));
+  const rows = await q.query(
+    `SELECT d.*, a.provider, a.applicant_id, a.level_name FROM record_decisions d LEFT JOIN record_kyc_accounts a ON a.id = d.kyc_account_id
+      WHERE d.entity_id = $1 ORDER BY d.seq`,
+    [entityId],
+  );
+  return rows.map((d) => ({
+    id: String(d.id),
+    path: String(d.path),
+    source: String(d.source),
+    sourceRef: String(d.source_ref),
+    provider: str(d.provider),
+    applicantId: str(d.applicant_id),
+    levelName: str(d.level_name),
+    decision: d.status as TracedDecision['decision'],
+    rejectLabels: (d.reject_labels as string[] | null) ?? [],
+    reviewRejectType: str(d.review_reject_type),
+    moderationComment: str(d.moderation_comment),
+    rules: String(d.rules),
+    decidedAt: iso(d.decided_at),
+    eventId: str(d.event_id),
+  }));
 }
 
 /** What the workflows that work for an entity are started for: the ids their workflow ids are made of. */

@@ -1,7 +1,8 @@
-// The person data behind KYC accounts (kyc_persons), and an entity's current verification: its
-// latest decision and the person it rests on. Written when an applicant's data is read, before the
-// decision, so a retried step finds it; personal data stays here, never in workflow histories. It
-// belongs to the entity: deleting the entity deletes it (foreign key, cascade).
+// The person data behind KYC accounts (kyc_persons: the current version of each applicant's data;
+// record_kyc_persons keeps them all), and an entity's current verification: its latest decision and
+// the person it rests on. Written when an applicant's data is read, before the decision, so a retried
+// step finds it; personal data stays here, never in workflow histories. It belongs to the entity:
+// deleting the entity deletes it (foreign key, cascade).
 import { canonicalSha256 } from '../domain/digests.ts';
 import type { VerifiedPerson } from '../domain/verified-person.ts';
 import { recordAudit } from './audit-log.ts';
@@ -9,24 +10,28 @@ import { isForeignKeyViolation, type Queryable } from './db.ts';
 import { inTx, type Writer } from './in-tx.ts';
 
 /**
- * Keeps the person's data with their entity (person_data.kept: the SHA-256 of the data, never the
- * data); false when the entity is gone (deleted meanwhile): nothing is kept.
+ * Keeps the person's data with their entity, as a new version when it differs from the current one
+ * (every version is kept: a decision names the one it rested on, migration 027), with its
+ * person_data.kept entry (the SHA-256 of the data, never the data); false when the entity is gone
+ * (deleted meanwhile): nothing is kept.
  */
 export async function keepPersonData(q: Writer, entityId: string, provider: string, applicantId: string, person: VerifiedPerson): Promise<boolean> {
   try {
     return await inTx(q, async (tx) => {
-      const [kept] = await tx.query<{ business_id: string }>(
-        `INSERT INTO kyc_persons (entity_id, provider, applicant_id, person) SELECT id, $2, $3, $4 FROM entities WHERE id = $1
-         ON CONFLICT (provider, applicant_id) DO UPDATE SET person = EXCLUDED.person, entity_id = EXCLUDED.entity_id, updated_at = now()
-         RETURNING (SELECT business_id FROM entities WHERE id = $1) AS business_id`,
+      const [entity] = await tx.query<{ business_id: string }>('SELECT business_id FROM entities WHERE id = $1', [entityId]);
+      if (!entity) return false;
+      const [kept] = await tx.query<{ id: string }>(
+        `INSERT INTO record_kyc_persons (entity_id, provider, applicant_id, person) SELECT $1, $2, $3, $4::jsonb
+          WHERE NOT EXISTS (SELECT 1 FROM kyc_persons WHERE entity_id = $1 AND provider = $2 AND applicant_id = $3 AND person = $4::jsonb)
+         RETURNING id`,
         [entityId, provider, applicantId, JSON.stringify(person)],
       );
-      if (!kept) return false;
+      if (!kept) return true; // read again, unchanged: the current version stands
       recordAudit(tx, {
-        businessId: String(kept.business_id),
+        businessId: String(entity.business_id),
         action: 'person_data.kept',
         entityId,
-        subject: { type: 'applicant', id: applicantId },
+        subject: { type: 'person_data', id: String(kept.id) },
         details: { provider, applicantId, dataSha256: canonicalSha256(person) },
       });
       return true;

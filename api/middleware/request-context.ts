@@ -1,6 +1,8 @@
-// First middleware: gives every request an id (the caller's X-Request-Id when sane), opens the log
-// scope that stamps it on every line, and logs one line per request when it ends (a download link
-// in the path is logged by a hash: the link itself is a credential).
+// First middleware: gives every request an id of ours, opens the log scope that stamps it on every
+// line, and logs one line per request when it ends (a download link in the path is logged by a
+// hash: the link itself is a credential). A caller's X-Request-Id (when sane) is logged beside it as
+// clientRequestId, to find the line by; it is never the request's id, which the audit log records
+// (issue 37: no text a caller chose enters the log).
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
@@ -13,11 +15,11 @@ const SAFE_ID = /^[\w.:-]{1,128}$/;
 export function requestContext(log: Logger): Middleware {
   return async (ctx, next) => {
     const given = ctx.get('x-request-id');
-    const requestId = SAFE_ID.test(given) ? given : randomUUID();
+    const requestId = randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
-    await runWithLogContext({ requestId }, async () => {
+    await runWithLogContext({ requestId, ...(SAFE_ID.test(given) ? { clientRequestId: given } : {}) }, async () => {
       try {
         await next();
       } finally {

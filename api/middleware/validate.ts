@@ -3,10 +3,11 @@ import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import { ApiError } from '../api-error.ts';
+import { clip } from '../../domain/audit-bounds.ts';
 
 /** `requirements[0].value` from ['requirements', 0, 'value']. */
 export function parameterName(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${clip(String(key))}` : clip(String(key))), '');
 }
 
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
@@ -16,8 +17,10 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: str
   let parameter = parameterName(issue.path);
   let message = issue.message;
   if (issue.code === 'unrecognized_keys') {
-    parameter = parameterName([...issue.path, issue.keys[0]!]);
-    message = `unknown ${where === 'body' ? 'field' : `${where} parameter`} "${issue.keys[0]}"`;
+    // the caller's own name, echoed no longer than ECHO_MAX_CHARS (a name of 200 KB is not sent back)
+    const key = clip(issue.keys[0]!);
+    parameter = parameterName([...issue.path, key]);
+    message = `unknown ${where === 'body' ? 'field' : `${where} parameter`} "${key}"`;
   } else if (issue.code === 'invalid_type' && issue.input === undefined) {
     message = `${parameter || where} is required`;
   }

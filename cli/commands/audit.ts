@@ -2,9 +2,9 @@
 // first entry that was changed, removed, reordered or cut off (domain/audit-chain.ts). Exit code 1
 // when a chain is broken. It prints each chain's head (seq and hash): kept somewhere else (a ticket,
 // a notary, the evidence bundles), a head also proves that no one rewrote the whole chain after it.
-import { chainChecker, type ChainBreak } from '../../domain/audit-chain.ts';
 import { linkAll, linkNow } from '../../store/audit-chainer.ts';
-import { chainedBusinesses, chainHead, chainOf } from '../../store/audit-log.ts';
+import { chainedBusinesses } from '../../store/audit-log.ts';
+import { verifyChainOf } from '../../store/audit-verify.ts';
 import { UsageError, withDatabase, type CliCommand } from '../command.ts';
 import { UUID } from '../../domain/ids.ts';
 
@@ -21,18 +21,7 @@ export const auditVerify: CliCommand = {
       await (only ? linkNow(db, only) : linkAll(db));
       const businesses = only ? [only] : await chainedBusinesses(db);
       const chains = [];
-      for (const businessId of businesses) {
-        const head = await chainHead(db, businessId);
-        const check = chainChecker();
-        let entries = 0;
-        let broken: ChainBreak | null = null;
-        for await (const e of chainOf(db, businessId)) {
-          entries += 1;
-          if ((broken = check.push(e))) break;
-        }
-        broken ??= check.end(head);
-        chains.push({ businessId, entries, head, intact: broken === null, ...(broken ? { firstBreak: broken } : {}) });
-      }
+      for (const businessId of businesses) chains.push(await verifyChainOf(db, businessId));
       if (chains.some((c) => !c.intact)) process.exitCode = 1;
       return { intact: chains.every((c) => c.intact), chains };
     });

@@ -81,7 +81,10 @@ function entityText(t: EntityTrace): string[] {
   for (const d of t.decisions) {
     const rules =
       d.decision === 'REJECTED' ? ` ${d.reviewRejectType ?? ''} [${d.rejectLabels.join(', ')}]${d.moderationComment ? ` “${d.moderationComment}”` : ''}` : '';
-    out.push(`  ${d.decidedAt}  ${d.decision}${rules}`, `    ${d.path}: ${d.source} ${d.sourceRef}${d.eventId ? `, event ${d.eventId}` : ''}`);
+    out.push(
+      `  ${d.decidedAt}  ${d.decision}${rules}`,
+      `    ${d.path}: ${d.source} ${d.sourceRef}${d.eventId ? `, event ${d.eventId}` : ''}, rules ${d.rules}`,
+    );
   }
   out.push(heading('HISTORY', t.history.length), ...(t.history.length ? t.history.map(historyLine) : [none]));
   out.push(heading('AUDIT', t.audit.length), ...(t.audit.length ? t.audit.map(auditLine) : [none]));

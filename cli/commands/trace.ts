@@ -22,6 +22,7 @@ import { auditOfEntity } from '../../store/audit-log.ts';
 import type { Queryable } from '../../store/db.ts';
 import { historyFacts } from '../../store/entity-history.ts';
 import { listHolds } from '../../store/retention.ts';
+import { readRecord } from '../../store/record-reader.ts';
 import { batchTrace, decisionsOf, entityRecord, entityRecordsByExternalId, pendingOf, runSubjects, type EntityRecord } from '../../store/trace.ts';
 import { connectClient } from '../../temporal/connection.ts';
 import { createRuns, runLink, type RunDescription } from '../../temporal/runs.ts';
@@ -135,15 +136,19 @@ function candidatesOf(started: Omit<Candidate, 'runIds'>[], audited: Map<string,
   return [...out.values()];
 }
 
-async function traceEntity(db: Queryable, config: Config, runs: Runs, e: EntityRecord) {
-  const [facts, decisions, audit, holds, subjects, pending] = await Promise.all([
-    historyFacts(db, e.id),
-    decisionsOf(db, e.id),
-    auditOfEntity(db, e.id),
-    listHolds(db, { entityId: e.id, all: true }),
-    runSubjects(db, e),
-    pendingOf(db, e),
-  ]);
+/** What the database holds of an entity, read in the record's snapshot (sealed rows too). */
+async function entityFacts(q: Queryable, e: EntityRecord) {
+  // one after another: a transaction is one connection, which runs one query at a time
+  const facts = await historyFacts(q, e.id);
+  const decisions = await decisionsOf(q, e.id);
+  const audit = await auditOfEntity(q, e.businessId, e.id);
+  const holds = await listHolds(q, { entityId: e.id, all: true });
+  const subjects = await runSubjects(q, e);
+  const pending = await pendingOf(q, e);
+  return { e, facts, decisions, audit, holds, subjects, pending };
+}
+
+async function traceEntity(config: Config, runs: Runs, { e, facts, decisions, audit, holds, subjects, pending }: Awaited<ReturnType<typeof entityFacts>>) {
   const started: Omit<Candidate, 'runIds'>[] = [
     ...subjects.batches.flatMap(({ batchId, runs: n }) =>
       Array.from({ length: n }, (_, i) => ({
@@ -175,8 +180,7 @@ async function traceEntity(db: Queryable, config: Config, runs: Runs, e: EntityR
   };
 }
 
-async function traceBatch(db: Queryable, config: Config, runs: Runs, batch: NonNullable<Awaited<ReturnType<typeof batchTrace>>>) {
-  const audit = await auditOfEntity(db, batch.batch.id);
+async function traceBatch(config: Config, runs: Runs, batch: NonNullable<Awaited<ReturnType<typeof batchTrace>>>, audit: AuditEntry[]) {
   const started = Array.from({ length: batch.batch.runs }, (_, i) => ({
     workflowId: batchWorkflowId(batch.batch.id, i + 1),
     about: i === 0 ? 'batch import (the upload’s run)' : `batch import (retry ${i})`,
@@ -223,26 +227,32 @@ export const trace: CliCommand = {
     try {
       const db = database.db;
       await linkAll(db); // audit entries committed a moment ago, linked before they are read
-      const byId = UUID.test(id) ? await entityRecord(db, id) : null;
-      const batch = UUID.test(id) && !byId ? await batchTrace(db, id) : null;
-      const byExternalId = byId || batch ? [] : await entityRecordsByExternalId(db, id, business);
-      if (byId && business && byId.businessId !== business) throw new UsageError(`entity ${id} is not of business ${business}`);
-      if (batch && business && batch.batch.businessId !== business) throw new UsageError(`batch ${id} is not of business ${business}`);
-      if (!byId && !batch && byExternalId.length === 0) {
-        throw new UsageError(
-          `nothing found for "${id}": no entity or batch has this id, and no entity${business ? ` of business ${business}` : ''} this externalId`,
-        );
-      }
+      // the database first, in one snapshot of the record; Temporal after, with no transaction open
+      const read = await readRecord(db, async (q) => {
+        const byId = UUID.test(id) ? await entityRecord(q, id) : null;
+        const batch = UUID.test(id) && !byId ? await batchTrace(q, id) : null;
+        const byExternalId = byId || batch ? [] : await entityRecordsByExternalId(q, id, business);
+        if (byId && business && byId.businessId !== business) throw new UsageError(`entity ${id} is not of business ${business}`);
+        if (batch && business && batch.batch.businessId !== business) throw new UsageError(`batch ${id} is not of business ${business}`);
+        if (!byId && !batch && byExternalId.length === 0) {
+          throw new UsageError(
+            `nothing found for "${id}": no entity or batch has this id, and no entity${business ? ` of business ${business}` : ''} this externalId`,
+          );
+        }
+        if (batch) return { found: 'batch id' as const, batch, audit: await auditOfEntity(q, batch.batch.businessId, batch.batch.id) };
+        const entities: Awaited<ReturnType<typeof entityFacts>>[] = [];
+        for (const e of byId ? [byId] : byExternalId) entities.push(await entityFacts(q, e));
+        return { found: byId ? ('entity id' as const) : ('externalId' as const), entities };
+      });
       const temporal = await temporalRuns(config);
       try {
-        const found = byId ? 'entity id' : batch ? 'batch id' : 'externalId';
         result = {
           query: id,
-          found,
+          found: read.found,
           ...('unreachable' in temporal.runs ? { temporal: temporal.runs.unreachable } : {}),
-          ...(batch
-            ? { batch: await traceBatch(db, config, temporal.runs, batch) }
-            : { entities: await Promise.all((byId ? [byId] : byExternalId).map((e) => traceEntity(db, config, temporal.runs, e))) }),
+          ...(read.found === 'batch id'
+            ? { batch: await traceBatch(config, temporal.runs, read.batch, read.audit) }
+            : { entities: await Promise.all(read.entities.map((facts) => traceEntity(config, temporal.runs, facts))) }),
         };
       } finally {
         await temporal.close();

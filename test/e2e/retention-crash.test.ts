@@ -37,7 +37,7 @@ describe('a worker killed during a purge', () => {
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     const holding = stack.db.tx(async (q) => {
-      await q.query('SELECT 1 FROM entity_requirements WHERE entity_id = $1 FOR UPDATE', [entityId]);
+      await q.query('SELECT 1 FROM record_entity_requirements WHERE entity_id = $1 FOR UPDATE', [entityId]);
       await released;
     });
     // the purge has begun: its delete waits on our lock, its earlier statements done
@@ -73,7 +73,7 @@ describe('a worker killed during a purge', () => {
       120_000,
     );
     assert.equal(await purgedEntries(), 1, 'exactly one entity.purged entry');
-    const left = await stack.db.query('SELECT 1 FROM entity_requirements WHERE entity_id = $1', [entityId]);
+    const left = await stack.db.query('SELECT 1 FROM record_entity_requirements WHERE entity_id = $1', [entityId]);
     assert.equal(left.length, 0, 'every piece of the record went with it');
     await worker.stop('SIGTERM');
   });

@@ -15,7 +15,7 @@ import { batchWorkflowId } from '../../contract/batch-import.ts';
 import { personVerificationWorkflowId } from '../../contract/person-verification.ts';
 import { universalKybWorkflowId } from '../../contract/universal-kyb.ts';
 import { universalKycWorkflowId } from '../../contract/universal-kyc.ts';
-import { canonicalSha256, storedDecision } from '../../domain/digests.ts';
+import { canonicalSha256, DECISION_RULES, storedDecision } from '../../domain/digests.ts';
 import type { Decision } from '../../domain/reliance.ts';
 import { linkNow } from '../../store/audit-chainer.ts';
 import { recordAudit } from '../../store/audit-log.ts';
@@ -134,6 +134,7 @@ describe('audit log entries of every change and read', () => {
         moderation_comment: string | null;
         decision_nonce: string;
         id: string;
+        decision_id: string;
       }>('SELECT * FROM kyc_accounts WHERE entity_id = $1 ORDER BY decided_at DESC LIMIT 1', [entityId])
     )[0]!;
   /** The decision as kyc_accounts stores it, hashed as decision.recorded names it. */
@@ -324,17 +325,20 @@ describe('audit log entries of every change and read', () => {
       const decided = await one('decision.recorded', (x) => x.entityId === person.id);
       byWorkflow(decided, run);
       const account = await kycAccountOf(person.id);
-      assert.deepEqual([decided.subjectType, decided.subjectId], ['kyc_account', account.id]);
+      assert.deepEqual([decided.subjectType, decided.subjectId], ['decision', account.decision_id], 'the decision itself, kept beside its earlier ones');
       const event = (await stack.db.query('SELECT id FROM events WHERE entity_id = $1 AND event_type = $2', [person.id, 'account_status_change']))[0]!;
-      assert.deepEqual(decided.details, {
+      const { basisSha256, ...details } = decided.details;
+      assert.deepEqual(details, {
         path: 'universal-kyc',
         source: 'universal-kyc',
         sourceRef: submissionId,
         provider: 'onfido',
         applicantId: `ukyc-${submissionId}`,
         eventId: event.id,
+        rules: DECISION_RULES['universal-kyc'],
         decisionSha256: storedHash(account),
       });
+      assert.match(String(basisSha256), /^[0-9a-f]{64}$/, 'the rules and the data it rested on, digested with its nonce');
       const kept = await one('person_data.kept', (x) => x.entityId === person.id);
       byWorkflow(kept, run);
       assert.match(String(kept.details.dataSha256), /^[0-9a-f]{64}$/);
@@ -503,12 +507,12 @@ describe('audit log entries of every change and read', () => {
       assert.equal(verify.status, 202, verify.text);
       const decided = await one('decision.recorded', (x) => x.entityId === firm.id);
       byWorkflow(decided, universalKybWorkflowId(kybSubmission));
+      const [kept] = await stack.db.query<{ id: string; nonce: string }>('SELECT id, nonce FROM record_decisions WHERE submission_id = $1', [kybSubmission]);
       assert.deepEqual(
         [decided.subjectType, decided.subjectId, decided.details.path, decided.details.sourceRef],
-        ['submission', kybSubmission, 'universal-kyb', kybSubmission],
+        ['decision', kept!.id, 'universal-kyb', kybSubmission],
       );
-      const [nonce] = await stack.db.query<{ decision_nonce: string }>('SELECT decision_nonce FROM kyb_submissions WHERE id = $1', [kybSubmission]);
-      assert.match(nonce!.decision_nonce, /^[0-9a-f]{64}$/, 'the hash is salted with a nonce kept beside the decision');
+      assert.match(kept!.nonce, /^[0-9a-f]{64}$/, 'the hash is salted with a nonce kept beside the decision');
     });
   });
 

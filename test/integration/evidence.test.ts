@@ -11,13 +11,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { DECISION_RULES } from '../../domain/digests.ts';
 import { OPENSSL_CHECK, OPENSSL_FILES_CHECK } from '../../domain/evidence.ts';
 import { generateKeyRing } from '../../runtime/signing-keys.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
-import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
+import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** What a KYB submission needs of the business (domain/kyb-manifest.ts). */
+const REQUIRED_KYB = ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders'];
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 type Run = { code: number; stdout: string; stderr: string };
@@ -74,6 +77,19 @@ describe('evidence bundles', () => {
     return id;
   };
 
+  /** Waits until the entity has `n` decisions kept. */
+  const decisionsKept = async (entityId: string, n: number) => {
+    const until = Date.now() + 30_000;
+    while ((await stack.db.query('SELECT 1 FROM record_decisions WHERE entity_id = $1', [entityId])).length < n) {
+      assert.ok(Date.now() < until, `not ${n} decisions within 30 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const review = async (entityId: string, body: object, memberId?: string) => {
+    const res = await stack.request('POST', `/sandbox/entity/${entityId}/kyc/complete${memberId ? `?memberId=${memberId}` : ''}`, { key, json: body });
+    assert.equal(res.status, 202, res.text);
+  };
+
   const exported = async (entityId: string, ...extra: string[]) => {
     const out = path.join(dir, `bundle-${randomUUID()}`);
     const r = await vouch('evidence', 'export', '--entity', entityId, '--out', out, ...extra);
@@ -81,12 +97,12 @@ describe('evidence bundles', () => {
   };
 
   before(async () => {
-    stack = await startStack({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
+    stack = await startStack({ workers: true, providerCallbacks: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Evidence' }));
     const sub = await stack.request('POST', '/notification', {
       key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url },
     });
     assert.equal(sub.status, 201, sub.text);
     dir = mkdtempSync(path.join(tmpdir(), 'vouch-evidence-'));
@@ -125,7 +141,7 @@ describe('evidence bundles', () => {
     // personal data goes into the bundle, never to the terminal
     for (const s of ['Zoë', 'PA1234567', 'Grafton']) assert.ok(!r.stdout.includes(s) && !r.stderr.includes(s), s);
     const bundle = JSON.parse(readFileSync(path.join(out, 'bundle.json'), 'utf8'));
-    assert.equal(bundle.format, 'vouch-evidence/1');
+    assert.equal(bundle.format, 'vouch-evidence/2');
     assert.equal(bundle.signedWith.keyId, output.keyId);
     assert.deepEqual(bundle.exportedBy, { type: 'operator', id: 'officer-jane' });
     assert.deepEqual([bundle.entity.id, bundle.entity.businessId, bundle.entity.sealedAt], [person, businessId, null]);
@@ -142,6 +158,91 @@ describe('evidence bundles', () => {
     assert.ok(bundle.audit.chainHead.seq >= 1);
     for (const part of ['entity', 'verifiedPersons', 'decisions', 'files', 'audit']) assert.ok(bundle.manifest.parts[part], part);
     assert.match(bundle.manifest.signature, /openssl pkeyutl -verify/);
+  });
+
+  it('keeps every decision: reviewed RED, then GREEN, the bundle holds both, each tied to its own entry with its rules and data', async () => {
+    const res = await stack.request('POST', '/entity', { key, json: { externalId: `evidence-${randomUUID()}`, type: 'INDIVIDUAL' } });
+    assert.equal(res.status, 201, res.text);
+    const p = res.body.id as string;
+    await review(p, { reviewAnswer: 'RED', rejectLabels: ['BAD_PROOF_OF_IDENTITY'], reviewRejectType: 'RETRY', moderationComment: 'Blurred' });
+    await decisionsKept(p, 1);
+    await review(p, { reviewAnswer: 'GREEN' });
+    await decisionsKept(p, 2);
+    const { r, out } = await exported(p);
+    assert.equal(r.code, 0, r.stderr);
+    const bundle = JSON.parse(readFileSync(path.join(out, 'bundle.json'), 'utf8'));
+    assert.deepEqual(
+      bundle.decisions.kyc.map((d: any) => [d.decision, d.rejectLabels, d.rules]),
+      [
+        ['REJECTED', ['BAD_PROOF_OF_IDENTITY'], DECISION_RULES['hosted-sdk']],
+        ['APPROVED', [], DECISION_RULES['hosted-sdk']],
+      ],
+      'the RED decision is kept beside the GREEN one that followed it',
+    );
+    for (const d of bundle.decisions.kyc) {
+      assert.ok(d.basis.personDataId, 'each names the person data it rested on');
+      assert.ok(bundle.verifiedPersons.some((v: any) => v.id === d.basis.personDataId));
+    }
+    const verified = JSON.parse((await vouch('evidence', 'verify', out)).stdout);
+    assert.deepEqual([verified.valid, verified.checked.decisionsTiedToAudit], [true, 2], JSON.stringify(verified.failures));
+    // the earlier decision can no longer be told otherwise: its labels changed in the bundle fail the check
+    const changed = copyOf(out);
+    const text = readFileSync(path.join(changed, 'bundle.json'), 'utf8');
+    writeFileSync(path.join(changed, 'bundle.json'), text.replace('"BAD_PROOF_OF_IDENTITY"', '"FORGERY"'));
+    const untied = JSON.parse((await vouch('evidence', 'verify', changed)).stdout);
+    assert.ok(
+      untied.failures.some((f: any) => f.part === 'decision' && f.detail.startsWith(`KYC decision ${bundle.decisions.kyc[0].id}`)),
+      JSON.stringify(untied.failures),
+    );
+  });
+
+  it("a business's bundle carries its owners' decisions and the data they rested on, tied to the KYB decision", async () => {
+    const res = await stack.request('POST', '/entity', { key, json: { externalId: `evidence-firm-${randomUUID()}`, type: 'BUSINESS' } });
+    assert.equal(res.status, 201, res.text);
+    const firm = res.body.id as string;
+    const created = await stack.request('POST', '/ukyb', {
+      key,
+      json: {
+        entityId: firm,
+        business: {
+          legalName: 'Evidence Trading Ltd',
+          registrationNumber: '12345678',
+          country: 'GBR',
+          incorporationDate: '2015-06-01',
+          address: { country: 'GBR', postCode: 'EC1A 1BB', street: 'King Street', town: 'London' },
+        },
+        ubos: [{ externalId: `owner-${randomUUID()}`, firstName: 'Ada', lastName: 'Owner', dob: '1980-12-10', nationality: 'GBR', ownershipPercentage: 40 }],
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const owner = created.body.ubos[0].entityId as string;
+    const documents = (fields: Record<string, string>) =>
+      stack.request('POST', '/ukyb/documents', { key, form: documentsForm(fields, [{ bytes: FILES.pdf, name: 'doc.pdf' }]) });
+    for (const slug of REQUIRED_KYB) assert.equal((await documents({ entityId: firm, requirementSlug: slug })).status, 201);
+    assert.equal((await documents({ entityId: firm, memberId: owner, documentType: 'PASSPORT' })).status, 201);
+    const submitted = await stack.request('POST', '/ukyb/submit', { key, json: { entityId: firm } });
+    assert.equal(submitted.status, 202, submitted.text);
+    await review(firm, { reviewAnswer: 'GREEN' }, owner);
+    await decisionsKept(firm, 1);
+    const { r, out } = await exported(firm);
+    assert.equal(r.code, 0, r.stderr);
+    const bundle = JSON.parse(readFileSync(path.join(out, 'bundle.json'), 'utf8'));
+    const [kyb] = bundle.decisions.kyb;
+    assert.equal(kyb.decision, 'APPROVED');
+    const [o] = bundle.owners;
+    assert.equal(o.entityId, owner);
+    assert.deepEqual(
+      kyb.basis.owners.map((x: any) => x.decisionId),
+      o.decisions.map((d: any) => d.id),
+      "the KYB decision names the owner's decision, which the bundle carries",
+    );
+    assert.ok(
+      o.verifiedPersons.some((v: any) => v.id === o.decisions[0].basis.personDataId),
+      'with the data it rested on',
+    );
+    assert.ok(kyb.basis.documents.length >= REQUIRED_KYB.length + 1, "the business's and the owner's documents by SHA-256");
+    const verified = JSON.parse((await vouch('evidence', 'verify', out)).stdout);
+    assert.deepEqual([verified.valid, verified.checked.decisionsTiedToAudit], [true, 2], JSON.stringify(verified.failures));
   });
 
   it('verifies with vouch evidence verify and with openssl; one changed byte of bundle.json fails both', async () => {

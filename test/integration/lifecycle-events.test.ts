@@ -16,6 +16,7 @@ import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
+import { approveDirectly } from '../helpers/decisions.ts';
 
 const LIFECYCLE = ['verification_status_change', 'feature_access_change', 'reminder', 'new_feature'];
 const ALL = ['account_status_change', 'kyb_status_change', ...LIFECYCLE];
@@ -243,10 +244,7 @@ describe('lifecycle events', () => {
       "INSERT INTO kyb_submissions (id, business_id, entity_id, owners, status, deadline_at, created_at) VALUES ($1, $2, $3, $4, 'waiting', $5, $6)",
       [submissionId, businessId, company, [decided, undecided], deadline, created],
     );
-    await stack.db.query(
-      "INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')",
-      [randomUUID(), decided, `app-${n++}`],
-    );
+    await approveDirectly(stack.db, decided, `app-${n++}`);
     assert.equal(await remindWaitingSubmissions(stack.db, new Date(deadline.getTime() - 25 * 3600_000)), 0, 'more than a day left');
     const near = new Date(deadline.getTime() - 23 * 3600_000);
     assert.ok((await remindWaitingSubmissions(stack.db, near)) >= 1);

@@ -17,6 +17,7 @@ import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { approveDirectly } from '../helpers/decisions.ts';
 
 describe('the reconciler', () => {
   let stack: Stack;
@@ -226,10 +227,7 @@ describe('the reconciler', () => {
     const submissionId = submitted.body.submissionId as string;
     await stack.temporal.workflow.getHandle(universalKybWorkflowId(submissionId)).terminate('test: the workflow is gone');
     // the owner is decided with no wake reaching the submission (as when a worker dies between the two)
-    await stack.db.query(
-      "INSERT INTO kyc_accounts (id, entity_id, provider, applicant_id, source, source_ref, decision) VALUES ($1, $2, 'sumsub', $3, 'test', $3, 'APPROVED')",
-      [randomUUID(), owner, `lost-wake-${randomUUID()}`],
-    );
+    await approveDirectly(stack.db, owner, `lost-wake-${randomUUID()}`);
     const before = receiver.received.length;
     assert.equal((await housekeeping()).kybSubmissionsWoken, 0, 'a fresh submission is left to its workflow');
     await stack.db.query("UPDATE kyb_submissions SET created_at = now() - interval '5 minutes' WHERE id = $1", [submissionId]);

@@ -207,7 +207,7 @@ describe('requirement batches', () => {
       `CREATE FUNCTION rb_fault() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN IF NEW.entity_id = '${stuck}' THEN RAISE EXCEPTION 'injected fault'; END IF; RETURN NEW; END $$`,
     );
-    await stack.db.query('CREATE TRIGGER rb_fault BEFORE INSERT ON kyc_accounts FOR EACH ROW EXECUTE FUNCTION rb_fault()');
+    await stack.db.query('CREATE TRIGGER rb_fault BEFORE INSERT ON record_kyc_accounts FOR EACH ROW EXECUTE FUNCTION rb_fault()');
     try {
       const res = await upload(lines(people.map((p) => ({ entityId: p.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }))));
       assert.equal(res.status, 201, res.text);
@@ -217,7 +217,7 @@ describe('requirement batches', () => {
       const meanwhile = await status(res.body.batchId);
       assert.equal(meanwhile.body.status, 'in_progress');
       assert.equal(meanwhile.body.processedRecords, 2);
-      await stack.db.query('DROP TRIGGER rb_fault ON kyc_accounts');
+      await stack.db.query('DROP TRIGGER rb_fault ON record_kyc_accounts');
       const done = await finished(res.body.batchId);
       assert.equal(done.status, 'completed');
       assert.deepEqual(done.summary, { successfulRecords: 3, decided: 3, waitingForDocuments: 0, errors: [] });
@@ -225,7 +225,7 @@ describe('requirement batches', () => {
       await new Promise((r) => setTimeout(r, 500));
       for (const p of people) assert.equal((await decisionsOf(p.id)).length, 1, 'each person decided once');
     } finally {
-      await stack.db.query('DROP TRIGGER IF EXISTS rb_fault ON kyc_accounts');
+      await stack.db.query('DROP TRIGGER IF EXISTS rb_fault ON record_kyc_accounts');
       await stack.db.query('DROP FUNCTION IF EXISTS rb_fault()');
     }
   });

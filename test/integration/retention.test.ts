@@ -116,7 +116,7 @@ describe('retention under a five-year policy', () => {
     assert.ok(sealed, 'the retention report lists it');
     const years = (Date.parse(sealed.purgeAfter) - Date.parse(sealed.sealedAt)) / YEAR;
     assert.ok(years > 4.99 && years < 5.01, `purged after five years (${years})`);
-    const actions = (await linkAll(stack.db), await auditOfEntity(stack.db, p.entityId)).map((e) => e.action);
+    const actions = (await linkAll(stack.db), await auditOfEntity(stack.db, businessId, p.entityId)).map((e) => e.action);
     assert.ok(actions.includes('entity.sealed') && !actions.includes('entity.deleted'), actions.join(' '));
   });
 
@@ -133,7 +133,7 @@ describe('retention under a five-year policy', () => {
     assert.deepEqual(await found(p.name), [], 'the name, nowhere');
     assert.deepEqual(await found(p.number), [], 'the document number, nowhere');
     await linkAll(stack.db);
-    const entries = await auditOfEntity(stack.db, p.entityId);
+    const entries = await auditOfEntity(stack.db, businessId, p.entityId);
     assert.deepEqual(
       entries.filter((e) => e.action.startsWith('entity.')).map((e) => e.action),
       ['entity.created', 'entity.sealed', 'entity.purged'],
@@ -165,7 +165,7 @@ describe('retention under a five-year policy', () => {
       assert.deepEqual(await found(p.name), [], `the name of ${p.entityId}`);
       assert.deepEqual(await found(p.number), [], `the number of ${p.entityId}`);
     }
-    const actions = (await linkAll(stack.db), await auditOfEntity(stack.db, open.entityId)).map((e) => e.action);
+    const actions = (await linkAll(stack.db), await auditOfEntity(stack.db, businessId, open.entityId)).map((e) => e.action);
     for (const a of ['hold.added', 'entity.sealed', 'hold.released', 'entity.purged']) assert.ok(actions.includes(a), `${a} in ${actions.join(' ')}`);
     const check = chainChecker();
     for await (const e of chainOf(stack.db, businessId)) assert.equal(check.push(e), null);

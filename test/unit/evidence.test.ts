@@ -1,21 +1,31 @@
 // The evidence bundle's checks (domain/evidence.ts), each with a passing and a failing case, on
 // bundles made in memory: the signature and its key, the audit entries (own hash, order, links,
-// the head), the bundled files, and each decision tied to its decision.recorded entry — KYC from
-// the account's columns, KYB from the event that carried it, a re-decided account by its last entry.
+// the head), the bundled files, and every decision tied to its own decision.recorded entry with its
+// rules and basis — a RED then a GREEN both, a KYB decision with its owners' decisions.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { entryHash, GENESIS_HASH, type AuditEntry } from '../../domain/audit-chain.ts';
-import { decisionNonce, decisionSha256 } from '../../domain/digests.ts';
-import { checkAudit, checkDecisions, checkFiles, checkSignature, evidenceBundle, signEvidence, type EvidenceRecord } from '../../domain/evidence.ts';
+import { basisSha256, canonicalSha256, DECISION_RULES, decisionNonce, decisionSha256, type DecisionBasis } from '../../domain/digests.ts';
+import {
+  checkAudit,
+  checkDecisions,
+  checkFiles,
+  checkSignature,
+  evidenceBundle,
+  signEvidence,
+  type EvidenceDecision,
+  type EvidenceRecord,
+} from '../../domain/evidence.ts';
 import type { KybDecision } from '../../domain/kyb.ts';
+import type { Decision } from '../../domain/reliance.ts';
 import { generateKeyRing } from '../../runtime/signing-keys.ts';
 
 const businessId = randomUUID();
 const entityId = randomUUID();
 
 /** A chain of entries for the business, seq 1..n, each linked to the one before. */
-function chain(details: { action: string; details: AuditEntry['details'] }[]): AuditEntry[] {
+function chain(details: { action: string; details: AuditEntry['details']; subject?: string; subjectType?: string }[]): AuditEntry[] {
   let prevHash = GENESIS_HASH;
   return details.map((d, i) => {
     const fields = {
@@ -29,8 +39,8 @@ function chain(details: { action: string; details: AuditEntry['details'] }[]): A
       requestId: null,
       action: d.action,
       entityId,
-      subjectType: null,
-      subjectId: null,
+      subjectType: d.subject ? (d.subjectType ?? 'decision') : null,
+      subjectId: d.subject ?? null,
       details: d.details,
       outcome: 'ok',
       prevHash,
@@ -58,7 +68,8 @@ const emptyRecord = (): EvidenceRecord => ({
   requirements: [],
   kybProfile: null,
   members: [],
-  decisions: { kyc: [], universalKyc: [], kyb: [] },
+  decisions: { kyc: [], kyb: [], universalKyc: [], kybSubmissions: [] },
+  owners: [],
   events: [],
   files: [],
   audit: { chainHead: null, entries: [] },
@@ -155,74 +166,123 @@ describe('evidence bundle checks', () => {
     assert.match(checkFiles([{ ...bundle.files[0]!, bytes: '../../etc/passwd' }], new Map())[0]!.detail, /not files\//);
   });
 
-  it('a KYC decision is tied to the last decision.recorded entry of its account; another decision, or an older entry, is not', () => {
-    const [older, nonce] = [decisionNonce(), decisionNonce()];
-    const rejected = { status: 'REJECTED' as const, rejectLabels: ['UNDER_18'], reviewRejectType: 'FINAL' as const, moderationComment: 'too young' };
-    const account = { provider: 'sumsub', applicantId: 'app-1' };
-    const entries = chain([
-      { action: 'decision.recorded', details: { ...account, decisionSha256: decisionSha256({ status: 'APPROVED' }, older) } },
-      { action: 'decision.recorded', details: { ...account, decisionSha256: decisionSha256(rejected, nonce) } },
-    ]);
-    const record = emptyRecord();
-    const kyc = {
-      id: randomUUID(),
-      ...account,
-      levelName: null,
-      source: 'sync',
-      sourceRef: randomUUID(),
-      decision: 'REJECTED',
-      rejectLabels: ['UNDER_18'],
-      reviewRejectType: 'FINAL',
-      moderationComment: 'too young',
-      decisionNonce: nonce,
-      createdAt: '2026-01-01T00:00:00.000Z',
-      decidedAt: '2026-01-01T00:00:00.000Z',
-    };
-    const bundle = { decisions: { ...record.decisions, kyc: [kyc] }, events: [], audit: { chainHead: null, entries } };
-    assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 1 });
-    const relabelled = { ...bundle, decisions: { ...bundle.decisions, kyc: [{ ...kyc, rejectLabels: ['DOCUMENT_EXPIRED'] }] } };
-    assert.match(checkDecisions(relabelled).failures[0]!.detail, new RegExp(`KYC decision ${kyc.id} .*names another decision`));
-    const approved = { ...bundle, decisions: { ...bundle.decisions, kyc: [{ ...kyc, decision: 'APPROVED', decisionNonce: older }] } };
-    assert.equal(checkDecisions(approved).failures.length, 1, 'the older entry is not the stored decision');
-    // no nonce (decided before the audit log): nothing to tie, nothing failed
-    assert.deepEqual(checkDecisions({ ...bundle, decisions: { ...bundle.decisions, kyc: [{ ...kyc, decisionNonce: null }] } }), { failures: [], tied: 0 });
+  /** A kept decision as the store reads it, with its basis. */
+  const decided = (over: Partial<EvidenceDecision> = {}): EvidenceDecision => ({
+    id: randomUUID(),
+    entityId,
+    kind: 'kyc',
+    path: 'hosted-sdk',
+    source: 'hosted-sdk',
+    sourceRef: 'sumsub:app-1',
+    accountId: randomUUID(),
+    provider: 'sumsub',
+    applicantId: 'app-1',
+    levelName: null,
+    submissionId: null,
+    decision: 'APPROVED',
+    rejectLabels: [],
+    reviewRejectType: null,
+    moderationComment: null,
+    owners: null,
+    rules: DECISION_RULES['hosted-sdk'],
+    basis: null,
+    decisionNonce: decisionNonce(),
+    eventId: randomUUID(),
+    decidedAt: '2026-01-01T00:00:00.000Z',
+    ...over,
+  });
+  /** Its decision.recorded entry's details, as store/decisions.ts writes them. */
+  const recorded = (d: EvidenceDecision, decision: Decision | KybDecision) => ({
+    action: 'decision.recorded',
+    subject: d.id,
+    details: {
+      decisionSha256: decisionSha256(decision, d.decisionNonce!),
+      basisSha256: basisSha256(d.decisionNonce!, d.rules, d.basis as DecisionBasis),
+    },
   });
 
-  it('a KYB decision is tied through the kyb_status_change event that carried it', () => {
-    const nonce = decisionNonce();
-    const submissionId = randomUUID();
-    const eventId = randomUUID();
+  it('every KYC decision is kept and tied to its own entry, with its rules and the person data it rested on: RED, then GREEN', () => {
+    const rejected = { status: 'REJECTED' as const, rejectLabels: ['UNDER_18'], reviewRejectType: 'FINAL' as const, moderationComment: 'too young' };
+    const first = { id: randomUUID(), entityId, provider: 'sumsub', applicantId: 'app-1', person: { firstName: 'Ann', dob: '2010-01-01' }, keptAt: 't' };
+    const second = { ...first, id: randomUUID(), person: { firstName: 'Ann', dob: '1990-01-01' } };
+    const basisOf = (p: typeof first) => ({
+      provider: 'sumsub',
+      applicantId: 'app-1',
+      levelName: null,
+      personDataId: p.id,
+      personDataSha256: canonicalSha256(p.person),
+    });
+    const red = decided({ decision: 'REJECTED', rejectLabels: ['UNDER_18'], reviewRejectType: 'FINAL', moderationComment: 'too young', basis: basisOf(first) });
+    const green = decided({ basis: basisOf(second) });
+    const entries = chain([recorded(red, rejected), recorded(green, { status: 'APPROVED' })]);
+    const bundle = {
+      decisions: { ...emptyRecord().decisions, kyc: [red, green] },
+      verifiedPersons: [first, second],
+      owners: [],
+      audit: { chainHead: null, entries },
+    };
+    assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 2 }, 'both decisions, each by its own entry');
+    const relabelled = { ...bundle, decisions: { ...bundle.decisions, kyc: [{ ...red, rejectLabels: ['DOCUMENT_EXPIRED'] }, green] } };
+    assert.match(checkDecisions(relabelled).failures[0]!.detail, new RegExp(`KYC decision ${red.id} .*names another decision`));
+    const otherRules = { ...bundle, decisions: { ...bundle.decisions, kyc: [red, { ...green, rules: 'reliance/1999-01' }] } };
+    assert.match(checkDecisions(otherRules).failures[0]!.detail, /rules or basis are not those its entry/);
+    const otherData = { ...bundle, verifiedPersons: [{ ...first, person: { firstName: 'Bob', dob: '2010-01-01' } }, second] };
+    assert.match(checkDecisions(otherData).failures[0]!.detail, /the person data it rested on .* is not in the bundle as it was/);
+    assert.match(
+      checkDecisions({ ...bundle, audit: { chainHead: null, entries: entries.slice(1) } }).failures[0]!.detail,
+      /no decision.recorded entry names it/,
+    );
+    // no nonce (decided before the audit log): nothing to tie, nothing failed
+    assert.deepEqual(checkDecisions({ ...bundle, decisions: { ...bundle.decisions, kyc: [{ ...red, decisionNonce: null }] } }), { failures: [], tied: 0 });
+  });
+
+  it('a decision kept from before rule sets were recorded is tied by the last entry naming its account', () => {
+    const legacy = decided({ rules: 'unrecorded', basis: {} });
+    const details = { decisionSha256: decisionSha256({ status: 'APPROVED' }, legacy.decisionNonce!) };
+    const entries = chain([{ action: 'decision.recorded', subjectType: 'kyc_account', subject: legacy.accountId!, details }]);
+    const bundle = { decisions: { ...emptyRecord().decisions, kyc: [legacy] }, verifiedPersons: [], owners: [], audit: { chainHead: null, entries } };
+    assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 1 });
+  });
+
+  it("a KYB decision is tied with the owners' decisions it rested on, which the bundle carries", () => {
+    const ownerId = randomUUID();
+    const owner = decided({
+      entityId: ownerId,
+      basis: { provider: 'sumsub', applicantId: 'o-1', levelName: null, personDataId: null, personDataSha256: null },
+    });
     const decision: KybDecision = {
       status: 'REJECTED',
       rejectLabels: ['DOCUMENTS_INCOMPLETE'],
       reviewRejectType: 'RETRY',
       moderationComment: 'The business could not be verified: documents are missing: x.',
-      owners: [{ entityId: randomUUID(), externalId: 'owner-1', status: 'APPROVED' }],
+      owners: [{ entityId: ownerId, externalId: 'owner-1', status: 'APPROVED' }],
     };
-    const entries = chain([
-      {
-        action: 'decision.recorded',
-        details: { path: 'universal-kyb', source: 'universal-kyb', sourceRef: submissionId, eventId, decisionSha256: decisionSha256(decision, nonce) },
-      },
-    ]);
-    const { owners, ...rest } = decision;
-    const data = { eventId, message: 'The business could not be verified.', entityId, submissionId, timestamp: 't', ...rest, ubos: owners };
-    const kyb = {
-      id: submissionId,
-      status: 'decided',
+    const kyb = decided({
+      kind: 'kyb',
+      path: 'universal-kyb',
+      source: 'universal-kyb',
+      sourceRef: randomUUID(),
+      accountId: null,
+      provider: null,
+      applicantId: null,
       decision: 'REJECTED',
-      owners: [owners[0]!.entityId],
-      eventId,
-      decisionNonce: nonce,
-      deadlineAt: 't',
-      createdAt: 't',
-      settledAt: 't',
+      rejectLabels: decision.rejectLabels,
+      reviewRejectType: 'RETRY',
+      moderationComment: decision.moderationComment,
+      owners: decision.owners,
+      rules: DECISION_RULES['universal-kyb'],
+      basis: { owners: [{ entityId: ownerId, decisionId: owner.id }], profileSha256: null, documents: [] },
+    });
+    const entries = chain([recorded(owner, { status: 'APPROVED' }), recorded(kyb, decision)]);
+    const bundle = {
+      decisions: { ...emptyRecord().decisions, kyb: [kyb] },
+      verifiedPersons: [],
+      owners: [{ entityId: ownerId, verifiedPersons: [], decisions: [owner] }],
+      audit: { chainHead: null, entries },
     };
-    const event = { id: eventId, eventName: 'kyb_status_updated', eventType: 'kyb_status_change', createdAt: 't', payload: { data } };
-    const bundle = { decisions: { kyc: [], universalKyc: [], kyb: [kyb] }, events: [event], audit: { chainHead: null, entries } };
-    assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 1 });
-    const otherOwner = { ...event, payload: { data: { ...data, ubos: [{ ...owners[0]!, status: 'REJECTED' }] } } };
-    assert.match(checkDecisions({ ...bundle, events: [otherOwner] }).failures[0]!.detail, /KYB submission .* names another decision/);
-    assert.match(checkDecisions({ ...bundle, events: [] }).failures[0]!.detail, /is not in the bundle/);
+    assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 2 });
+    const otherOwner = { ...bundle, decisions: { ...bundle.decisions, kyb: [{ ...kyb, owners: [{ ...decision.owners[0]!, status: 'REJECTED' }] }] } };
+    assert.match(checkDecisions(otherOwner).failures[0]!.detail, /KYB decision .* names another decision/);
+    assert.match(checkDecisions({ ...bundle, owners: [] }).failures[0]!.detail, /the owners' decisions it rested on are not in the bundle/);
   });
 });
