@@ -3,25 +3,28 @@
 // table is printed from this list (npm run docs:audit) and kept equal by test/unit/audit.test.ts.
 // An entry names ids and hashes only; the decision's outcome is never in it (spec 1.4: only the
 // webhook carries it) — a decision entry names the event that carried it and the SHA-256 of the
-// decision as stored, so the evidence bundle can prove which decision it was.
+// decision as stored, so the evidence bundle can prove which decision it was. Low-entropy values are
+// named by their HMAC under the entity's digest key (`<name>Hmac`), never by a plain hash a guess could match.
 export const AUDIT_ACTIONS = {
   'business.created': 'A business was created (admin CLI).',
   'api_key.created': 'An API key was issued (its id; the key itself is never stored).',
   'api_key.revoked': 'An API key was revoked.',
-  'entity.created': 'An entity was created (details: the SHA-256 of its externalId, its type).',
+  'entity.created': "An entity was created (details: its type, and externalIdHmac: its externalId under the entity's digest key).",
   'entity.deleted': 'An entity was deleted under no retention policy: every piece of it is gone (spec 2.4).',
   'entity.sealed': 'An entity was deleted under a retention policy: gone from the API, its record sealed until purgeAfter.',
   'entity.purged': 'A sealed record was purged at the end of its retention period; only audit entries remain.',
-  'requirement.submitted': "A requirement's value was submitted (details: the requirement slug, the SHA-256 of the value).",
+  'requirement.submitted': "A requirement's value was submitted (details: the requirement slug, valueHmac: the value under the entity's digest key).",
   'member.declared': 'An individual was declared a member (owner, director) of a business entity.',
   'member.removed': "An individual's member link to a business entity was removed (the KYB profile was saved without it).",
   'file.submitted': 'A file was stored for an entity (details: its slug, document type and SHA-256).',
   'file.retired': 'A file was replaced by a newer one of the same kind, or discarded with its submission.',
-  'person_data.kept': "A verified person's data was kept for signed payloads (details: the SHA-256 of the data as stored).",
+  'person_data.kept':
+    "A new version of a verified person's data was kept (subject: the version; details: provider, applicant, dataHmac: the data under the entity's digest key).",
   'verification.stage': 'A verification moved to a stage (details: path, verification id, stage); never its outcome.',
   'decision.recorded':
-    'A decision was recorded (details: path, its provenance — batch and row, sync request, SDK review, submission — ' +
-    'the event that carried it, and the SHA-256 of the decision as stored). The outcome itself is not in the log.',
+    'A decision was appended to the record (subject: the decision; details: path, its provenance — batch and row, sync request, SDK review, ' +
+    'submission — the event that carried it, its rule set, decisionSha256 and basisSha256: the decision as stored, and its rules and basis, ' +
+    'each with its nonce). The outcome itself is not in the log.',
   'feature.enabled': 'A feature was enabled for an entity.',
   'feature.removed': 'A feature was removed from an entity.',
   'event.recorded': 'An event was recorded for delivery to the subscriptions of its type.',
@@ -36,8 +39,8 @@ export const AUDIT_ACTIONS = {
   'share.failed': 'A token-shared record failed (details: batch and row or sync request, the error code).',
   'sdk_token.issued': 'A hosted-SDK token was issued for an entity.',
   'provider_callback.received': "The identity provider called back about a person's review (actor: the provider); the workflow run decides.",
-  'ukyc.submitted': 'Universal KYC data was submitted (details: submission id, the SHA-256 of the canonical payload).',
-  'kyb.profile_saved': "A business entity's KYB profile was saved (details: the SHA-256 of the profile).",
+  'ukyc.submitted': "Universal KYC data was submitted (details: submission id, payloadHmac: the canonical payload under the entity's digest key).",
+  'kyb.profile_saved': "A business entity's KYB profile was saved (details: profileHmac: the profile under the entity's digest key).",
   'kyb.submitted': 'A KYB submission was opened.',
   'subscription.created': 'A webhook subscription was created.',
   'subscription.replaced': 'A webhook subscription was replaced.',
@@ -52,7 +55,7 @@ export const AUDIT_ACTIONS = {
   'file.downloaded': 'A file was downloaded through a link (actor: the link).',
   'evidence.exported': "An evidence bundle of an entity was exported (details: the bundle's SHA-256).",
   'retention.policy_set': "A business's retention policy was set (details: years, or none).",
-  'hold.added': 'A legal hold was placed on an entity (details: hold id, the SHA-256 of its reason, until).',
+  'hold.added': "A legal hold was placed on an entity (details: until, and reasonHmac: its reason under the entity's digest key).",
   'hold.released': 'A legal hold was released.',
   'request.refused': 'A request that would have changed data or read personal data was refused (outcome: the error code).',
   'business_member.declared':

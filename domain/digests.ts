@@ -3,7 +3,7 @@
 // was spelled or stored), and of a decision as stored. Anyone holding the value can recompute the
 // digest (the evidence bundle does); the digest alone gives nothing away. Pure: no I/O.
 import canonicalize from 'canonicalize';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { KybDecision } from './kyb.ts';
 import type { Decision } from './reliance.ts';
 
@@ -68,3 +68,13 @@ export type DecisionBasis =
  * (the nonce keeps the digest from telling anything to whoever reads the log).
  */
 export const basisSha256 = (nonce: string, rules: string, basis: DecisionBasis): string => canonicalSha256({ nonce, rules, basis });
+
+/**
+ * HMAC-SHA256 (lowercase hex) of the value's RFC 8785 canonical JSON under the entity's digest key
+ * (store/migrations/028_digest_keys.sql): what the audit log names instead of a low-entropy value
+ * (`<name>Hmac`). Without the key a guess cannot be checked; the key goes with the entity's record.
+ */
+export const keyedDigest = (key: Uint8Array, value: unknown): string =>
+  createHmac('sha256', key)
+    .update(canonicalize(value) ?? 'null')
+    .digest('hex');

@@ -9,7 +9,7 @@
 import canonicalize from 'canonicalize';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { entryHash, type AuditEntry, type ChainHead } from './audit-chain.ts';
-import { basisSha256, canonicalSha256, decisionSha256, type DecisionBasis } from './digests.ts';
+import { basisSha256, canonicalSha256, decisionSha256, keyedDigest, type DecisionBasis } from './digests.ts';
 import type { KybDecision } from './kyb.ts';
 import type { Decision } from './reliance.ts';
 import type { SigningKey } from './webhook-signature.ts';
@@ -63,6 +63,11 @@ export const EVIDENCE_MANIFEST = {
       'owners: [{ entityId, externalId, status }] } }, and basisSha256 of { nonce: decisionNonce, rules, basis }. Decisions made ' +
       'before rule sets were recorded say rules "unrecorded" and have no basis. universalKyc and kybSubmissions: each submission ' +
       'and how it ended.',
+    digestKeys:
+      "The entity's (and its owners') digest keys, hex: the audit log names low-entropy values (externalId, a requirement's " +
+      "value, person data, a hold's reason) by HMAC-SHA256 of their RFC 8785 JSON under the key (`<name>Hmac`), so that a guess " +
+      'cannot be checked against the log without it; the key goes with the record when it is purged. With it, each digest ' +
+      'of a value in this bundle is checked.',
     owners:
       "A business entity's declared owners: each one's decisions and the person data they rested on, as above; their audit " +
       'entries are in audit. A KYB decision rests on these.',
@@ -169,6 +174,8 @@ export type EvidenceRecord = {
     }[];
   };
   owners: { entityId: string; verifiedPersons: EvidencePerson[]; decisions: EvidenceDecision[] }[];
+  /** The digest keys of the entity and its owners (hex): what checks their entries' `<name>Hmac` digests. */
+  digestKeys: { entityId: string; key: string }[];
   events: { id: string; eventName: string; eventType: string; createdAt: string; payload: Json }[];
   files: EvidenceFileRow[];
   audit: { chainHead: ChainHead | null; entries: AuditEntry[] };
@@ -407,4 +414,41 @@ export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'owner
     tied += 1;
   }
   return { failures, tied };
+}
+
+/**
+ * The keyed digests of the entries against the values the bundle holds, under the digest keys it
+ * carries: the entity's externalId (entity.created), each requirement's value (requirement.submitted)
+ * and each version of person data (person_data.kept). Entries written before digests were keyed
+ * name plain SHA-256 and are left as they are. Returns the failures and how many digests were checked.
+ */
+export function checkDigests(bundle: Pick<EvidenceBundle, 'entity' | 'requirements' | 'verifiedPersons' | 'owners' | 'digestKeys' | 'audit'>): {
+  failures: EvidenceFailure[];
+  checked: number;
+} {
+  const failures: EvidenceFailure[] = [];
+  let checked = 0;
+  const keyOf = new Map(bundle.digestKeys.map((k) => [k.entityId, Buffer.from(k.key, 'hex')]));
+  const persons = [...bundle.verifiedPersons, ...bundle.owners.flatMap((o) => o.verifiedPersons)];
+  for (const e of bundle.audit.entries) {
+    const key = e.entityId ? keyOf.get(e.entityId) : undefined;
+    const expect = (name: string, value: unknown) => {
+      const stated = e.details[`${name}Hmac`];
+      if (stated === undefined) return;
+      if (!key) return void failures.push({ part: 'audit', detail: `audit entry seq ${e.seq} (${e.action}): no digest key of entity ${e.entityId}` });
+      checked += 1;
+      if (stated !== keyedDigest(key, value))
+        failures.push({ part: 'audit', detail: `audit entry seq ${e.seq} (${e.action}): its ${name}Hmac is not that of the ${name} in the bundle` });
+    };
+    if (e.action === 'entity.created' && e.entityId === bundle.entity.id) expect('externalId', bundle.entity.externalId);
+    if (e.action === 'requirement.submitted') {
+      const r = bundle.requirements.find((x) => x.id === e.subjectId);
+      if (r) expect('value', r.value);
+    }
+    if (e.action === 'person_data.kept') {
+      const p = persons.find((x) => x.id === e.subjectId);
+      if (p) expect('data', p.person);
+    }
+  }
+  return { failures, checked };
 }

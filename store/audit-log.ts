@@ -5,10 +5,11 @@
 // business's chain head only for that, so no business transaction waits on another's commit.
 // Readers of the chain link first.
 // domain/audit-chain.ts holds the hashing rules.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { isAuditAction, type AuditAction } from '../domain/audit-actions.ts';
 import { ACTOR_ID_MAX_CHARS, boundedDetails, clip } from '../domain/audit-bounds.ts';
 import { canonicalDetails, type AuditEntry, type AuditFields, type ChainHead } from '../domain/audit-chain.ts';
+import { keyedDigest } from '../domain/digests.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { actingNow } from './audit-actor.ts';
 import { AUDIT_COLUMNS as COLUMNS, linkSoon, toFields } from './audit-chainer.ts';
@@ -21,11 +22,17 @@ export type AuditDraft = {
   entityId?: string | null;
   subject?: { type: string; id: string } | null;
   details?: AuditFields['details'];
+  /**
+   * Values named by their digest under the entity's key (`<name>Hmac` in details): low-entropy ones a
+   * plain hash would give away to a guess (an externalId, a hold's reason, a person's data). Only
+   * with an entityId.
+   */
+  keyed?: Record<string, unknown>;
   /** `ok` (the default) or a refusal's code. */
   outcome?: string;
 };
 
-type Pending = Omit<AuditFields, 'seq' | 'prevHash'>;
+type Pending = Omit<AuditFields, 'seq' | 'prevHash'> & { keyed?: Record<string, unknown> };
 
 const pending = new WeakMap<Tx, Pending[]>();
 
@@ -33,6 +40,7 @@ const pending = new WeakMap<Tx, Pending[]>();
 export function recordAudit(q: Queryable, draft: AuditDraft): void {
   if (!isTx(q)) throw new Error(`audit entry ${draft.action} outside a transaction: write it in the transaction of its change`);
   if (!isAuditAction(draft.action)) throw new Error(`unknown audit action ${String(draft.action)}`);
+  if (draft.keyed && !draft.entityId) throw new Error(`audit entry ${draft.action}: keyed digests need the entity whose key they are under`);
   const { actor, requestId } = actingNow();
   const entry: Pending = {
     businessId: draft.businessId,
@@ -46,7 +54,8 @@ export function recordAudit(q: Queryable, draft: AuditDraft): void {
     entityId: draft.entityId ?? null,
     subjectType: draft.subject?.type ?? null,
     subjectId: draft.subject?.id ?? null,
-    details: boundedDetails(draft.details ?? {}),
+    details: draft.details ?? {},
+    ...(draft.keyed ? { keyed: draft.keyed } : {}),
     outcome: draft.outcome ?? 'ok',
   };
   let list = pending.get(q);
@@ -66,8 +75,30 @@ export async function recordAuditAlone(db: { tx<T>(fn: (q: Tx) => Promise<T>): P
 /** Entries per INSERT: 13 parameters each, well within PostgreSQL's 65,535 parameters to a statement. */
 const WRITE_CHUNK = 2000;
 
-/** The transaction's entries, in the order recorded (their `written` serial keeps it), to wait for their link. */
-async function writeUnlinked(q: Queryable, entries: Pending[]): Promise<void> {
+/** Each entity's digest key, made the first time one is needed (in the transaction that needs it). */
+async function digestKeys(q: Queryable, entityIds: readonly string[]): Promise<Map<string, Buffer>> {
+  if (entityIds.length === 0) return new Map();
+  await q.query('INSERT INTO entity_digest_keys (entity_id, key) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (entity_id) DO NOTHING', [
+    entityIds,
+    entityIds.map(() => randomBytes(32)),
+  ]);
+  const rows = await q.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
+    entityIds,
+  ]);
+  return new Map(rows.map((r) => [String(r.entity_id), r.key]));
+}
+
+/**
+ * The transaction's entries, in the order recorded (their `written` serial keeps it), to wait for
+ * their link: keyed values digested under their entity's key, details capped.
+ */
+async function writeUnlinked(q: Queryable, pendingEntries: Pending[]): Promise<void> {
+  const keys = await digestKeys(q, [...new Set(pendingEntries.flatMap((e) => (e.keyed ? [e.entityId!] : [])))]);
+  const entries = pendingEntries.map(({ keyed, ...e }) => {
+    const details = { ...e.details };
+    for (const [name, value] of Object.entries(keyed ?? {})) details[`${name}Hmac`] = keyedDigest(keys.get(e.entityId!)!, value);
+    return { ...e, details: boundedDetails(details) };
+  });
   for (let from = 0; from < entries.length; from += WRITE_CHUNK) {
     const values: unknown[] = [];
     const rows = entries.slice(from, from + WRITE_CHUNK).map((e) => {

@@ -4,7 +4,6 @@ import { features } from '../domain/feature-catalog.ts';
 import type { CreateEntityInput, Entity, EntityListItem } from '../domain/entity.ts';
 import { isUuid } from '../domain/ids.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
-import { canonicalSha256, sha256Hex } from '../domain/digests.ts';
 import { iso, isTx, isUniqueViolation, type Db, type Queryable, type Row, type Tx } from './db.ts';
 import { discardBytes, fileKeysOf } from './files.ts';
 import { sealIfKept } from './retention.ts';
@@ -55,14 +54,15 @@ const toListItem = (r: Row): EntityListItem => ({
 /** A declared member, as stored (the use case has checked it is an INDIVIDUAL of the business). */
 export type MemberRow = { entityId: string; role: string; ownershipPercent?: number | undefined };
 
-/** entity.created: the entity's type and the SHA-256 of its externalId (the client's reference, never in clear). */
+/** entity.created: the entity's type and its externalId (the client's reference) by its keyed digest, never in clear. */
 export function recordEntityCreated(q: Tx, businessId: string, entityId: string, externalId: string, type: string): void {
   recordAudit(q, {
     businessId,
     action: 'entity.created',
     entityId,
     subject: { type: 'entity', id: entityId },
-    details: { externalIdSha256: sha256Hex(externalId), type },
+    details: { type },
+    keyed: { externalId },
   });
 }
 
@@ -97,7 +97,8 @@ async function insertRequirement(q: Tx, r: SubmittedValue): Promise<void> {
     action: 'requirement.submitted',
     entityId: r.entityId,
     subject: { type: 'requirement', id },
-    details: { slug: r.slug, valueSha256: canonicalSha256(r.value) },
+    details: { slug: r.slug },
+    keyed: { value: r.value },
   });
 }
 

@@ -49,6 +49,9 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
     const entries = new Map<number, AuditEntry>();
     for (const id of [entityId, ...ownerIds]) for (const x of await auditOfEntity(q, businessId, id)) entries.set(x.seq, x);
     const head = await chainHead(q, businessId);
+    const keys = await q.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
+      [entityId, ...ownerIds],
+    ]);
     const profile: Row | undefined = profiles[0];
     return {
       entity: {
@@ -134,6 +137,7 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
         retiredAt: isoOrNull(r.retired_at),
         storageKey: String(r.storage_key),
       })),
+      digestKeys: keys.map((k) => ({ entityId: String(k.entity_id), key: k.key.toString('hex') })),
       audit: { chainHead: head, entries: [...entries.values()].sort((a, b) => a.seq - b.seq) },
     };
   });

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { KYB_DOCUMENT_SLUGS, KYB_PROFILE_SLUG, OWNER_DOCUMENT_SLUG, type KybStatus } from '../domain/kyb.ts';
 import type { LiveFile } from '../domain/kyb-manifest.ts';
 import type { Decision } from '../domain/reliance.ts';
-import { canonicalSha256 } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable } from './db.ts';
 import { lockEntity, recordEntityCreated, recordMemberChange } from './entities.ts';
@@ -94,7 +93,8 @@ export async function saveProfile(
       action: 'kyb.profile_saved',
       entityId: p.entityId,
       subject: { type: 'kyb_profile', id: p.entityId },
-      details: { mode: p.mode, profileSha256: canonicalSha256(business), owners: p.owners ? p.owners.length : null },
+      details: { mode: p.mode, owners: p.owners ? p.owners.length : null },
+      keyed: { profile: business },
     });
     await q.query(
       "UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE entity_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED'",

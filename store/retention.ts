@@ -3,7 +3,6 @@
 // evidence, which read) that looks at entity_records, the table under the `entities` view: a sealed
 // entity is in the table and not in the view (store/migrations/016_retention.sql).
 import { randomUUID } from 'node:crypto';
-import { sha256Hex } from '../domain/digests.ts';
 import { holdBinds, purgeAfter, retentionStep, type Hold, type RetentionPolicy } from '../domain/retention.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Tx } from './db.ts';
@@ -134,7 +133,8 @@ export async function addHold(db: Db, h: { entityId: string; reason: string; unt
       action: 'hold.added',
       entityId: h.entityId,
       subject: { type: 'legal_hold', id },
-      details: { reasonSha256: sha256Hex(h.reason), until: h.until?.toISOString() ?? null },
+      details: { until: h.until?.toISOString() ?? null },
+      keyed: { reason: h.reason },
     });
     return toHoldView(row!);
   });

@@ -5,7 +5,6 @@
 // happen one at a time across API processes and activities.
 import { randomUUID } from 'node:crypto';
 import { CANONICAL_KYC_SLUG, ID_DOCUMENT_SLUG, UKYC_FILE_SLUGS } from '../domain/universal-kyc.ts';
-import { sha256Hex } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
 import type { Db, Queryable, Tx } from './db.ts';
 import { lockEntity } from './entities.ts';
@@ -70,7 +69,8 @@ export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<Su
     action: 'ukyc.submitted',
     entityId: s.entityId,
     subject: { type: 'submission', id: open.submissionId },
-    details: { submissionId: open.submissionId, opened, payloadSha256: sha256Hex(s.value) },
+    details: { submissionId: open.submissionId, opened },
+    keyed: { payload: s.value },
   });
   const idDocuments = Number(docs!.id_documents);
   const { createdAt, ...submission } = open;

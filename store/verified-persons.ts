@@ -3,7 +3,6 @@
 // the person it rests on. Written when an applicant's data is read, before the decision, so a retried
 // step finds it; personal data stays here, never in workflow histories. It belongs to the entity:
 // deleting the entity deletes it (foreign key, cascade).
-import { canonicalSha256 } from '../domain/digests.ts';
 import type { VerifiedPerson } from '../domain/verified-person.ts';
 import { recordAudit } from './audit-log.ts';
 import { isForeignKeyViolation, type Queryable } from './db.ts';
@@ -32,7 +31,8 @@ export async function keepPersonData(q: Writer, entityId: string, provider: stri
         action: 'person_data.kept',
         entityId,
         subject: { type: 'person_data', id: String(kept.id) },
-        details: { provider, applicantId, dataSha256: canonicalSha256(person) },
+        details: { provider, applicantId },
+        keyed: { data: person },
       });
       return true;
     });

@@ -16,6 +16,7 @@ import {
   bundledFilePath,
   checkAudit,
   checkDecisions,
+  checkDigests,
   checkFiles,
   checkSignature,
   EVIDENCE_FORMAT,
@@ -189,7 +190,7 @@ async function verifyBundle(dir: string, config: Config) {
   const keyId = typeof bundle?.signedWith?.keyId === 'string' ? bundle.signedWith.keyId : undefined;
   const ring = await loadKeyRing(config, 'evidence', { generateMissing: false });
   failures.push(...checkSignature(bytes, signature, ring, { keyId, exportedAt: bundle?.exportedAt }));
-  let counts = { files: 0, auditEntries: 0, decisionsTiedToAudit: 0 };
+  let counts = { files: 0, auditEntries: 0, decisionsTiedToAudit: 0, digestsChecked: 0 };
   if (bundle) {
     try {
       const observed = new Map<string, { sha256: string; size: number } | null>();
@@ -204,7 +205,9 @@ async function verifyBundle(dir: string, config: Config) {
       failures.push(...checkAudit(bundle.audit ?? { chainHead: null, entries: [] }, String(bundle.entity?.businessId)));
       const decisions = checkDecisions(bundle as EvidenceBundle);
       failures.push(...decisions.failures);
-      counts = { files: observed.size, auditEntries: bundle.audit?.entries.length ?? 0, decisionsTiedToAudit: decisions.tied };
+      const digests = checkDigests(bundle as EvidenceBundle);
+      failures.push(...digests.failures);
+      counts = { files: observed.size, auditEntries: bundle.audit?.entries.length ?? 0, decisionsTiedToAudit: decisions.tied, digestsChecked: digests.checked };
     } catch (err) {
       failures.push({ part: 'bundle', detail: `its content is not shaped as a bundle (${err instanceof Error ? err.message : String(err)})` });
     }

@@ -15,7 +15,7 @@ import { batchWorkflowId } from '../../contract/batch-import.ts';
 import { personVerificationWorkflowId } from '../../contract/person-verification.ts';
 import { universalKybWorkflowId } from '../../contract/universal-kyb.ts';
 import { universalKycWorkflowId } from '../../contract/universal-kyc.ts';
-import { canonicalSha256, DECISION_RULES, storedDecision } from '../../domain/digests.ts';
+import { canonicalSha256, DECISION_RULES, keyedDigest, storedDecision } from '../../domain/digests.ts';
 import type { Decision } from '../../domain/reliance.ts';
 import { linkNow } from '../../store/audit-chainer.ts';
 import { recordAudit } from '../../store/audit-log.ts';
@@ -125,6 +125,12 @@ describe('audit log entries of every change and read', () => {
     assert.equal(res.status, 201, res.text);
     return { id: res.body.id as string, externalId, requestId: res.headers.get('x-request-id') };
   };
+  /** A value's digest under the entity's key, as the audit log names it. */
+  const hmacOf = async (entityId: string, value: unknown) => {
+    const [row] = await stack.db.query<{ key: Buffer }>('SELECT key FROM entity_digest_keys WHERE entity_id = $1', [entityId]);
+    assert.ok(row, `a digest key of ${entityId}`);
+    return keyedDigest(row.key, value);
+  };
   const kycAccountOf = async (entityId: string) =>
     (
       await stack.db.query<{
@@ -214,11 +220,15 @@ describe('audit log entries of every change and read', () => {
     assert.equal((await entries(businessId, 'subscription.deleted')).length, 1);
   });
 
-  it('entities: created (externalId by its SHA-256), requirements submitted (values by theirs), members declared', async () => {
+  it('entities: created (externalId by its keyed digest), requirements submitted (values by theirs), members declared', async () => {
     const person = await entity('INDIVIDUAL');
     const e = await one('entity.created', (x) => x.entityId === person.id);
     byRequest(e, person.requestId);
-    assert.deepEqual([e.subjectType, e.subjectId, e.details], ['entity', person.id, { externalIdSha256: sha256(person.externalId), type: 'INDIVIDUAL' }]);
+    assert.deepEqual(
+      [e.subjectType, e.subjectId, e.details],
+      ['entity', person.id, { externalIdHmac: await hmacOf(person.id, person.externalId), type: 'INDIVIDUAL' }],
+    );
+    assert.notEqual(e.details.externalIdHmac, sha256(person.externalId), 'not the plain hash a guess would match');
     const requirements = [
       { requirementSlug: 'kyb-legal-name', value: `Firm of ${FIRST}` },
       { requirementSlug: 'kyb-ubo-declaration', value: { members: [{ entityId: person.id, role: 'UBO', ownershipPercent: 60 }] } },
@@ -226,8 +236,8 @@ describe('audit log entries of every change and read', () => {
     const firm = await entity('BUSINESS', ext('firm'), requirements);
     const submitted = await awaitEntries('requirement.submitted', (x) => x.entityId === firm.id, 2);
     assert.deepEqual(
-      submitted.map((x) => [x.details.slug, x.details.valueSha256, x.subjectType]).sort(),
-      requirements.map((r) => [r.requirementSlug, canonicalSha256(r.value), 'requirement']).sort(),
+      submitted.map((x) => [x.details.slug, x.details.valueHmac, x.subjectType]).sort(),
+      (await Promise.all(requirements.map(async (r) => [r.requirementSlug, await hmacOf(firm.id, r.value), 'requirement']))).sort(),
     );
     for (const x of submitted) byRequest(x, firm.requestId);
     const member = await one('member.declared', (x) => x.entityId === firm.id);
@@ -246,7 +256,8 @@ describe('audit log entries of every change and read', () => {
       ['0702000200', 'operation', 'createEntity', { status: 409, parameter: 'externalId' }],
     );
     // the insert failed, its transaction rolled back: entity.created once, for the first
-    const created = (await entries(businessId, 'entity.created')).filter((x) => x.details.externalIdSha256 === sha256(first.externalId));
+    const digest = await hmacOf(first.id, first.externalId);
+    const created = (await entries(businessId, 'entity.created')).filter((x) => x.details.externalIdHmac === digest);
     assert.equal(created.length, 1);
   });
 
@@ -305,7 +316,10 @@ describe('audit log entries of every change and read', () => {
       submissionId = submitted.body.submissionId;
       const s = await one('ukyc.submitted', (x) => x.entityId === person.id);
       byRequest(s, submitted.headers.get('x-request-id'));
-      assert.deepEqual([s.subjectType, s.subjectId, s.details], ['submission', submissionId, { submissionId, opened: true, payloadSha256: sha256(data) }]);
+      assert.deepEqual(
+        [s.subjectType, s.subjectId, s.details],
+        ['submission', submissionId, { submissionId, opened: true, payloadHmac: await hmacOf(person.id, data) }],
+      );
       // the workflow waits for the document (its first look), then looks again at each wake
       const waiting = await one('verification.stage', (x) => x.entityId === person.id);
       byWorkflow(waiting, universalKycWorkflowId(submissionId));
@@ -341,7 +355,7 @@ describe('audit log entries of every change and read', () => {
       assert.match(String(basisSha256), /^[0-9a-f]{64}$/, 'the rules and the data it rested on, digested with its nonce');
       const kept = await one('person_data.kept', (x) => x.entityId === person.id);
       byWorkflow(kept, run);
-      assert.match(String(kept.details.dataSha256), /^[0-9a-f]{64}$/);
+      assert.match(String(kept.details.dataHmac), /^[0-9a-f]{64}$/);
       const enabled = await one('feature.enabled', (x) => x.entityId === person.id);
       byWorkflow(enabled, run);
       assert.equal(enabled.details.slug, 'card-issuance-api-access');
@@ -465,13 +479,13 @@ describe('audit log entries of every change and read', () => {
       const saved = await one('kyb.profile_saved', (x) => x.entityId === firm.id);
       byRequest(saved, created.headers.get('x-request-id'));
       assert.deepEqual([saved.details.mode, saved.details.owners], ['create', 2]);
-      assert.match(String(saved.details.profileSha256), /^[0-9a-f]{64}$/);
+      assert.match(String(saved.details.profileHmac), /^[0-9a-f]{64}$/);
       for (const [id, externalId] of [
         [keptId, keptOwner],
         [leftId, leftOwner],
       ] as const) {
         const c = await one('entity.created', (x) => x.entityId === id);
-        assert.deepEqual(c.details, { externalIdSha256: sha256(externalId), type: 'INDIVIDUAL' });
+        assert.deepEqual(c.details, { externalIdHmac: await hmacOf(id, externalId), type: 'INDIVIDUAL' });
       }
       assert.deepEqual((await awaitEntries('member.declared', (x) => x.entityId === firm.id, 2)).map((x) => x.subjectId).sort(), [keptId, leftId].sort());
       const changed = await stack.request('PATCH', '/ukyb', { key, json: { entityId: firm.id, business: { tradingName: 'Acme' }, ubos: [owner(keptOwner)] } });

@@ -185,6 +185,7 @@ describe('evidence bundles', () => {
     }
     const verified = JSON.parse((await vouch('evidence', 'verify', out)).stdout);
     assert.deepEqual([verified.valid, verified.checked.decisionsTiedToAudit], [true, 2], JSON.stringify(verified.failures));
+    assert.ok(verified.checked.digestsChecked >= 2, 'its externalId and data, by their keyed digests, under the key the bundle carries');
     // the earlier decision can no longer be told otherwise: its labels changed in the bundle fail the check
     const changed = copyOf(out);
     const text = readFileSync(path.join(changed, 'bundle.json'), 'utf8');

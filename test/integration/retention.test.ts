@@ -5,6 +5,7 @@
 // table and no file holds the person's name or document number; only audit entries remain, and
 // the chain is intact.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -132,12 +133,17 @@ describe('retention under a five-year policy', () => {
     assert.ok(!(await stillKept(p.entityId)));
     assert.deepEqual(await found(p.name), [], 'the name, nowhere');
     assert.deepEqual(await found(p.number), [], 'the document number, nowhere');
+    // the digest key went with the record: the log's keyed digests of its externalId and data can no longer be matched to a guess
+    assert.equal((await stack.db.query('SELECT 1 FROM entity_digest_keys WHERE entity_id = $1', [p.entityId])).length, 0);
     await linkAll(stack.db);
     const entries = await auditOfEntity(stack.db, businessId, p.entityId);
     assert.deepEqual(
       entries.filter((e) => e.action.startsWith('entity.')).map((e) => e.action),
       ['entity.created', 'entity.sealed', 'entity.purged'],
     );
+    const created = entries.find((e) => e.action === 'entity.created')!;
+    assert.match(String(created.details.externalIdHmac), /^[0-9a-f]{64}$/);
+    assert.notEqual(created.details.externalIdHmac, createHash('sha256').update(p.externalId).digest('hex'), 'no plain hash to match a guess against');
   });
 
   it('a legal hold keeps the record past its date until released; a hold with an end, until it ends', async () => {

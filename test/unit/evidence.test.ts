@@ -3,13 +3,14 @@
 // the head), the bundled files, and every decision tied to its own decision.recorded entry with its
 // rules and basis — a RED then a GREEN both, a KYB decision with its owners' decisions.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { entryHash, GENESIS_HASH, type AuditEntry } from '../../domain/audit-chain.ts';
-import { basisSha256, canonicalSha256, DECISION_RULES, decisionNonce, decisionSha256, type DecisionBasis } from '../../domain/digests.ts';
+import { basisSha256, canonicalSha256, DECISION_RULES, decisionNonce, decisionSha256, keyedDigest, type DecisionBasis } from '../../domain/digests.ts';
 import {
   checkAudit,
   checkDecisions,
+  checkDigests,
   checkFiles,
   checkSignature,
   evidenceBundle,
@@ -70,6 +71,7 @@ const emptyRecord = (): EvidenceRecord => ({
   members: [],
   decisions: { kyc: [], kyb: [], universalKyc: [], kybSubmissions: [] },
   owners: [],
+  digestKeys: [],
   events: [],
   files: [],
   audit: { chainHead: null, entries: [] },
@@ -284,5 +286,42 @@ describe('evidence bundle checks', () => {
     const otherOwner = { ...bundle, decisions: { ...bundle.decisions, kyb: [{ ...kyb, owners: [{ ...decision.owners[0]!, status: 'REJECTED' }] }] } };
     assert.match(checkDecisions(otherOwner).failures[0]!.detail, /KYB decision .* names another decision/);
     assert.match(checkDecisions({ ...bundle, owners: [] }).failures[0]!.detail, /the owners' decisions it rested on are not in the bundle/);
+  });
+
+  it('checks the keyed digests of the values it holds under the digest keys it carries; another value, or no key, fails', () => {
+    const key = randomBytes(32);
+    const person = { id: randomUUID(), entityId, provider: 'sumsub', applicantId: 'a', person: { firstName: 'Ann' }, keptAt: 't' };
+    const requirement = {
+      id: randomUUID(),
+      slug: 'kyc-first-name',
+      value: 'Ann',
+      status: 'PENDING',
+      submissionId: null,
+      fileId: null,
+      createdAt: 't',
+      updatedAt: 't',
+    };
+    const entries = chain([
+      { action: 'entity.created', details: { type: 'INDIVIDUAL', externalIdHmac: keyedDigest(key, 'x-1') } },
+      {
+        action: 'requirement.submitted',
+        subjectType: 'requirement',
+        subject: requirement.id,
+        details: { slug: 'kyc-first-name', valueHmac: keyedDigest(key, 'Ann') },
+      },
+      { action: 'person_data.kept', subjectType: 'person_data', subject: person.id, details: { dataHmac: keyedDigest(key, person.person) } },
+    ]);
+    const bundle = {
+      ...emptyRecord(),
+      requirements: [requirement],
+      verifiedPersons: [person],
+      digestKeys: [{ entityId, key: key.toString('hex') }],
+      audit: { chainHead: null, entries },
+    };
+    assert.deepEqual(checkDigests(bundle), { failures: [], checked: 3 });
+    assert.notEqual(entries[0]!.details.externalIdHmac, createHash('sha256').update('"x-1"').digest('hex'), 'not the plain hash a guess would match');
+    const renamed = { ...bundle, entity: { ...bundle.entity, externalId: 'x-2' } };
+    assert.match(checkDigests(renamed).failures[0]!.detail, /its externalIdHmac is not that of the externalId in the bundle/);
+    assert.match(checkDigests({ ...bundle, digestKeys: [] }).failures[0]!.detail, /no digest key of entity/);
   });
 });
