@@ -2,7 +2,9 @@
 // words, its usage lines, its options, and who it acts as in the audit log — the admin CLI for
 // administration, an operator for what an operator does about a person's record (trace, evidence,
 // holds). The person at the keyboard is named by --as, else VOUCH_OPERATOR, else the login name.
+import { hostname, userInfo } from 'node:os';
 import type { ParseArgsOptionsConfig } from 'node:util';
+import { clip } from '../domain/audit-bounds.ts';
 import type { Config } from '../runtime/config.ts';
 import { openDatabase } from '../runtime/database.ts';
 import type { Db } from '../store/db.ts';
@@ -41,4 +43,18 @@ export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>
   } finally {
     await database.close();
   }
+}
+
+/**
+ * Who sits at the keyboard as the host knows them: the login name and the host, recorded beside
+ * the name an operator gives (--as), which the CLI cannot check (issue 37).
+ */
+export function operatorSeat(): { login: string; host: string } {
+  let login: string;
+  try {
+    login = userInfo().username;
+  } catch {
+    login = 'unknown';
+  }
+  return { login: clip(login, 64), host: clip(hostname(), 64) };
 }

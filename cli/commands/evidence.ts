@@ -38,7 +38,7 @@ import { loadKeyRing, loadSigningRing } from '../../runtime/signing-keys.ts';
 import { actingNow } from '../../store/audit-actor.ts';
 import { recordAuditAlone } from '../../store/audit-log.ts';
 import { evidenceOf } from '../../store/evidence.ts';
-import { UsageError, type CliCommand } from '../command.ts';
+import { operatorSeat, UsageError, type CliCommand } from '../command.ts';
 import { UUID } from '../../domain/ids.ts';
 
 /** Streams bytes into a new file (mode 600, never over an existing one), hashing them on the way. */
@@ -140,7 +140,7 @@ export const evidenceExport: CliCommand = {
           businessId: record.entity.businessId,
           action: 'evidence.exported',
           entityId: record.entity.id,
-          details: { bundleSha256, keyId: key.keyId, withFiles: bundle.withFiles, files: bundle.files.filter((f) => f.bytes).length },
+          details: { bundleSha256, keyId: key.keyId, withFiles: bundle.withFiles, files: bundle.files.filter((f) => f.bytes).length, ...operatorSeat() },
         });
         if (problems.length > 0) process.exitCode = 1;
         return {

@@ -7,11 +7,12 @@
 import { MAX_RETENTION_YEARS } from '../../domain/retention.ts';
 import type { Config } from '../../runtime/config.ts';
 import { actingNow } from '../../store/audit-actor.ts';
+import { recordAudit } from '../../store/audit-log.ts';
 import type { Db } from '../../store/db.ts';
 import { addHold, listHolds, recordBusiness, releaseHold, sealedRecords, setRetentionPolicy } from '../../store/retention.ts';
 import { connectClient } from '../../temporal/connection.ts';
 import { createStarters } from '../../temporal/starters.ts';
-import { UsageError, withDatabase, type CliCommand } from '../command.ts';
+import { operatorSeat, UsageError, withDatabase, type CliCommand } from '../command.ts';
 import { UUID } from '../../domain/ids.ts';
 
 const uuidOption = (values: Record<string, unknown>, name: string, required: boolean): string | undefined => {
@@ -99,9 +100,16 @@ export const holdList: CliCommand = {
   async run({ values, config }) {
     const entityId = uuidOption(values, 'entity', false);
     const businessId = uuidOption(values, 'business', false);
-    return withDatabase(config, async (db) => ({
-      holds: await listHolds(db, { ...(entityId ? { entityId } : {}), ...(businessId ? { businessId } : {}), all: values.all === true }),
-    }));
+    return withDatabase(config, async (db) => {
+      const holds = await listHolds(db, { ...(entityId ? { entityId } : {}), ...(businessId ? { businessId } : {}), all: values.all === true });
+      // a hold's reason is an operator's text about a person: each one read is in the record before it is printed (issue 37)
+      const details = { command: 'hold list', ...operatorSeat() };
+      await db.tx(async (q) => {
+        for (const h of holds)
+          recordAudit(q, { businessId: h.businessId, action: 'operator.read', entityId: h.entityId, subject: { type: 'legal_hold', id: h.id }, details });
+      });
+      return { holds };
+    });
   },
 };
 

@@ -18,7 +18,7 @@ import { buildHistory } from '../../domain/entity-history.ts';
 import type { Config } from '../../runtime/config.ts';
 import { openDatabase } from '../../runtime/database.ts';
 import { linkAll } from '../../store/audit-chainer.ts';
-import { auditOfEntity } from '../../store/audit-log.ts';
+import { auditOfEntity, recordAudit } from '../../store/audit-log.ts';
 import type { Queryable } from '../../store/db.ts';
 import { historyFacts } from '../../store/entity-history.ts';
 import { listHolds } from '../../store/retention.ts';
@@ -26,7 +26,7 @@ import { readRecord } from '../../store/record-reader.ts';
 import { batchTrace, decisionsOf, entityRecord, entityRecordsByExternalId, pendingOf, runSubjects, type EntityRecord } from '../../store/trace.ts';
 import { connectClient } from '../../temporal/connection.ts';
 import { createRuns, runLink, type RunDescription } from '../../temporal/runs.ts';
-import { CliText, UsageError, type CliCommand } from '../command.ts';
+import { CliText, operatorSeat, UsageError, type CliCommand } from '../command.ts';
 import { UUID } from '../../domain/ids.ts';
 import { traceText } from './trace-text.ts';
 
@@ -243,6 +243,16 @@ export const trace: CliCommand = {
         const entities: Awaited<ReturnType<typeof entityFacts>>[] = [];
         for (const e of byId ? [byId] : byExternalId) entities.push(await entityFacts(q, e));
         return { found: byId ? ('entity id' as const) : ('externalId' as const), entities };
+      });
+      // the read is in the record before anything of it is printed (issue 37): one entry per entity or batch traced
+      const seat = operatorSeat();
+      const details = { command: 'trace', ...seat };
+      await db.tx(async (q) => {
+        if (read.found === 'batch id')
+          recordAudit(q, { businessId: read.batch.batch.businessId, action: 'operator.read', subject: { type: 'batch', id: read.batch.batch.id }, details });
+        else
+          for (const { e } of read.entities)
+            recordAudit(q, { businessId: e.businessId, action: 'operator.read', entityId: e.id, subject: { type: 'entity', id: e.id }, details });
       });
       const temporal = await temporalRuns(config);
       try {

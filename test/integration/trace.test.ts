@@ -11,6 +11,8 @@ import { csvOf, donorAt, upload, waitForBatch } from '../helpers/imports.ts';
 import { root } from '../helpers/processes.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
+import { hostname, userInfo } from 'node:os';
+import { linkAll } from '../../store/audit-chainer.ts';
 
 const UI = 'http://temporal-ui.example:8080';
 
@@ -178,6 +180,39 @@ describe('vouch trace', () => {
     );
     // by externalId too: the sealed record is still found, beside the live one
     assert.equal((await traced(externalId)).entities.length, 2);
+  });
+
+  it("records each read in the entity's record before printing it: the operator named, the host's login beside", async () => {
+    const count = async () => {
+      await linkAll(stack.db);
+      return (
+        await stack.db.query<{ actor_type: string; actor_id: string; details: string }>(
+          "SELECT actor_type, actor_id, details FROM audit_log WHERE business_id = $1 AND entity_id = $2 AND action = 'operator.read' ORDER BY seq",
+          [businessId, entityId],
+        )
+      ).map((r) => ({ ...r, details: JSON.parse(r.details) }));
+    };
+    const before = (await count()).length;
+    await traced(entityId);
+    const reads = await count();
+    assert.equal(reads.length, before + 1);
+    const last = reads.at(-1)!;
+    assert.deepEqual([last.actor_type, last.actor_id, last.details.command], ['operator', 'trace-test', 'trace']);
+    assert.equal(last.details.login, userInfo().username);
+    assert.equal(last.details.host, hostname());
+    // an entity of another business traced with it leaves its read in that business's record only
+    await traced(externalId);
+    assert.equal((await count()).length, before + 2);
+    // the holds' reasons an operator lists are reads of each entity's record too
+    const held = await vouch('hold', 'list', '--entity', otherEntityId);
+    assert.equal(held.code, 0, held.stderr);
+    await linkAll(stack.db);
+    const holdReads = await stack.db.query<{ details: string }>(
+      "SELECT details FROM audit_log WHERE business_id = $1 AND entity_id = $2 AND action = 'operator.read' AND subject_type = 'legal_hold'",
+      [otherBusinessId, otherEntityId],
+    );
+    assert.equal(holdReads.length, JSON.parse(held.stdout).holds.length);
+    assert.ok(holdReads.length >= 1);
   });
 
   it('fails with exit code 2 and says so when nothing has the id', async () => {
