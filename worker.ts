@@ -169,12 +169,20 @@ if (import.meta.main) {
     onShutdown(() => connection.close());
     const client = await connectClient(config);
     onShutdown(() => client.connection.close());
-    const { ensureHousekeepingSchedule } = await import('./temporal/housekeeping-schedule.ts');
-    await ensureHousekeepingSchedule(client, config);
+    const { ensureSchedules } = await import('./temporal/schedules.ts');
+    await ensureSchedules(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
     const { loadSigningRing } = await import('./runtime/signing-keys.ts');
     const webhookKeys = { signature: await loadSigningRing(config, 'webhook'), standard: await loadSigningRing(config, 'standard-webhook') };
-    const workers = await createWorkers(config, connection, { db: database.db, log, provider: createProvider(config), temporal: client, webhookKeys });
+    const checkpointKeys = await loadSigningRing(config, 'audit-checkpoint');
+    const workers = await createWorkers(config, connection, {
+      db: database.db,
+      log,
+      provider: createProvider(config),
+      temporal: client,
+      webhookKeys,
+      checkpointKeys,
+    });
     onShutdown(() => workers.shutdown());
     workers.run().catch(fatal);
     if (config.metrics.workerPort > 0) {

@@ -5,6 +5,8 @@ import type { ProviderPace } from '../domain/provider-pace.ts';
 import type { IdentityProvider } from '../provider/types.ts';
 import type { FileStore } from '../files/store.ts';
 import type { Db } from '../store/db.ts';
+import type { SigningKey } from '../domain/webhook-signature.ts';
+import { createAuditCheckpointActivities } from './audit-checkpoints.ts';
 import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createKybActivities, createPersonDecidedHook, type OwnerDecidedWaker } from './kyb.ts';
@@ -47,8 +49,10 @@ export type ActivityDeps = {
   /** Idempotent workflow starts (temporal/starters.ts): activities never name workflow code themselves. */
   start: ReconcileDeps['start'] & RetentionDeps['start'] & { kybOwnerDecided: OwnerDecidedWaker; ukycPartReceived: RequirementBatchDeps['ukycPartReceived'] };
   webhookKeys: WebhookKeys;
-  /** The file store (housekeeping removes the bytes no row names). */
+  /** The file store (housekeeping removes the bytes no row names; audit checkpoints are kept in it). */
   files: FileStore;
+  /** The ring that signs the audit chain's checkpoints (a key the database never holds). */
+  checkpointKeys: readonly SigningKey[];
 };
 
 /** Activities of the general task queue (database work, housekeeping, the reconciler). */
@@ -71,6 +75,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createKybActivities(deps),
     ...createRetentionActivities(deps),
+    ...createAuditCheckpointActivities(deps),
     failShare: createShareActivities({ ...deps, defaultLevel: deps.settings.defaultLevel }).failShare,
   };
 }

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { COMMANDS } from './commands/index.ts';
 import { CliText, UsageError } from './command.ts';
 import { actAs } from '../store/audit-actor.ts';
+import { checkpointPublicKeyOf } from '../domain/audit-checkpoint.ts';
 import { evidencePublicKeyOf } from '../domain/evidence.ts';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
@@ -28,9 +29,11 @@ const usage = `usage:
   vouch standard-webhook-keys generate                  the same for the Standard Webhooks (webhook-signature) ring (STANDARD_WEBHOOK_KEYS_FILE)
   vouch signed-payload-keys generate                    the same for the signed-payload ring (SIGNED_PAYLOAD_KEYS_FILE)
   vouch evidence-keys generate                          the same for the evidence ring (EVIDENCE_SIGNING_KEYS_FILE): publish these keys
+  vouch audit-checkpoint-keys generate                  the same for the audit checkpoints' ring (AUDIT_CHECKPOINT_KEYS_FILE)
   vouch webhook-keys rotate                             add the ring's next generation (valid from 30 days before the last key
                                                         ends, for 13 months); prints it. Also standard-webhook-keys rotate and
-                                                        signed-payload-keys rotate, evidence-keys rotate. Restart the API and workers afterwards.
+                                                        signed-payload-keys rotate, evidence-keys rotate, audit-checkpoint-keys rotate.
+                                                        Restart the API and workers afterwards.
                                                         A ring whose next generation is already there is left as it is (--force)
   vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
   vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
@@ -44,6 +47,7 @@ const ROTATE: Record<string, { kind: RingKind; publish: (k: SigningKey) => unkno
   'standard-webhook-keys rotate': { kind: 'standard-webhook', publish: standardWebhookPublicKeyOf },
   'signed-payload-keys rotate': { kind: 'signed-payload', publish: payloadPublicKeyOf },
   'evidence-keys rotate': { kind: 'evidence', publish: evidencePublicKeyOf },
+  'audit-checkpoint-keys rotate': { kind: 'audit-checkpoint', publish: checkpointPublicKeyOf },
 };
 
 import { UUID } from '../domain/ids.ts';
@@ -104,6 +108,10 @@ async function administer(
   if (command === 'evidence-keys generate') {
     const ring = await loadKeyRing(config, 'evidence', { generateMissing: true, ignoreVariable: true });
     return { file: keyRingFile(config, 'evidence'), keys: ring.map(evidencePublicKeyOf) };
+  }
+  if (command === 'audit-checkpoint-keys generate') {
+    const ring = await loadKeyRing(config, 'audit-checkpoint', { generateMissing: true, ignoreVariable: true });
+    return { file: keyRingFile(config, 'audit-checkpoint'), keys: ring.map(checkpointPublicKeyOf) };
   }
   const rotated = ROTATE[command];
   if (rotated) {

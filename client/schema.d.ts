@@ -944,6 +944,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-log/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Signed checkpoints of your audit log's chain, oldest first
+         * @description Every hour (by default) the head of your chain, if it moved, is signed with a key the database does not hold and stored outside it. Keep them: each later page of GET /audit-log must still contain the entry a checkpoint names, with its hash, so no one — not even with the service’s own database credentials — rewrote the log before it unseen. Verify the signature with GET /audit-log/checkpoint-keys.
+         */
+        get: operations["readAuditCheckpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-log/checkpoint-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public keys that verify audit checkpoints, with their validity windows
+         * @description Beside GET /webhook-keys and GET /signed-payload-keys. A checkpoint is valid when the key its keyId names signed it while valid.
+         */
+        get: operations["auditCheckpointKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/entity/{entityId}/history": {
         parameters: {
             query?: never;
@@ -7104,7 +7144,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 entityId?: string;
-                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
+                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "operator.read" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                 from?: string & (unknown & unknown);
                 to?: string & (unknown & unknown);
             };
@@ -7139,7 +7179,7 @@ export interface operations {
                             };
                             requestId: string | null;
                             /** @enum {string} */
-                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
+                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "operator.read" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                             /**
                              * Format: uuid
                              * @description The entity the entry concerns; absent when it concerns none (a subscription, a key).
@@ -7181,6 +7221,163 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readAuditCheckpoints: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header: {
+                "Accept-Version": "v1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of checkpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @constant */
+                            format: "vouch-audit-checkpoint/1";
+                            /** Format: uuid */
+                            businessId: string;
+                            /** @description The head it attests: the seq of the last entry of your chain when it was signed. */
+                            seq: number;
+                            /** @description That entry's hash. */
+                            hash: string;
+                            /** @description When it was signed (ISO 8601, as signed). */
+                            at: string;
+                            /** @description The key of GET /audit-log/checkpoint-keys that signed it. */
+                            keyId: string;
+                            /** @description Ed25519 over the RFC 8785 JSON of the other fields, Base64. */
+                            signature: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            limit: number;
+                            totalItems: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0000000400` The Accept-Version header is required on this list endpoint; send Accept-Version: v1.0.
+             *
+             *     `0000000410` The Accept-Version header names a version this service does not serve; send Accept-Version: v1.0.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auditCheckpointKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkpoint key ring of this environment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        algorithm: "Ed25519";
+                        signedContent: string;
+                        keys: {
+                            keyId: string;
+                            /** @constant */
+                            algorithm: "Ed25519";
+                            publicKeyPem: string;
+                            validFrom: string;
+                            validUntil: string;
+                        }[];
+                    };
                 };
             };
             /**

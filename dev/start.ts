@@ -9,7 +9,7 @@ import { createBusiness, findBusiness } from '../store/businesses.ts';
 import type { Db } from '../store/db.ts';
 import { startDevProviderSim, type DevSimCredentials } from '../provider-sim/dev.ts';
 import { createWorkers } from '../worker.ts';
-import { ensureHousekeepingSchedule } from '../temporal/housekeeping-schedule.ts';
+import { ensureSchedules } from '../temporal/schedules.ts';
 import type { Config } from '../runtime/config.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createProvider } from '../runtime/provider.ts';
@@ -86,7 +86,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   onShutdown(() => client.connection.close());
   const connection = await connectWorker(config, log);
   onShutdown(() => connection.close());
-  await ensureHousekeepingSchedule(client, config);
+  await ensureSchedules(client, config);
   const keys = await loadKeyRings(config);
   const workers = await createWorkers(config, connection, {
     db: database.db,
@@ -94,6 +94,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     provider: createProvider(config),
     temporal: client,
     webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks },
+    checkpointKeys: keys.auditCheckpoints,
   });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);

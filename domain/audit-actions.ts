@@ -19,7 +19,8 @@ export const AUDIT_ACTIONS = {
   'file.submitted': 'A file was stored for an entity (details: its slug, document type and SHA-256).',
   'file.retired': 'A file was replaced by a newer one of the same kind, or discarded with its submission.',
   'person_data.kept':
-    "A new version of a verified person's data was kept (subject: the version; details: provider, applicant, dataHmac: the data under the entity's digest key).",
+    "A new version of a verified person's data was kept (subject: the version; details: provider, applicant, " +
+    "dataHmac: the data under the entity's digest key).",
   'verification.stage': 'A verification moved to a stage (details: path, verification id, stage); never its outcome.',
   'decision.recorded':
     'A decision was appended to the record (subject: the decision; details: path, its provenance — batch and row, sync request, SDK review, ' +

@@ -67,3 +67,14 @@ export function checkpointProblem(
 
 /** A checkpoint as the chain checker holds the chain against it. */
 export const attestedBy = (c: Checkpoint): HeadAttested => ({ id: checkpointKey(c), seq: c.seq, hash: c.hash, at: c.at });
+
+/** A public key of the checkpoint ring, as published (GET /audit-log/checkpoint-keys; SPKI PEM, what openssl reads). */
+export function checkpointPublicKeyOf(key: Pick<SigningKey, 'keyId' | 'privateKeyPem' | 'validFrom' | 'validUntil'>) {
+  return {
+    keyId: key.keyId,
+    algorithm: 'Ed25519' as const,
+    publicKeyPem: createPublicKey(key.privateKeyPem).export({ type: 'spki', format: 'pem' }).toString(),
+    validFrom: key.validFrom,
+    validUntil: key.validUntil,
+  };
+}

@@ -44,3 +44,26 @@ export const auditEntrySchema = z.object({
 
 export const auditLogPageSchema = z.object({ items: z.array(auditEntrySchema), meta: pageMetaSchema() });
 export type AuditLogPage = z.input<typeof auditLogPageSchema>;
+
+/** GET /audit-log/checkpoints: paging only. */
+export const checkpointsQuery = paginationQuery.strict();
+
+export const checkpointSchema = z.object({
+  format: z.literal('vouch-audit-checkpoint/1'),
+  businessId: z.uuid(),
+  seq: z.number().int().meta({ description: 'The head it attests: the seq of the last entry of your chain when it was signed.' }),
+  hash: z.string().meta({ description: "That entry's hash." }),
+  at: z.string().meta({ description: 'When it was signed (ISO 8601, as signed).' }),
+  keyId: z.string().meta({ description: 'The key of GET /audit-log/checkpoint-keys that signed it.' }),
+  signature: z.string().meta({ description: 'Ed25519 over the RFC 8785 JSON of the other fields, Base64.' }),
+});
+
+export const checkpointsPageSchema = z.object({ items: z.array(checkpointSchema), meta: pageMetaSchema() });
+export type CheckpointsPage = z.input<typeof checkpointsPageSchema>;
+
+export const checkpointKeysSchema = z.object({
+  algorithm: z.literal('Ed25519'),
+  signedContent: z.string(),
+  keys: z.array(z.object({ keyId: z.string(), algorithm: z.literal('Ed25519'), publicKeyPem: z.string(), validFrom: z.string(), validUntil: z.string() })),
+});
+export type CheckpointKeys = z.input<typeof checkpointKeysSchema>;

@@ -3,13 +3,17 @@
 // two are on different file systems, to a temporary name then renamed), so a reader never sees half
 // of one. Directories are 0700 and files 0600: only this service reads them.
 import { randomUUID } from 'node:crypto';
-import { chmod, copyFile, mkdir, open, rename, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isFileKey, type FileStore } from './store.ts';
+import { isDocumentKey, isDocumentPrefix, isFileKey, type FileStore } from './store.ts';
 
 export function localDirectoryStore(dir: string): FileStore {
   const where = (key: string) => {
     if (!isFileKey(key)) throw new Error(`not a file key: ${key}`);
+    return path.join(dir, ...key.split('/'));
+  };
+  const document = (key: string) => {
+    if (!isDocumentKey(key)) throw new Error(`not a document key: ${key}`);
     return path.join(dir, ...key.split('/'));
   };
   return {
@@ -49,6 +53,28 @@ export function localDirectoryStore(dir: string): FileStore {
     },
     async delete(key) {
       await rm(where(key), { force: true });
+    },
+    async writeDocument(key, bytes) {
+      const target = document(key);
+      await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+      await writeFile(target, bytes, { flag: 'wx', mode: 0o400 }); // written once: never over another, read-only after
+    },
+    async readDocument(key) {
+      return readFile(document(key)).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      });
+    },
+    async listDocuments(prefix) {
+      if (!isDocumentPrefix(prefix)) throw new Error(`not a document prefix: ${prefix}`);
+      const names = await readdir(path.join(dir, ...prefix.split('/'))).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return [] as string[];
+        throw err;
+      });
+      return names
+        .map((n) => `${prefix}${n}`)
+        .filter(isDocumentKey)
+        .sort();
     },
   };
 }

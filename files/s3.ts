@@ -5,9 +5,9 @@
 // chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, or the instance's role).
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { attachmentDisposition, type FileStore } from './store.ts';
+import { attachmentDisposition, isDocumentKey, isDocumentPrefix, type FileStore } from './store.ts';
 
 export type S3Settings = {
   bucket: string;
@@ -18,6 +18,8 @@ export type S3Settings = {
   forcePathStyle: boolean;
   /** Prepended to every key (for a bucket shared with other data). */
   prefix: string;
+  /** Documents (audit checkpoints) are written under Object Lock in COMPLIANCE mode for this many days (0: no lock; the bucket must have Object Lock on). */
+  objectLockDays: number;
 };
 
 export function s3Store(s: S3Settings): FileStore {
@@ -44,6 +46,44 @@ export function s3Store(s: S3Settings): FileStore {
     },
     async delete(key) {
       await client.send(new DeleteObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
+    },
+    async writeDocument(key, bytes) {
+      if (!isDocumentKey(key)) throw new Error(`not a document key: ${key}`);
+      const lock =
+        s.objectLockDays > 0 ? { ObjectLockMode: 'COMPLIANCE' as const, ObjectLockRetainUntilDate: new Date(Date.now() + s.objectLockDays * 86_400_000) } : {};
+      // IfNoneMatch: written once, never over another document of the key
+      await client.send(
+        new PutObjectCommand({
+          Bucket: s.bucket,
+          Key: Key(key),
+          Body: bytes,
+          ContentType: 'application/json',
+          IfNoneMatch: '*',
+          ...lock,
+          ...(s.objectLockDays > 0 ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
+        }),
+      );
+    },
+    async readDocument(key) {
+      if (!isDocumentKey(key)) throw new Error(`not a document key: ${key}`);
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
+        return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : null;
+      } catch (err) {
+        if (err instanceof NoSuchKey) return null;
+        throw err;
+      }
+    },
+    async listDocuments(prefix) {
+      if (!isDocumentPrefix(prefix)) throw new Error(`not a document prefix: ${prefix}`);
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket: s.bucket, Prefix: Key(prefix), ContinuationToken: token }));
+        for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key.slice(s.prefix.length));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return keys.filter(isDocumentKey).sort();
     },
     async directUrl(key, options) {
       const command = new GetObjectCommand({

@@ -23,7 +23,21 @@ export interface FileStore {
    * redirects to (the bytes never pass through the API). Absent: the API streams the bytes.
    */
   directUrl?(key: string, options: DownloadOptions): Promise<string>;
+  /**
+   * A small document the service keeps beside the files — a signed checkpoint of the audit chain
+   * (domain/audit-checkpoint.ts) — where the database's credentials cannot reach: written once,
+   * never over another (a second write of a key fails), locked where the store can (S3 Object Lock).
+   */
+  writeDocument(key: string, bytes: Uint8Array): Promise<void>;
+  /** A document's bytes; null when there is none. */
+  readDocument(key: string): Promise<Buffer | null>;
+  /** The keys of the documents under a prefix, in key order. */
+  listDocuments(prefix: string): Promise<string[]>;
 }
+
+/** Documents' keys: a kind, an id, and a name of digits, letters, dashes and dots (nothing that leaves its directory). */
+export const isDocumentKey = (key: string) => /^[a-z-]+\/[0-9a-f-]{36}\/[0-9A-Za-z-]+\.json$/.test(key);
+export const isDocumentPrefix = (prefix: string) => /^[a-z-]+\/[0-9a-f-]{36}\/$/.test(prefix);
 
 export type DownloadOptions = { expiresInSeconds: number; fileName: string | null; contentType: string };
 

@@ -154,6 +154,13 @@ export const SETTINGS = {
     { default: GENERATED },
   ),
   EVIDENCE_SIGNING_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
+  AUDIT_CHECKPOINT_KEYS: setting(
+    z.string().optional(),
+    "the Ed25519 key ring that signs the audit chain's checkpoints (workers, `vouch audit checkpoint`; see \"That the log is whole\")",
+    { default: GENERATED },
+  ),
+  AUDIT_CHECKPOINT_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
+  AUDIT_CHECKPOINT_EVERY_MINUTES: setting(positiveInt.max(24 * 60).default(60), "how often every business's audit chain head is signed and stored"),
   UKYC_SUBMISSION_DEADLINE_SECONDS: setting(
     positiveInt.default(DEFAULT_UKYC_DEADLINE_SECONDS),
     'how long a universal KYC submission waits for its identity document',
@@ -179,6 +186,9 @@ export const SETTINGS = {
   S3_ENDPOINT: sameRow(z.string().url().optional(), { default: 'AWS' }),
   S3_FORCE_PATH_STYLE: sameRow(bool.optional(), { default: 'on with an endpoint' }),
   S3_KEY_PREFIX: sameRow(z.string().default(''), { default: 'empty' }),
+  S3_OBJECT_LOCK_DAYS: sameRow(z.coerce.number().int().min(0).max(36_500).default(0), {
+    default: '0: audit checkpoints stored with no lock (a bucket with Object Lock: COMPLIANCE for this many days)',
+  }),
   PAYLOAD_CODEC_KEYS: setting(z.string().optional(), 'the key ring that encrypts every Temporal payload (see "Operating Vouch")', {
     default: CODEC_KEYS_GENERATED,
   }),
@@ -345,6 +355,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       signingKeysJson: e.EVIDENCE_SIGNING_KEYS,
       signingKeysFile: e.EVIDENCE_SIGNING_KEYS_FILE ? path.resolve(e.EVIDENCE_SIGNING_KEYS_FILE) : undefined,
     },
+    auditCheckpoints: {
+      /** The Ed25519 ring that signs checkpoints of the audit chain (workers and the admin CLI; never the database). */
+      signingKeysJson: e.AUDIT_CHECKPOINT_KEYS,
+      signingKeysFile: e.AUDIT_CHECKPOINT_KEYS_FILE ? path.resolve(e.AUDIT_CHECKPOINT_KEYS_FILE) : undefined,
+      /** How often the schedule signs every business's head that moved. */
+      everyMinutes: e.AUDIT_CHECKPOINT_EVERY_MINUTES,
+    },
     universalKyc: {
       /** How long a submission waits for its data and identity document before it is decided as incomplete. */
       deadlineSeconds: e.UKYC_SUBMISSION_DEADLINE_SECONDS,
@@ -392,6 +409,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
             endpoint: e.S3_ENDPOINT,
             forcePathStyle: e.S3_FORCE_PATH_STYLE ?? Boolean(e.S3_ENDPOINT),
             prefix: e.S3_KEY_PREFIX,
+            objectLockDays: e.S3_OBJECT_LOCK_DAYS,
           }
         : undefined,
       maxFileBytes: e.UPLOAD_MAX_FILE_BYTES,

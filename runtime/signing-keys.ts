@@ -11,7 +11,7 @@ import { validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
 import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce, replaceAtomically, withFileLock } from './secret-file.ts';
 
-export type RingKind = 'webhook' | 'standard-webhook' | 'signed-payload' | 'evidence';
+export type RingKind = 'webhook' | 'standard-webhook' | 'signed-payload' | 'evidence' | 'audit-checkpoint';
 
 // Webhook keys follow the interface's pattern: two keys valid until 30 Sep 2026 and two from 1 Oct 2026.
 const WEBHOOK_WINDOWS: Window[] = [
@@ -58,6 +58,12 @@ const KINDS: Record<
     fileName: 'evidence-signing-keys.json',
     settings: (c) => ({ json: c.evidence.signingKeysJson, file: c.evidence.signingKeysFile }),
   },
+  'audit-checkpoint': {
+    variable: 'AUDIT_CHECKPOINT_KEYS',
+    fileVariable: 'AUDIT_CHECKPOINT_KEYS_FILE',
+    fileName: 'audit-checkpoint-keys.json',
+    settings: (c) => ({ json: c.auditCheckpoints.signingKeysJson, file: c.auditCheckpoints.signingKeysFile }),
+  },
 };
 
 function parseRing(json: string, where: string): SigningKey[] {
@@ -94,7 +100,7 @@ function generateKey(kind: RingKind, environment: string, w: Window, tag = ''): 
       ...w,
     };
   }
-  const label = { 'signed-payload': 'payload', 'standard-webhook': 'whsig', evidence: 'evidence' }[kind];
+  const label = { 'signed-payload': 'payload', 'standard-webhook': 'whsig', evidence: 'evidence', 'audit-checkpoint': 'checkpoint' }[kind];
   return {
     keyId: `${environment}-${label}-${w.validFrom.slice(0, 7)}-${suffix}`,
     privateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
@@ -193,12 +199,19 @@ export async function loadSigningRing(config: Config, kind: RingKind, now = new 
 }
 
 /** Every ring a process signs with (or publishes). */
-export type KeyRings = { webhooks: readonly SigningKey[]; standardWebhooks: readonly SigningKey[]; signedPayloads: readonly SigningKey[] };
+export type KeyRings = {
+  webhooks: readonly SigningKey[];
+  standardWebhooks: readonly SigningKey[];
+  signedPayloads: readonly SigningKey[];
+  /** Signs the audit chain's checkpoints (workers); the API publishes its public keys. */
+  auditCheckpoints: readonly SigningKey[];
+};
 
 export async function loadKeyRings(config: Config, now = new Date()): Promise<KeyRings> {
   return {
     webhooks: await loadSigningRing(config, 'webhook', now),
     standardWebhooks: await loadSigningRing(config, 'standard-webhook', now),
     signedPayloads: await loadSigningRing(config, 'signed-payload', now),
+    auditCheckpoints: await loadSigningRing(config, 'audit-checkpoint', now),
   };
 }

@@ -29,7 +29,7 @@ import { webhookDispatcherWorkflowId } from '../contract/webhook-dispatcher.ts';
 import { webhookRetryWorkflowId } from '../contract/webhook-retry.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
-import { housekeepingWorkflow } from '../workflows/index.ts';
+import { auditCheckpointWorkflow, housekeepingWorkflow } from '../workflows/index.ts';
 import { bulkEntities, bulkIdDocuments, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../test/helpers/imports.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
@@ -257,6 +257,14 @@ try {
   });
   await housekeeping.result();
   await save('housekeeping', housekeeping);
+
+  // the audit chain's checkpoints: every moved head signed and stored
+  const checkpoints = await stack.temporal.workflow.start(auditCheckpointWorkflow, {
+    taskQueue: stack.config.temporal.taskQueue,
+    workflowId: `histories-audit-checkpoint-${Date.now()}`,
+  });
+  await checkpoints.result();
+  await save('audit-checkpoint-signed', checkpoints);
   say(`saved ${saved.length} histories in ${path.relative(process.cwd(), dir)}: ${saved.join(', ')}`);
 } finally {
   await receiver.close();

@@ -1,10 +1,12 @@
 // A business reads its own audit log (issue 21).
 import type { z } from 'zod';
 import type { AuditEntry } from '../domain/audit-chain.ts';
-import type { auditLogQuery, AuditLogPage } from '../domain/audit-log.ts';
+import { checkpointPublicKeyOf } from '../domain/audit-checkpoint.ts';
+import type { auditLogQuery, AuditLogPage, CheckpointKeys, CheckpointsPage, checkpointsQuery } from '../domain/audit-log.ts';
 import { done, type Outcome } from '../domain/outcome.ts';
 import { pageMeta } from '../domain/pagination.ts';
 import { linkNow } from '../store/audit-chainer.ts';
+import { checkpointsPage } from '../store/audit-checkpoints.ts';
 import { auditPage } from '../store/audit-log.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
@@ -30,4 +32,19 @@ export async function readAuditLog({ db }: UseCaseContext, caller: Caller, query
   await linkNow(db, caller.id);
   const { items, totalItems } = await auditPage(db, caller.id, filter, { page, limit });
   return done({ items: items.map(auditEntryView), meta: pageMeta({ page, limit }, totalItems) });
+}
+
+/** GET /audit-log/checkpoints: the signed checkpoints of the business's chain, oldest first. Keep them: a later head must still contain each. */
+export async function readCheckpoints({ db }: UseCaseContext, caller: Caller, query: z.output<typeof checkpointsQuery>): Promise<Outcome<CheckpointsPage>> {
+  const { items, totalItems } = await checkpointsPage(db, caller.id, query);
+  return done({ items, meta: pageMeta(query, totalItems) });
+}
+
+/** GET /audit-log/checkpoint-keys: the public keys that verify checkpoints. */
+export function checkpointKeys({ keys }: UseCaseContext): Outcome<CheckpointKeys> {
+  return done({
+    algorithm: 'Ed25519',
+    signedContent: 'the RFC 8785 JSON of { format, businessId, seq, hash, at, keyId } (every field but signature)',
+    keys: keys.auditCheckpoints.map(checkpointPublicKeyOf),
+  });
 }

@@ -46,7 +46,7 @@ async function probe(dependency: string, fn: () => Promise<unknown>, log: UseCas
  * first ring would stop. It checks this process's rings (the API's); workers read theirs at start.
  */
 export function checkSigningKeys(keys: KeyRings, now: Date): z.input<typeof signingKeysCheck> {
-  const ends = [keys.webhooks, keys.standardWebhooks, keys.signedPayloads].map((ring) => coveredUntil(ring, now).getTime());
+  const ends = [keys.webhooks, keys.standardWebhooks, keys.signedPayloads, keys.auditCheckpoints].map((ring) => coveredUntil(ring, now).getTime());
   const soonest = Math.min(...ends);
   return { status: soonest - now.getTime() <= WARN_DAYS * 86_400_000 ? 'degraded' : 'ok', endsAt: new Date(soonest).toISOString() };
 }

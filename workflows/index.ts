@@ -10,5 +10,6 @@ export { sandboxReviewWorkflow } from './sandbox-review.ts';
 export { universalKycWorkflow } from './universal-kyc.ts';
 export { universalKybWorkflow } from './universal-kyb.ts';
 export { retentionWorkflow } from './retention.ts';
+export { auditCheckpointWorkflow } from './audit-checkpoint.ts';
 // each one's versioning behaviour (pinned or auto-upgrade), set where the worker loads them
 import './versioning.ts';

@@ -10,6 +10,7 @@
 //   would keep an old release running for ever.
 import type { VersioningBehavior } from '@temporalio/common';
 import { setVersioningBehavior } from './versioning-behavior.ts';
+import { auditCheckpointWorkflow } from './audit-checkpoint.ts';
 import { batchImportWorkflow } from './batch-import.ts';
 import { housekeepingWorkflow } from './housekeeping.ts';
 import { personVerificationWorkflow } from './person-verification.ts';
@@ -31,6 +32,7 @@ export const VERSIONING: Record<string, Row> = {
   syncImportWorkflow: { workflow: syncImportWorkflow, behavior: 'PINNED', why: 'seconds, a caller waiting' },
   sandboxReviewWorkflow: { workflow: sandboxReviewWorkflow, behavior: 'PINNED', why: 'seconds' },
   housekeepingWorkflow: { workflow: housekeepingWorkflow, behavior: 'PINNED', why: 'an hour of passes a minute apart, one run an hour from its schedule' },
+  auditCheckpointWorkflow: { workflow: auditCheckpointWorkflow, behavior: 'PINNED', why: 'one step, once per schedule interval' },
   batchImportWorkflow: { workflow: batchImportWorkflow, behavior: 'AUTO_UPGRADE', why: 'hours, in pages (continue-as-new)' },
   requirementBatchWorkflow: { workflow: requirementBatchWorkflow, behavior: 'AUTO_UPGRADE', why: 'hours, in pages (continue-as-new)' },
   webhookDispatcherWorkflow: { workflow: webhookDispatcherWorkflow, behavior: 'AUTO_UPGRADE', why: 'never ends' },

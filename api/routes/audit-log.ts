@@ -1,6 +1,6 @@
-// GET /audit-log: the business's own audit log (issue 21).
-import { auditLogPageSchema, auditLogQuery } from '../../domain/audit-log.ts';
-import { readAuditLog } from '../../usecases/audit-log.ts';
+// GET /audit-log: the business's own audit log (issue 21), and the signed checkpoints of its chain with their keys (issue 37).
+import { auditLogPageSchema, auditLogQuery, checkpointKeysSchema, checkpointsPageSchema, checkpointsQuery } from '../../domain/audit-log.ts';
+import { checkpointKeys, readAuditLog, readCheckpoints } from '../../usecases/audit-log.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { route } from '../route.ts';
 
@@ -21,6 +21,33 @@ export function auditLogRoutes(uc: UseCaseContext) {
       responses: { 200: { description: 'A page of entries', schema: auditLogPageSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
       handler: ({ query, business }) => readAuditLog(uc, business, query),
+    }),
+    route({
+      method: 'get',
+      path: '/audit-log/checkpoints',
+      operationId: 'readAuditCheckpoints',
+      summary: "Signed checkpoints of your audit log's chain, oldest first",
+      description:
+        'Every hour (by default) the head of your chain, if it moved, is signed with a key the database does not hold and stored ' +
+        'outside it. Keep them: each later page of GET /audit-log must still contain the entry a checkpoint names, with its hash, ' +
+        'so no one — not even with the service’s own database credentials — rewrote the log before it unseen. Verify the signature ' +
+        'with GET /audit-log/checkpoint-keys.',
+      tag: 'Record',
+      versioned: true,
+      query: checkpointsQuery,
+      responses: { 200: { description: 'A page of checkpoints', schema: checkpointsPageSchema } },
+      errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
+      handler: ({ query, business }) => readCheckpoints(uc, business, query),
+    }),
+    route({
+      method: 'get',
+      path: '/audit-log/checkpoint-keys',
+      operationId: 'auditCheckpointKeys',
+      summary: 'Public keys that verify audit checkpoints, with their validity windows',
+      description: 'Beside GET /webhook-keys and GET /signed-payload-keys. A checkpoint is valid when the key its keyId names signed it while valid.',
+      tag: 'Record',
+      responses: { 200: { description: 'The checkpoint key ring of this environment', schema: checkpointKeysSchema } },
+      handler: () => checkpointKeys(uc),
     }),
   ];
 }

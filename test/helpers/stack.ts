@@ -31,12 +31,14 @@ export function testKeyRing(): SigningKey[] {
 
 let payloadRing: SigningKey[] | undefined;
 let standardRing: SigningKey[] | undefined;
+let checkpointRing: SigningKey[] | undefined;
 /** Every ring: the webhook ring above, a Standard Webhooks ring and a signed-payload ring, made once per test process. */
 export function testKeyRings(): KeyRings {
   return {
     webhooks: testKeyRing(),
     standardWebhooks: (standardRing ??= generateKeyRing('standard-webhook', 'sandbox')),
     signedPayloads: (payloadRing ??= generateKeyRing('signed-payload', 'sandbox')),
+    auditCheckpoints: (checkpointRing ??= generateKeyRing('audit-checkpoint', 'sandbox')),
   };
 }
 
@@ -143,7 +145,14 @@ export async function startStack(
       timeoutMs: config.provider.timeoutMs,
     });
     connection = await connectWorker(config, log);
-    workers = await createWorkers(config, connection, { db, log, provider, temporal, webhookKeys: testWebhookKeys() });
+    workers = await createWorkers(config, connection, {
+      db,
+      log,
+      provider,
+      temporal,
+      webhookKeys: testWebhookKeys(),
+      checkpointKeys: testKeyRings().auditCheckpoints,
+    });
     void workers.run();
   }
   const api = await listen({ config, db, temporal, log, keys: testKeyRings() }, 0);

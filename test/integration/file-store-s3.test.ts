@@ -10,7 +10,7 @@ import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { s3Store } from '../../files/s3.ts';
 import { MOTO_CREDENTIALS, startMoto } from '../helpers/moto.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
@@ -135,7 +135,7 @@ describe('file store on S3-compatible object storage', () => {
   });
 
   it('answers null for a missing key, streams what it stores, and deletes idempotently (the store itself)', async () => {
-    const store = s3Store({ bucket: BUCKET, region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: 'unit/' });
+    const store = s3Store({ bucket: BUCKET, region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: 'unit/', objectLockDays: 0 });
     const k = `${randomUUID()}/${randomUUID()}/${randomUUID()}`;
     assert.equal(await store.open(k), null);
     const dir = await mkdtemp(path.join(tmpdir(), 'vouch-s3-'));
@@ -151,8 +151,8 @@ describe('file store on S3-compatible object storage', () => {
   });
 
   it('closes the file it read from when an upload fails (the storage refuses it, or cannot be reached)', async () => {
-    const refusing = s3Store({ bucket: 'no-such-bucket', region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: '' });
-    const unreachable = s3Store({ bucket: BUCKET, region: 'us-east-1', endpoint: 'http://127.0.0.1:1', forcePathStyle: true, prefix: '' });
+    const refusing = s3Store({ bucket: 'no-such-bucket', region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: '', objectLockDays: 0 });
+    const unreachable = s3Store({ bucket: BUCKET, region: 'us-east-1', endpoint: 'http://127.0.0.1:1', forcePathStyle: true, prefix: '', objectLockDays: 0 });
     const dir = await mkdtemp(path.join(tmpdir(), 'vouch-s3-'));
     const file = path.join(dir, 'refused.part');
     await writeFile(file, Buffer.alloc(256 * 1024, 1));
@@ -166,5 +166,25 @@ describe('file store on S3-compatible object storage', () => {
     await new Promise((r) => setTimeout(r, 100)); // a destroyed stream closes its descriptor on a later turn
     assert.equal(await openOn(), 0, 'no descriptor left open on the file');
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps documents (audit checkpoints) written once, listed by prefix, under Object Lock where the bucket has it', async () => {
+    const locked = `vouch-locked-${randomUUID().slice(0, 8)}`;
+    await moto.client.send(new CreateBucketCommand({ Bucket: locked, ObjectLockEnabledForBucket: true }));
+    const store = s3Store({ bucket: locked, region: 'us-east-1', endpoint: moto.endpoint, forcePathStyle: true, prefix: 'p/', objectLockDays: 30 });
+    const business = randomUUID();
+    const prefix = `audit-checkpoints/${business}/`;
+    assert.deepEqual(await store.listDocuments(prefix), []);
+    const [first, second] = [`${prefix}000000000000002-a.json`, `${prefix}000000000000001-b.json`];
+    await store.writeDocument(first, Buffer.from('{"seq":2}'));
+    await store.writeDocument(second, Buffer.from('{"seq":1}'));
+    await assert.rejects(store.writeDocument(first, Buffer.from('{"seq":3}')), 'never over another');
+    assert.deepEqual(await store.listDocuments(prefix), [second, first], 'in key order');
+    assert.deepEqual(await store.readDocument(first), Buffer.from('{"seq":2}'));
+    assert.equal(await store.readDocument(`${prefix}000000000000009-z.json`), null);
+    const head = await moto.client.send(new HeadObjectCommand({ Bucket: locked, Key: `p/${first}` }));
+    assert.equal(head.ObjectLockMode, 'COMPLIANCE');
+    assert.ok(head.ObjectLockRetainUntilDate!.getTime() > Date.now() + 29 * 86_400_000);
+    await assert.rejects(store.listDocuments('../etc/'), /not a document prefix/);
   });
 });

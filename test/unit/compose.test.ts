@@ -177,6 +177,7 @@ describe('docker-compose.yml', () => {
       ['WEBHOOK_SIGNING_KEYS_FILE', 'webhook-keys generate'],
       ['STANDARD_WEBHOOK_KEYS_FILE', 'standard-webhook-keys generate'],
       ['SIGNED_PAYLOAD_KEYS_FILE', 'signed-payload-keys generate'],
+      ['AUDIT_CHECKPOINT_KEYS_FILE', 'audit-checkpoint-keys generate'],
       ['PAYLOAD_CODEC_KEYS_FILE', 'payload-keys generate'],
     ] as const) {
       assert.ok(env[variable], `${variable} is set`);

@@ -92,6 +92,7 @@ describe('signing key rotation', () => {
       webhooks: gapped,
       standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox', now),
+      auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox', now),
     };
     const warned = checkSigningKeys(rings, new Date(gapAt.getTime() - 10 * DAY));
     assert.deepEqual(warned, { status: 'degraded', endsAt: gapAt.toISOString() });
@@ -126,6 +127,7 @@ describe('signing key rotation', () => {
       webhooks: rotated,
       standardWebhooks: generateKeyRing('standard-webhook', 'sandbox'),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox'),
+      auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox'),
     };
     const newEnd = ringEndsAt(rotated);
     assert.equal(checkSigningKeys(rings, new Date(newEnd.getTime() - 31 * DAY)).status, 'ok');

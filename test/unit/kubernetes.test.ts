@@ -170,6 +170,7 @@ const SECRET_NAMES = new Set([
   'STANDARD_WEBHOOK_KEYS',
   'SIGNED_PAYLOAD_KEYS',
   'PAYLOAD_CODEC_KEYS',
+  'AUDIT_CHECKPOINT_KEYS',
   'EVIDENCE_SIGNING_KEYS',
   'AWS_ACCESS_KEY_ID',
   'AWS_SECRET_ACCESS_KEY',
@@ -190,6 +191,7 @@ const REQUIRED_SECRETS = [
   'STANDARD_WEBHOOK_KEYS',
   'SIGNED_PAYLOAD_KEYS',
   'PAYLOAD_CODEC_KEYS',
+  'AUDIT_CHECKPOINT_KEYS',
 ];
 
 /** Time left between the process's own deadline and SIGKILL, at least (a slow exit, a busy node). */
