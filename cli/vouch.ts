@@ -17,7 +17,7 @@ import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../temporal/paylo
 import { registerSearchAttributes } from '../temporal/search-attributes.ts';
 import { keyRingFile, loadKeyRing, rotateKeyRing, type RingKind } from '../runtime/signing-keys.ts';
 import { connectClient } from '../temporal/connection.ts';
-import { openDatabase } from '../runtime/database.ts';
+import { migrateAsOwner, openDatabase } from '../runtime/database.ts';
 import { createBusiness, findBusiness, insertApiKey, revokeApiKey } from '../store/businesses.ts';
 
 const usage = `usage:
@@ -36,6 +36,9 @@ const usage = `usage:
                                                         Restart the API and workers afterwards.
                                                         A ring whose next generation is already there is left as it is (--force)
   vouch temporal-setup                                  register the search attributes in TEMPORAL_NAMESPACE (once per cluster)
+  vouch db migrate                                      apply the pending migrations as the schema's owner (DATABASE_MIGRATION_URL, else
+                                                        DATABASE_URL) and grant the service's role (DATABASE_SERVICE_ROLE, else
+                                                        DATABASE_URL's user) its privileges: the deployment's migration job
   vouch payload-keys generate                           make the payload codec key ring (PAYLOAD_CODEC_KEYS_FILE) unless it exists; prints key ids
   vouch payload-keys rotate                             put a new payload key first (it encrypts from now on; old keys still decrypt)
 ${COMMANDS.map((c) => c.usage).join('\n')}
@@ -130,6 +133,11 @@ async function administer(
     return { file: codecKeysFile(config), keyIds: ring.map((k) => k.id) };
   }
   if (command === 'payload-keys rotate') return rotateCodecKeys(config);
+  if (command === 'db migrate') {
+    if (!config.database.migrationUrl && !config.database.url)
+      throw new UsageError('set DATABASE_MIGRATION_URL (or DATABASE_URL): the embedded database migrates itself');
+    return migrateAsOwner(config);
+  }
   if (command === 'temporal-setup') {
     const client = await connectClient(config);
     try {

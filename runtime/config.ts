@@ -45,6 +45,21 @@ export const SETTINGS = {
   ),
   DATABASE_URL: setting(z.string().url().optional(), 'PostgreSQL connection string', { default: 'unset → embedded PGlite' }),
   DATABASE_POOL_SIZE: setting(positiveInt.default(10), 'connections per process'),
+  DATABASE_MIGRATION_URL: setting(
+    z.string().url().optional(),
+    "PostgreSQL connection of the schema's owner: migrations run as it (`vouch db migrate`), the service as `DATABASE_URL`'s role",
+    { default: 'unset → `DATABASE_URL` migrates too (one role)' },
+  ),
+  DATABASE_SERVICE_ROLE: setting(
+    z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a PostgreSQL role name')
+      .optional(),
+    'the role the service runs as, granted its privileges by each migration',
+    {
+      default: "`DATABASE_URL`'s user",
+    },
+  ),
   DATA_DIR: setting(
     z.string().default('.data'),
     'embedded database, Temporal dev state, sandbox keys, uploaded files; made mode 700 at start (every process runs with umask 077)',
@@ -156,7 +171,7 @@ export const SETTINGS = {
   EVIDENCE_SIGNING_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
   AUDIT_CHECKPOINT_KEYS: setting(
     z.string().optional(),
-    "the Ed25519 key ring that signs the audit chain's checkpoints (workers, `vouch audit checkpoint`; see \"That the log is whole\")",
+    'the Ed25519 key ring that signs the audit chain\'s checkpoints (workers, `vouch audit checkpoint`; see "That the log is whole")',
     { default: GENERATED },
   ),
   AUDIT_CHECKPOINT_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
@@ -269,7 +284,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     logLevel: e.LOG_LEVEL,
     dataDir,
-    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, pglitePort: e.PGLITE_PORT },
+    database: {
+      url: e.DATABASE_URL,
+      poolSize: e.DATABASE_POOL_SIZE,
+      pglitePort: e.PGLITE_PORT,
+      /** The schema owner's connection (migrations); unset: DATABASE_URL migrates, one role for all. */
+      migrationUrl: e.DATABASE_MIGRATION_URL,
+      /** The role the service runs as (granted its privileges after migrations); default: DATABASE_URL's user when it differs from the owner's. */
+      serviceRole: e.DATABASE_SERVICE_ROLE ?? serviceRoleOf(e.DATABASE_URL, e.DATABASE_MIGRATION_URL),
+    },
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
@@ -425,4 +448,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };
+}
+
+/** DATABASE_URL's user, when a migration URL names another one (else there is one role, and nothing to grant). */
+function serviceRoleOf(url: string | undefined, migrationUrl: string | undefined): string | undefined {
+  if (!url || !migrationUrl) return undefined;
+  const user = decodeURIComponent(new URL(url).username);
+  return user && user !== decodeURIComponent(new URL(migrationUrl).username) ? user : undefined;
 }

@@ -5,6 +5,7 @@ import { startLinkSweep } from '../store/audit-chainer.ts';
 import { connectDb, type Db } from '../store/db.ts';
 import { runningEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from '../store/embedded-postgres.ts';
 import { migrate } from '../store/migrate.ts';
+import { grantServiceRole } from '../store/service-role.ts';
 import type { Config } from './config.ts';
 
 export type OpenDatabase = { db: Db; url: string; embedded: EmbeddedPostgres | undefined; close(): Promise<void> };
@@ -30,6 +31,9 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
   // extended-protocol messages of concurrent connections can mismatch (seen as 08P01 errors and
   // wrong rows under load). One connection per process keeps every statement whole.
   const db = config.database.url ? connectDb(url, config.database.poolSize, { prepare: true }) : connectDb(url, 1);
+  // with the schema owner's connection, migrations run as it and grant the service's role its part;
+  // else the service's own role migrates (one role: the embedded database, development)
+  if (config.database.migrationUrl) await migrateAsOwner(config);
   await migrate(db);
   const log = options.auditSweep;
   const stopSweep = log ? startLinkSweep(db, (err) => log.warn({ err }, 'audit entries not linked yet; the next sweep retries')) : async () => {};
@@ -43,4 +47,21 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
       await embedded?.stop();
     },
   };
+}
+
+/**
+ * Applies the pending migrations as the schema's owner (DATABASE_MIGRATION_URL) and grants the
+ * service's role (DATABASE_SERVICE_ROLE, else DATABASE_URL's user) its privileges
+ * (store/service-role.ts): `vouch db migrate`, the deployment's migration job.
+ */
+export async function migrateAsOwner(config: Config): Promise<{ applied: string[]; granted: string | null }> {
+  const owner = connectDb(config.database.migrationUrl ?? config.database.url!, 1);
+  try {
+    const applied = await migrate(owner);
+    const role = config.database.serviceRole ?? null;
+    if (role) await grantServiceRole(owner, role);
+    return { applied, granted: role };
+  } finally {
+    await owner.close();
+  }
 }

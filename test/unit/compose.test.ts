@@ -84,7 +84,7 @@ describe('docker-compose.yml', () => {
     const depends = (name: string) => (s[name] as { depends_on?: Record<string, { condition: string }> }).depends_on ?? {};
     assert.equal(depends('temporal')['temporal-schema']?.condition, 'service_completed_successfully');
     assert.equal(depends('temporal-namespace').temporal?.condition, 'service_healthy');
-    for (const [name] of vouch.filter(([n]) => n !== 'setup' && n !== 'provider-sim')) {
+    for (const [name] of vouch.filter(([n]) => n !== 'setup' && n !== 'provider-sim' && n !== 'migrate')) {
       assert.equal(depends(name)['temporal-namespace']?.condition, 'service_completed_successfully', name);
     }
     const script = await readFile(path.join(root, 'docker', 'temporal-namespace.sh'), 'utf8');
@@ -109,7 +109,7 @@ describe('docker-compose.yml', () => {
 
   it('deploy profile: staging semantics unless .env says otherwise, and no secret with a value of its own', () => {
     const deploy = inProfile('deploy');
-    assert.deepEqual(deploy.map(([n]) => n).sort(), ['api', 'setup', 'worker-general', 'worker-provider', 'worker-webhooks']);
+    assert.deepEqual(deploy.map(([n]) => n).sort(), ['api', 'migrate', 'setup', 'worker-general', 'worker-provider', 'worker-webhooks']);
     for (const [name, s] of deploy) assert.equal(whenUnset(s.environment!.VOUCH_ENVIRONMENT!), 'staging', name);
     const env = compose.services.api!.environment!;
     for (const name of ['CODEC_ACCESS_TOKEN', 'METRICS_TOKEN', 'FILE_LINK_SECRET', 'PROVIDER_BASE_URL', 'PROVIDER_APP_TOKEN', 'PROVIDER_SECRET_KEY']) {
@@ -142,13 +142,14 @@ describe('docker-compose.yml', () => {
     const sandbox = inProfile('sandbox');
     assert.deepEqual(sandbox.map(([n]) => n).sort(), [
       'api-sandbox',
+      'migrate',
       'provider-sim',
       'setup',
       'worker-general-sandbox',
       'worker-provider-sandbox',
       'worker-webhooks-sandbox',
     ]);
-    for (const [name, s] of sandbox.filter(([n]) => n !== 'setup')) {
+    for (const [name, s] of sandbox.filter(([n]) => n !== 'setup' && n !== 'migrate')) {
       assert.equal(s.environment!.VOUCH_ENVIRONMENT, 'sandbox', name);
       assert.equal(s.environment!.PROVIDER_BASE_URL, 'http://provider-sim:8090', name);
     }
@@ -168,6 +169,25 @@ describe('docker-compose.yml', () => {
       for (const p of s.ports ?? [])
         if (!p.startsWith('127.0.0.1:')) assert.equal(name, 'api', `only the deployed API is published on the network (${name}: ${p})`);
     }
+  });
+
+  it("migrates as the schema's owner in the migrate job alone; every other service runs as the service role, which is no superuser", async () => {
+    const user = (url: string) => decodeURIComponent(new URL(url).username);
+    const migrate = compose.services.migrate!;
+    assert.deepEqual(migrate.command, ['node', 'cli/vouch.ts', 'db', 'migrate']);
+    assert.equal(user(migrate.environment!.DATABASE_MIGRATION_URL!), 'vouch_owner');
+    const depends = (name: string) => (compose.services[name] as { depends_on?: Record<string, { condition: string }> }).depends_on ?? {};
+    for (const [name, s] of vouch.filter(([n]) => n !== 'migrate' && n !== 'setup' && n !== 'provider-sim')) {
+      assert.equal(s.environment!.DATABASE_MIGRATION_URL, undefined, `${name} holds no owner's credentials`);
+      assert.equal(user(s.environment!.DATABASE_URL!), 'vouch', name);
+      assert.equal(depends(name).migrate?.condition, 'service_completed_successfully', `${name} starts on a migrated schema`);
+    }
+    const init = await readFile(path.join(root, 'docker', 'postgres-init.sql'), 'utf8');
+    assert.match(init, /CREATE ROLE vouch_owner WITH LOGIN/);
+    assert.match(init, /CREATE ROLE vouch WITH LOGIN/);
+    assert.match(init, /CREATE DATABASE vouch OWNER vouch_owner;/);
+    assert.doesNotMatch(init, /SUPERUSER|BYPASSRLS/);
+    assert.equal(compose.services.postgres!.environment!.POSTGRES_USER, 'postgres', 'the superuser makes the roles at first start, and nothing else');
   });
 
   it('makes every key ring the processes read in the setup service, once', () => {

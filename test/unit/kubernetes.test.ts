@@ -230,6 +230,13 @@ describe('deploy/kubernetes', () => {
     }
     const setup = jobs.find((j) => mainContainer(j, j.spec.template.spec).command!.join(' ') === 'node cli/vouch.ts temporal-setup');
     assert.ok(setup, 'a Job runs `node cli/vouch.ts temporal-setup` (the search attributes)');
+    const migrate = jobs.find((j) => mainContainer(j, j.spec.template.spec).command!.join(' ') === 'node cli/vouch.ts db migrate');
+    assert.ok(migrate, 'a Job runs `node cli/vouch.ts db migrate` (as the schema owner)');
+    const secretsOf = (owner: (typeof pods)[number]['owner'], spec: (typeof pods)[number]['template']['spec']) =>
+      (mainContainer(owner, spec).envFrom ?? []).flatMap((f) => (f.secretRef ? [f.secretRef.name] : []));
+    assert.deepEqual(secretsOf(migrate, migrate.spec.template.spec), ['vouch-migration'], "the owner's credentials, and nothing else secret");
+    for (const { owner, template } of pods.filter((p) => p.owner !== migrate))
+      assert.ok(!secretsOf(owner, template.spec).includes('vouch-migration'), `${id(owner)} holds no owner's credentials`);
   });
 
   it('the API runs 2+ replicas and listens where the kubelet and its Service reach it', () => {
