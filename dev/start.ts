@@ -13,7 +13,7 @@ import { ensureSchedules } from '../temporal/schedules.ts';
 import type { Config } from '../runtime/config.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createProvider } from '../runtime/provider.ts';
-import { loadKeyRings } from '../runtime/signing-keys.ts';
+import { loadKeyRings, loadSigningRing } from '../runtime/signing-keys.ts';
 import { runProcess } from '../runtime/process.ts';
 import { replaceAtomically } from '../runtime/secret-file.ts';
 import { connectClient, connectWorker } from '../temporal/connection.ts';
@@ -94,7 +94,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     provider: createProvider(config),
     temporal: client,
     webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks },
-    checkpointKeys: keys.auditCheckpoints,
+    checkpointKeys: await loadSigningRing(config, 'audit-checkpoint'),
   });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);

@@ -54,10 +54,10 @@ export const AUDIT_ACTIONS = {
   'signed_payload.issued': "A person's signed payload was read.",
   'download_link.issued': 'A download link to a file was issued (details: the file id, the link id).',
   'file.downloaded': 'A file was downloaded through a link (actor: the link).',
-  'evidence.exported': "An evidence bundle of an entity was exported (details: the bundle's SHA-256; the operator's login and host).",
+  'evidence.exported': "An evidence bundle of an entity was exported (details: the bundle's SHA-256; loginHmac, hostHmac: the operator's host).",
   'operator.read':
     "An operator read an entity's record with the admin CLI: its decisions and outcomes, history and entries (`vouch trace`), or " +
-    "a legal hold's reason (`vouch hold list`) (details: the command; the operator's login and host beside the name given).",
+    "a legal hold's reason (`vouch hold list`) (details: the command; loginHmac, hostHmac: the host's login and name beside the name given).",
   'retention.policy_set': "A business's retention policy was set (details: years, or none).",
   'hold.added': "A legal hold was placed on an entity (details: until, and reasonHmac: its reason under the entity's digest key).",
   'hold.released': 'A legal hold was released.',

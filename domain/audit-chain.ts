@@ -118,14 +118,20 @@ export function chainChecker(attested: readonly HeadAttested[] = []) {
     },
     end(head: ChainHead | null): ChainBreak | null {
       const last = expectedSeq - 1;
-      if (!head) return last === 0 ? null : { seq: last, problem: 'head-missing', detail: 'entries exist but the chain head is gone' };
+      const beyond = attested.filter((a) => a.seq > last).sort((a, b) => b.seq - a.seq)[0];
+      if (!head) {
+        if (last > 0) return { seq: last, problem: 'head-missing', detail: 'entries exist but the chain head is gone' };
+        // no entry and no head: a chain that never was, unless a checkpoint says otherwise (a chain removed whole)
+        return beyond
+          ? disagrees(beyond, 1, `checkpoint ${beyond.id} of ${beyond.at} attests seq ${beyond.seq}; the chain has no entry and no head: it was removed`)
+          : null;
+      }
       if (head.seq !== last || head.hash !== prev)
         return {
           seq: Math.min(head.seq, last) + 1,
           problem: head.seq > last ? 'cut-off' : head.seq < last ? 'added' : 'changed',
           detail: `the head names seq ${head.seq} (${head.hash.slice(0, 12)}…), the entries end at ${last} (${prev.slice(0, 12)}…)`,
         };
-      const beyond = attested.filter((a) => a.seq > last).sort((a, b) => b.seq - a.seq)[0];
       if (beyond)
         return disagrees(
           beyond,

@@ -47,21 +47,20 @@ export function signCheckpoint(head: { businessId: string; seq: number; hash: st
   return { ...content, signature: sign(null, checkpointBytes(content), createPrivateKey(key.privateKeyPem)).toString('base64') };
 }
 
-/** Why a checkpoint cannot be trusted (null when it is a checkpoint of this business signed by the ring's key it names, while that key was valid). */
-export function checkpointProblem(
-  c: unknown,
-  businessId: string,
-  ring: readonly Pick<SigningKey, 'keyId' | 'privateKeyPem' | 'validFrom' | 'validUntil'>[],
-): string | null {
+/** A published key that checks checkpoints (no private half: what the API and `vouch audit verify` hold). */
+export type CheckpointPublicKey = { keyId: string; algorithm: 'Ed25519'; publicKeyPem: string; validFrom: string; validUntil: string };
+
+/** Why a checkpoint cannot be trusted (null when it is a checkpoint of this business signed by the key it names, while that key was valid). */
+export function checkpointProblem(c: unknown, businessId: string, keys: readonly CheckpointPublicKey[]): string | null {
   const x = c as Partial<Checkpoint> | null;
   if (!x || x.format !== CHECKPOINT_FORMAT || typeof x.signature !== 'string' || typeof x.keyId !== 'string') return 'not a signed checkpoint';
   if (x.businessId !== businessId) return `of business ${String(x.businessId)}`;
   if (!Number.isSafeInteger(x.seq) || typeof x.hash !== 'string' || typeof x.at !== 'string') return 'not a signed checkpoint';
-  const key = ring.find((k) => k.keyId === x.keyId);
-  if (!key) return `signed by key ${x.keyId}, which is not in the checkpoint ring`;
+  const key = keys.find((k) => k.keyId === x.keyId);
+  if (!key) return `signed by key ${x.keyId}, which is not among the checkpoint keys`;
   const at = Date.parse(x.at);
   if (!(Date.parse(key.validFrom) <= at && at < Date.parse(key.validUntil))) return `key ${key.keyId} was not valid at ${x.at}`;
-  const ok = verify(null, checkpointBytes(x as Checkpoint), createPublicKey(key.privateKeyPem), Buffer.from(x.signature, 'base64'));
+  const ok = verify(null, checkpointBytes(x as Checkpoint), createPublicKey(key.publicKeyPem), Buffer.from(x.signature, 'base64'));
   return ok ? null : `its signature is not key ${key.keyId}'s over its content`;
 }
 
@@ -69,10 +68,10 @@ export function checkpointProblem(
 export const attestedBy = (c: Checkpoint): HeadAttested => ({ id: checkpointKey(c), seq: c.seq, hash: c.hash, at: c.at });
 
 /** A public key of the checkpoint ring, as published (GET /audit-log/checkpoint-keys; SPKI PEM, what openssl reads). */
-export function checkpointPublicKeyOf(key: Pick<SigningKey, 'keyId' | 'privateKeyPem' | 'validFrom' | 'validUntil'>) {
+export function checkpointPublicKeyOf(key: Pick<SigningKey, 'keyId' | 'privateKeyPem' | 'validFrom' | 'validUntil'>): CheckpointPublicKey {
   return {
     keyId: key.keyId,
-    algorithm: 'Ed25519' as const,
+    algorithm: 'Ed25519',
     publicKeyPem: createPublicKey(key.privateKeyPem).export({ type: 'spki', format: 'pem' }).toString(),
     validFrom: key.validFrom,
     validUntil: key.validUntil,

@@ -50,7 +50,7 @@ export const EVIDENCE_MANIFEST = {
       'Every version of the person data the KYC decisions rested on, as read from each provider applicant (name, date of birth, ' +
       'residential address, identity document), oldest first, each with its id (a decision names the version it rested on).',
     requirements: "The data the client submitted for the entity (requirement slug, value, status), universal KYC's canonical data included.",
-    kybProfile: "A business entity's KYB profile as last saved, and its status.",
+    kybProfile: "A business entity's KYB profile as last saved, and its status; versions: every version as saved, oldest first.",
     members: 'Member links: the individuals declared as owners or directors of a business entity, or the business entities this person belongs to.',
     decisions:
       'kyc and kyb: every decision, oldest first — none is ever overwritten — with its outcome and rule labels (rejectLabels, ' +
@@ -69,14 +69,15 @@ export const EVIDENCE_MANIFEST = {
       'cannot be checked against the log without it; the key goes with the record when it is purged. With it, each digest ' +
       'of a value in this bundle is checked.',
     owners:
-      "A business entity's declared owners: each one's decisions and the person data they rested on, as above; their audit " +
-      'entries are in audit. A KYB decision rests on these.',
+      "A business entity's declared owners: each one's decisions and the person data they rested on, as above, and their " +
+      "documents' metadata and SHA-256; their audit entries are in audit. A KYB decision rests on these.",
     events: 'Every event recorded for the entity, with its payload: what the webhooks told the client (decisions, stages, features).',
     files:
       'Every file stored for the entity (retired ones included): its metadata and SHA-256. With --with-files, `bytes` names its ' +
       `copy in this bundle (files/<fileId>), checked against the SHA-256 when exported; check them all again with: ${OPENSSL_FILES_CHECK}`,
     audit:
-      "The audit entries naming the entity, in the business's hash chain order, and the chain's head (seq, hash) at export time. " +
+      "The audit entries of the entity's business naming the entity (or, for a business, its owners), in the chain's order, " +
+      "and the chain's head (seq, hash) at export time. " +
       "Each entry's hash is SHA-256 of `<prevHash>\\n<RFC 8785 JSON of its other fields>`; entries of one entity are not contiguous " +
       'in the chain, so each is checked on its own, and consecutive ones against each other. The head, kept elsewhere too ' +
       '(`vouch audit verify` prints it), proves the chain was not rewritten after the export.',
@@ -140,7 +141,7 @@ export type EvidenceRecord = {
     createdAt: string;
     updatedAt: string;
   }[];
-  kybProfile: { profile: Json; status: string; createdAt: string; updatedAt: string } | null;
+  kybProfile: { profile: Json; status: string; createdAt: string; updatedAt: string; versions: { profile: Json; savedAt: string }[] } | null;
   members: {
     businessEntityId: string;
     memberEntityId: string;
@@ -173,7 +174,13 @@ export type EvidenceRecord = {
       settledAt: string | null;
     }[];
   };
-  owners: { entityId: string; verifiedPersons: EvidencePerson[]; decisions: EvidenceDecision[] }[];
+  owners: {
+    entityId: string;
+    verifiedPersons: EvidencePerson[];
+    decisions: EvidenceDecision[];
+    /** The owner's documents (metadata and SHA-256; their bytes stay with the owner's own bundle). */
+    files: { id: string; slug: string; documentType: string | null; sha256: string; uploadedAt: string; retiredAt: string | null }[];
+  }[];
   /** The digest keys of the entity and its owners (hex): what checks their entries' `<name>Hmac` digests. */
   digestKeys: { entityId: string; key: string }[];
   events: { id: string; eventName: string; eventType: string; createdAt: string; payload: Json }[];
@@ -366,7 +373,7 @@ function asDecision(d: EvidenceDecision): Decision | KybDecision {
  * audit chain proves which decisions were taken, by which rules, on which data. Returns the failures
  * and how many decisions were tied.
  */
-export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'owners' | 'verifiedPersons' | 'audit'>): {
+export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'owners' | 'verifiedPersons' | 'kybProfile' | 'files' | 'audit'>): {
   failures: EvidenceFailure[];
   tied: number;
 } {
@@ -375,9 +382,15 @@ export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'owner
   const persons = [...bundle.verifiedPersons, ...bundle.owners.flatMap((o) => o.verifiedPersons)];
   const all = [...bundle.decisions.kyc, ...bundle.decisions.kyb, ...bundle.owners.flatMap((o) => o.decisions)];
   const ids = new Set(all.map((d) => d.id));
+  const documents = new Map([...bundle.files, ...bundle.owners.flatMap((o) => o.files)].map((f) => [f.id, f.sha256]));
+  const profiles = new Set((bundle.kybProfile?.versions ?? []).map((v) => canonicalSha256(v.profile)));
   for (const d of all) {
-    if (!d.decisionNonce) continue;
     const what = `${d.kind.toUpperCase()} decision ${d.id} (${d.path}, ${d.decidedAt})`;
+    if (!d.decisionNonce) {
+      // only a decision kept from before the audit log has none; one made since without it would escape every check
+      if (d.rules !== 'unrecorded') failures.push({ part: 'decision', detail: `${what}: it has no nonce, so no entry can name it` });
+      continue;
+    }
     const entry = recordedEntry(bundle.audit.entries, d);
     if (!entry) {
       failures.push({ part: 'decision', detail: `${what}: no decision.recorded entry names it` });
@@ -394,11 +407,16 @@ export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'owner
         continue;
       }
       if ('personDataId' in basis && basis.personDataId !== null) {
+        // a version kept before digests were kept with the data names no digest: its presence is what is checked
         const person = persons.find((p) => p.id === basis.personDataId);
-        if (!person || canonicalSha256(person.person) !== basis.personDataSha256) {
+        if (!person || (basis.personDataSha256 !== null && canonicalSha256(person.person) !== basis.personDataSha256)) {
           failures.push({ part: 'decision', detail: `${what}: the person data it rested on (${basis.personDataId}) is not in the bundle as it was` });
           continue;
         }
+      }
+      if ('personDataId' in basis && (basis.provider !== d.provider || basis.applicantId !== d.applicantId || basis.levelName !== d.levelName)) {
+        failures.push({ part: 'decision', detail: `${what}: its account (${d.provider}/${d.applicantId}) is not the one its basis names` });
+        continue;
       }
       if ('owners' in basis) {
         const missing = basis.owners.filter((o) => o.decisionId !== null && !ids.has(o.decisionId));
@@ -407,6 +425,18 @@ export function checkDecisions(bundle: Pick<EvidenceBundle, 'decisions' | 'owner
             part: 'decision',
             detail: `${what}: the owners' decisions it rested on are not in the bundle (${missing.map((o) => o.decisionId).join(', ')})`,
           });
+          continue;
+        }
+        const changed = basis.documents.filter((f) => documents.get(f.fileId) !== f.sha256);
+        if (changed.length) {
+          failures.push({
+            part: 'decision',
+            detail: `${what}: the documents it rested on are not in the bundle as they were (${changed.map((f) => f.fileId).join(', ')})`,
+          });
+          continue;
+        }
+        if (basis.profileSha256 !== null && !profiles.has(basis.profileSha256)) {
+          failures.push({ part: 'decision', detail: `${what}: the KYB profile it rested on is not among the profile's versions in the bundle` });
           continue;
         }
       }
@@ -441,13 +471,18 @@ export function checkDigests(bundle: Pick<EvidenceBundle, 'entity' | 'requiremen
         failures.push({ part: 'audit', detail: `audit entry seq ${e.seq} (${e.action}): its ${name}Hmac is not that of the ${name} in the bundle` });
     };
     if (e.action === 'entity.created' && e.entityId === bundle.entity.id) expect('externalId', bundle.entity.externalId);
-    if (e.action === 'requirement.submitted') {
+    // an entry naming a value of the entity (or a version of its owners' data) that the bundle lacks: the row is gone
+    const missing = (what: string) =>
+      failures.push({ part: 'audit', detail: `audit entry seq ${e.seq} (${e.action}) names ${what} ${e.subjectId}, which the bundle lacks` });
+    if (e.action === 'requirement.submitted' && e.entityId === bundle.entity.id) {
       const r = bundle.requirements.find((x) => x.id === e.subjectId);
       if (r) expect('value', r.value);
+      else missing('requirement');
     }
-    if (e.action === 'person_data.kept') {
+    if (e.action === 'person_data.kept' && e.subjectType === 'person_data') {
       const p = persons.find((x) => x.id === e.subjectId);
       if (p) expect('data', p.person);
+      else missing('the person data version');
     }
   }
   return { failures, checked };

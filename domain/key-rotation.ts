@@ -35,7 +35,7 @@ export function nextWindow(ring: readonly SigningKey[], now: Date): Window {
  * Until when, from `now`, some key of the ring is valid without a gap: the first instant no key
  * covers (a ring whose next generation starts after the current one ends has a gap there).
  */
-export function coveredUntil(ring: readonly SigningKey[], now: Date): Date {
+export function coveredUntil(ring: readonly Pick<SigningKey, 'validFrom' | 'validUntil'>[], now: Date): Date {
   let t = now.getTime();
   for (;;) {
     const covering = ring.filter((k) => Date.parse(k.validFrom) <= t && t < Date.parse(k.validUntil));

@@ -3,7 +3,7 @@
 // two are on different file systems, to a temporary name then renamed), so a reader never sees half
 // of one. Directories are 0700 and files 0600: only this service reads them.
 import { randomUUID } from 'node:crypto';
-import { chmod, copyFile, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, link, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDocumentKey, isDocumentPrefix, isFileKey, type FileStore } from './store.ts';
 
@@ -57,7 +57,14 @@ export function localDirectoryStore(dir: string): FileStore {
     async writeDocument(key, bytes) {
       const target = document(key);
       await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-      await writeFile(target, bytes, { flag: 'wx', mode: 0o400 }); // written once: never over another, read-only after
+      // whole or not at all (a reader never sees half of one), written once (a link never replaces a file), read-only after
+      const temporary = `${target}.${randomUUID()}.partial`;
+      await writeFile(temporary, bytes, { flag: 'wx', mode: 0o400 });
+      try {
+        await link(temporary, target);
+      } finally {
+        await rm(temporary, { force: true });
+      }
     },
     async readDocument(key) {
       return readFile(document(key)).catch((err: NodeJS.ErrnoException) => {

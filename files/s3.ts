@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { attachmentDisposition, isDocumentKey, isDocumentPrefix, type FileStore } from './store.ts';
+import { attachmentDisposition, isDocumentKey, isDocumentPrefix, isFileKey, type FileStore } from './store.ts';
 
 export type S3Settings = {
   bucket: string;
@@ -24,7 +24,15 @@ export type S3Settings = {
 
 export function s3Store(s: S3Settings): FileStore {
   const client = new S3Client({ region: s.region, forcePathStyle: s.forcePathStyle, ...(s.endpoint ? { endpoint: s.endpoint } : {}) });
-  const Key = (key: string) => `${s.prefix}${key}`;
+  // a file's bytes are under a file key, never elsewhere: a key row forged in the database cannot make us remove a checkpoint
+  const Key = (key: string) => {
+    if (!isFileKey(key)) throw new Error(`not a file key: ${key}`);
+    return `${s.prefix}${key}`;
+  };
+  const DocumentKey = (key: string) => {
+    if (!isDocumentKey(key)) throw new Error(`not a document key: ${key}`);
+    return `${s.prefix}${key}`;
+  };
   return {
     kind: 's3',
     async put(key, file, contentType) {
@@ -48,14 +56,13 @@ export function s3Store(s: S3Settings): FileStore {
       await client.send(new DeleteObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
     },
     async writeDocument(key, bytes) {
-      if (!isDocumentKey(key)) throw new Error(`not a document key: ${key}`);
       const lock =
         s.objectLockDays > 0 ? { ObjectLockMode: 'COMPLIANCE' as const, ObjectLockRetainUntilDate: new Date(Date.now() + s.objectLockDays * 86_400_000) } : {};
       // IfNoneMatch: written once, never over another document of the key
       await client.send(
         new PutObjectCommand({
           Bucket: s.bucket,
-          Key: Key(key),
+          Key: DocumentKey(key),
           Body: bytes,
           ContentType: 'application/json',
           IfNoneMatch: '*',
@@ -65,9 +72,8 @@ export function s3Store(s: S3Settings): FileStore {
       );
     },
     async readDocument(key) {
-      if (!isDocumentKey(key)) throw new Error(`not a document key: ${key}`);
       try {
-        const out = await client.send(new GetObjectCommand({ Bucket: s.bucket, Key: Key(key) }));
+        const out = await client.send(new GetObjectCommand({ Bucket: s.bucket, Key: DocumentKey(key) }));
         return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : null;
       } catch (err) {
         if (err instanceof NoSuchKey) return null;
@@ -79,7 +85,7 @@ export function s3Store(s: S3Settings): FileStore {
       const keys: string[] = [];
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: s.bucket, Prefix: Key(prefix), ContinuationToken: token }));
+        const page = await client.send(new ListObjectsV2Command({ Bucket: s.bucket, Prefix: `${s.prefix}${prefix}`, ContinuationToken: token }));
         for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key.slice(s.prefix.length));
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);

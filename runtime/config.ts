@@ -175,6 +175,12 @@ export const SETTINGS = {
     { default: GENERATED },
   ),
   AUDIT_CHECKPOINT_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
+  AUDIT_CHECKPOINT_PUBLIC_KEYS: setting(
+    z.string().optional(),
+    "the checkpoint ring's public keys, which the API publishes and `vouch audit verify` checks with (`vouch audit-checkpoint-keys generate` prints them)",
+    { default: 'the public halves of `AUDIT_CHECKPOINT_KEYS` where the process can read it' },
+  ),
+  AUDIT_CHECKPOINT_PUBLIC_KEYS_FILE: sameRow(z.string().optional(), { default: 'as above' }),
   AUDIT_CHECKPOINT_EVERY_MINUTES: setting(positiveInt.max(24 * 60).default(60), "how often every business's audit chain head is signed and stored"),
   UKYC_SUBMISSION_DEADLINE_SECONDS: setting(
     positiveInt.default(DEFAULT_UKYC_DEADLINE_SECONDS),
@@ -382,6 +388,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       /** The Ed25519 ring that signs checkpoints of the audit chain (workers and the admin CLI; never the database). */
       signingKeysJson: e.AUDIT_CHECKPOINT_KEYS,
       signingKeysFile: e.AUDIT_CHECKPOINT_KEYS_FILE ? path.resolve(e.AUDIT_CHECKPOINT_KEYS_FILE) : undefined,
+      /** The public keys alone (the API, `vouch audit verify`): no private half in the processes that only check. */
+      publicKeysJson: e.AUDIT_CHECKPOINT_PUBLIC_KEYS,
+      publicKeysFile: e.AUDIT_CHECKPOINT_PUBLIC_KEYS_FILE ? path.resolve(e.AUDIT_CHECKPOINT_PUBLIC_KEYS_FILE) : undefined,
       /** How often the schedule signs every business's head that moved. */
       everyMinutes: e.AUDIT_CHECKPOINT_EVERY_MINUTES,
     },

@@ -5,8 +5,10 @@
 // the sandbox a missing file is generated on first start and never committed (DATA_DIR is
 // git-ignored); other environments must supply their keys.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { endsWithin, nextWindow, RENEW_DAYS, ringEndsAt, type Window } from '../domain/key-rotation.ts';
+import { checkpointPublicKeyOf, type CheckpointPublicKey } from '../domain/audit-checkpoint.ts';
 import { validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
 import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce, replaceAtomically, withFileLock } from './secret-file.ts';
@@ -203,8 +205,8 @@ export type KeyRings = {
   webhooks: readonly SigningKey[];
   standardWebhooks: readonly SigningKey[];
   signedPayloads: readonly SigningKey[];
-  /** Signs the audit chain's checkpoints (workers); the API publishes its public keys. */
-  auditCheckpoints: readonly SigningKey[];
+  /** The public keys that check the audit chain's checkpoints (the API publishes them; only workers hold the private ring). */
+  auditCheckpoints: readonly CheckpointPublicKey[];
 };
 
 export async function loadKeyRings(config: Config, now = new Date()): Promise<KeyRings> {
@@ -212,6 +214,46 @@ export async function loadKeyRings(config: Config, now = new Date()): Promise<Ke
     webhooks: await loadSigningRing(config, 'webhook', now),
     standardWebhooks: await loadSigningRing(config, 'standard-webhook', now),
     signedPayloads: await loadSigningRing(config, 'signed-payload', now),
-    auditCheckpoints: await loadSigningRing(config, 'audit-checkpoint', now),
+    auditCheckpoints: await loadCheckpointPublicKeys(config),
   };
+}
+
+/**
+ * The public keys that check audit checkpoints: AUDIT_CHECKPOINT_PUBLIC_KEYS (or its file) as
+ * `vouch audit-checkpoint-keys generate` prints them — what the API and `vouch audit verify` need,
+ * never the private ring the workers sign with — else the public halves of the checkpoint ring where
+ * this process can read it (the sandbox, a host that runs workers too).
+ */
+export async function loadCheckpointPublicKeys(config: Config): Promise<CheckpointPublicKey[]> {
+  const { publicKeysJson, publicKeysFile } = config.auditCheckpoints;
+  const json = publicKeysJson ?? (publicKeysFile ? readFileSync(publicKeysFile, 'utf8') : undefined);
+  if (json !== undefined) {
+    let keys: unknown;
+    try {
+      keys = JSON.parse(json);
+    } catch {
+      throw new ConfigError('AUDIT_CHECKPOINT_PUBLIC_KEYS is not JSON');
+    }
+    const list = (Array.isArray(keys) ? keys : (keys as { keys?: unknown })?.keys) as unknown;
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      !list.every(
+        (k: Partial<CheckpointPublicKey>) =>
+          typeof k?.keyId === 'string' &&
+          typeof k.publicKeyPem === 'string' &&
+          !Number.isNaN(Date.parse(k.validFrom ?? '')) &&
+          !Number.isNaN(Date.parse(k.validUntil ?? '')),
+      )
+    )
+      throw new ConfigError('AUDIT_CHECKPOINT_PUBLIC_KEYS must be a non-empty array of { keyId, publicKeyPem, validFrom, validUntil } (or { keys: [...] })');
+    return list.map((k: CheckpointPublicKey) => ({
+      keyId: k.keyId,
+      algorithm: 'Ed25519',
+      publicKeyPem: k.publicKeyPem,
+      validFrom: k.validFrom,
+      validUntil: k.validUntil,
+    }));
+  }
+  return (await loadKeyRing(config, 'audit-checkpoint')).map(checkpointPublicKeyOf);
 }

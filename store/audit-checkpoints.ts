@@ -11,6 +11,7 @@ import {
   CHECKPOINT_FORMAT,
   signCheckpoint,
   type Checkpoint,
+  type CheckpointPublicKey,
 } from '../domain/audit-checkpoint.ts';
 import type { HeadAttested } from '../domain/audit-chain.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
@@ -85,15 +86,23 @@ export type CheckpointsFound = {
   inDatabase: number;
 };
 
-/** Every checkpoint of the business, from the file store and the database, each checked by its signature against the ring. */
-export async function checkpointsOf(q: Queryable, documents: CheckpointDocuments, businessId: string, ring: readonly SigningKey[]): Promise<CheckpointsFound> {
+/** Every checkpoint of the business, from the file store and the database, each checked by its signature with the published keys. */
+export async function checkpointsOf(
+  q: Queryable,
+  documents: CheckpointDocuments,
+  businessId: string,
+  keys: readonly CheckpointPublicKey[],
+): Promise<CheckpointsFound> {
   const problems: CheckpointsFound['problems'] = [];
   const attested = new Map<string, HeadAttested>();
   const take = (where: string, c: unknown) => {
-    const problem = checkpointProblem(c, businessId, ring);
+    const problem = checkpointProblem(c, businessId, keys);
     if (problem) problems.push({ checkpoint: where, problem });
     else attested.set(checkpointKey(c as Checkpoint), attestedBy(c as Checkpoint));
   };
+  // the database's rows first, then the store: a checkpoint written meanwhile (its document first, its row after) is in
+  // the store and maybe not yet in the rows read, never the other way round, so no false "gone from the file store"
+  const rows = await q.query('SELECT * FROM audit_checkpoints WHERE business_id = $1 ORDER BY seq, at', [businessId]);
   const stored = await documents.listDocuments(checkpointPrefix(businessId));
   for (const key of stored) {
     const bytes = await documents.readDocument(key);
@@ -105,7 +114,6 @@ export async function checkpointsOf(q: Queryable, documents: CheckpointDocuments
     }
     take(key, parsed);
   }
-  const rows = await q.query('SELECT * FROM audit_checkpoints WHERE business_id = $1 ORDER BY seq, at', [businessId]);
   const inStore = new Set(stored);
   for (const r of rows) {
     const c = toCheckpoint(r);

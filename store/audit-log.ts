@@ -75,17 +75,25 @@ export async function recordAuditAlone(db: { tx<T>(fn: (q: Tx) => Promise<T>): P
 /** Entries per INSERT: 13 parameters each, well within PostgreSQL's 65,535 parameters to a statement. */
 const WRITE_CHUNK = 2000;
 
-/** Each entity's digest key, made the first time one is needed (in the transaction that needs it). */
+/** Each entity's digest key, made the first time one is needed (in the transaction that needs it): one statement as a rule. */
 async function digestKeys(q: Queryable, entityIds: readonly string[]): Promise<Map<string, Buffer>> {
   if (entityIds.length === 0) return new Map();
-  await q.query('INSERT INTO entity_digest_keys (entity_id, key) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (entity_id) DO NOTHING', [
-    entityIds,
-    entityIds.map(() => randomBytes(32)),
-  ]);
-  const rows = await q.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
-    entityIds,
-  ]);
-  return new Map(rows.map((r) => [String(r.entity_id), r.key]));
+  // the statement's snapshot does not see its own inserts: those come back from RETURNING
+  const rows = await q.query<{ entity_id: string; key: Buffer }>(
+    `WITH made AS (INSERT INTO entity_digest_keys (entity_id, key) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (entity_id) DO NOTHING
+                   RETURNING entity_id, key)
+     SELECT entity_id, key FROM made UNION ALL SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])`,
+    [entityIds, entityIds.map(() => randomBytes(32))],
+  );
+  const keys = new Map(rows.map((r) => [String(r.entity_id), r.key]));
+  // a key another transaction made after this statement's snapshot, and committed before its insert ended
+  const late = entityIds.filter((id) => !keys.has(id));
+  if (late.length)
+    for (const r of await q.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
+      late,
+    ]))
+      keys.set(String(r.entity_id), r.key);
+  return keys;
 }
 
 /**
@@ -161,11 +169,11 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
  * refusal names the caller's business and an entity only of its own, api/middleware/refusals.ts).
  */
 export async function auditOfEntity(q: Queryable, businessId: string, entityId: string): Promise<AuditEntry[]> {
-  const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND (entity_id = $2 OR subject_id = $3) ORDER BY seq', [
-    businessId,
-    entityId,
-    entityId,
-  ]);
+  const rows = await q.query(
+    `SELECT * FROM audit_log WHERE business_id = $1
+        AND (entity_id = $2 OR (subject_type = 'entity' AND entity_id::text IS DISTINCT FROM subject_id AND subject_id = $3)) ORDER BY seq`,
+    [businessId, entityId, entityId],
+  );
   return rows.map(toEntry);
 }
 
@@ -206,8 +214,10 @@ export async function chainHead(q: Queryable, businessId: string): Promise<Chain
   return row ? { seq: Number(row.seq), hash: row.hash } : null;
 }
 
-/** Every business with a chain (or entries without a head, which verify reports). */
+/** Every business that has or should have a chain: each business, and any chain or entry of one that is gone (which verify reports). */
 export async function chainedBusinesses(q: Queryable): Promise<string[]> {
-  const rows = await q.query<{ id: string }>('SELECT business_id AS id FROM audit_heads UNION SELECT DISTINCT business_id FROM audit_log ORDER BY id');
+  const rows = await q.query<{ id: string }>(
+    'SELECT id FROM businesses UNION SELECT business_id FROM audit_heads UNION SELECT DISTINCT business_id FROM audit_log ORDER BY id',
+  );
   return rows.map((r) => String(r.id));
 }

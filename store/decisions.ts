@@ -63,11 +63,6 @@ export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> 
   const eventId = await announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
   // the features assigned to the person as a member of business entities (every caller holds the person's row)
   await refreshMemberAccess(q, { businessId: a.businessId, memberIds: [a.entityId], key: a.eventSourceKey, now: a.now });
-  // what it rested on: the person data as read for it (its current version), by id and digest
-  const [person] = await q.query<{ id: string; person: unknown }>(
-    'SELECT id, person FROM kyc_persons WHERE entity_id = $1 AND provider = $2 AND applicant_id = $3',
-    [a.entityId, a.provider, a.applicantId],
-  );
   await appendDecision(q, {
     businessId: a.businessId,
     entityId: a.entityId,
@@ -80,13 +75,9 @@ export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> 
     decision: d,
     rejected,
     owners: null,
-    basis: {
-      provider: a.provider,
-      applicantId: a.applicantId,
-      levelName: a.levelName,
-      personDataId: person ? String(person.id) : null,
-      personDataSha256: person ? canonicalSha256(person.person) : null,
-    },
+    // what it rested on: the person data as read for it (its current version), by id and digest
+    basis: { provider: a.provider, applicantId: a.applicantId, levelName: a.levelName, personDataId: null, personDataSha256: null },
+    personData: { provider: a.provider, applicantId: a.applicantId },
     eventId,
     audit: { provider: a.provider, applicantId: a.applicantId },
   });
@@ -106,6 +97,8 @@ type Appended = {
   rejected: { rejectLabels: string[]; reviewRejectType: string; moderationComment: string } | null;
   owners: unknown;
   basis: DecisionBasis;
+  /** A KYC decision's person data, whose current version (id and digest) the insert names in the basis, in its own statement. */
+  personData?: { provider: string; applicantId: string };
   eventId: string;
   audit: Record<string, string>;
 };
@@ -120,10 +113,15 @@ async function appendDecision(q: Tx, x: Appended): Promise<void> {
   const id = randomUUID();
   const nonce = decisionNonce();
   const rules = DECISION_RULES[x.path];
-  await q.query(
+  const [inserted] = await q.query<{ basis: DecisionBasis }>(
     `INSERT INTO record_decisions (id, business_id, entity_id, kind, path, source, source_ref, kyc_account_id, submission_id, status, reject_labels,
                                    review_reject_type, moderation_comment, owners, rules, basis, nonce, event_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+            CASE WHEN p.id IS NULL THEN $16::jsonb ELSE $16::jsonb || jsonb_build_object('personDataId', p.id, 'personDataSha256', p.data_sha256) END,
+            $17, $18
+       FROM (SELECT 1) AS one
+       LEFT JOIN kyc_persons p ON $19::boolean AND p.entity_id = $3 AND p.provider = $20 AND p.applicant_id = $21
+     RETURNING basis`,
     [
       id,
       x.businessId,
@@ -143,6 +141,9 @@ async function appendDecision(q: Tx, x: Appended): Promise<void> {
       JSON.stringify(x.basis),
       nonce,
       x.eventId,
+      x.personData !== undefined,
+      x.personData?.provider ?? null,
+      x.personData?.applicantId ?? null,
     ],
   );
   recordAudit(q, {
@@ -158,7 +159,7 @@ async function appendDecision(q: Tx, x: Appended): Promise<void> {
       eventId: x.eventId,
       rules,
       decisionSha256: decisionSha256(x.decision, nonce),
-      basisSha256: basisSha256(nonce, rules, x.basis),
+      basisSha256: basisSha256(nonce, rules, inserted!.basis), // the basis as stored
     },
   });
 }

@@ -27,6 +27,7 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
         'WHERE entity_id = $1 ORDER BY created_at, id',
     );
     const profiles = await all('SELECT profile, status, created_at, updated_at FROM kyb_profiles WHERE entity_id = $1');
+    const profileVersions = await all('SELECT profile, saved_at FROM record_kyb_profile_versions WHERE entity_id = $1 ORDER BY seq');
     const members = await all(
       'SELECT business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, created_at FROM entity_members ' +
         'WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY business_entity_id, position, created_at',
@@ -45,6 +46,12 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
     const ownerIds = members.filter((m) => String(m.business_entity_id) === entityId).map((m) => String(m.member_entity_id));
     const ownerPersons = await personsOf(q, ownerIds);
     const ownerDecisions = await decisionsOf(q, ownerIds);
+    const ownerFiles = ownerIds.length
+      ? await q.query(
+          'SELECT id, entity_id, slug, document_type, sha256, uploaded_at, retired_at FROM files WHERE entity_id = ANY ($1::uuid[]) ORDER BY uploaded_at, id',
+          [ownerIds],
+        )
+      : [];
     const businessId = String(e.business_id);
     const entries = new Map<number, AuditEntry>();
     for (const id of [entityId, ...ownerIds]) for (const x of await auditOfEntity(q, businessId, id)) entries.set(x.seq, x);
@@ -78,7 +85,13 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
         updatedAt: iso(r.updated_at),
       })),
       kybProfile: profile
-        ? { profile: profile.profile, status: String(profile.status), createdAt: iso(profile.created_at), updatedAt: iso(profile.updated_at) }
+        ? {
+            profile: profile.profile,
+            status: String(profile.status),
+            createdAt: iso(profile.created_at),
+            updatedAt: iso(profile.updated_at),
+            versions: profileVersions.map((v) => ({ profile: v.profile, savedAt: iso(v.saved_at) })),
+          }
         : null,
       members: members.map((r) => ({
         businessEntityId: String(r.business_entity_id),
@@ -116,6 +129,16 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
         entityId: id,
         verifiedPersons: ownerPersons.filter((p) => p.entityId === id),
         decisions: ownerDecisions.filter((d) => d.entityId === id),
+        files: ownerFiles
+          .filter((f) => String(f.entity_id) === id)
+          .map((f) => ({
+            id: String(f.id),
+            slug: String(f.slug),
+            documentType: textOrNull(f.document_type),
+            sha256: String(f.sha256),
+            uploadedAt: iso(f.uploaded_at),
+            retiredAt: isoOrNull(f.retired_at),
+          })),
       })),
       events: events.map((r) => ({
         id: String(r.id),

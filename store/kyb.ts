@@ -88,6 +88,8 @@ export async function saveProfile(
        ON CONFLICT (entity_id) DO UPDATE SET profile = EXCLUDED.profile, status = 'DRAFT', updated_at = now()`,
       [p.entityId, p.businessId, JSON.stringify(business)],
     );
+    // every version kept: a KYB decision names the one it rested on (migration 027)
+    await q.query('INSERT INTO record_kyb_profile_versions (entity_id, profile) VALUES ($1, $2)', [p.entityId, JSON.stringify(business)]);
     recordAudit(q, {
       businessId: p.businessId,
       action: 'kyb.profile_saved',

@@ -46,6 +46,7 @@ export async function migrate(db: Db): Promise<string[]> {
   } catch (err) {
     if ((err as { code?: string }).code !== '42501') throw err; // insufficient_privilege: not the schema's owner
     const pending = await pendingMigrations(db);
+    if (pending.length === 0) return []; // the owner migrated while this process waited for the lock
     throw new MigrationsPending(
       `${pending.length} database migration(s) are pending (${pending.join(', ')}) and this role may not apply them: ` +
         'run `vouch db migrate` with DATABASE_MIGRATION_URL (the schema owner), then start again',

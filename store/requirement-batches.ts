@@ -131,6 +131,9 @@ export async function requirementBatchCounts(q: Queryable, batchId: string): Pro
   return counts;
 }
 
+/** A record's value, unless its entity was sealed since (gone, as a deleted entity's value is). */
+const VISIBLE_VALUE = 'CASE WHEN target_entity_id IS NULL OR EXISTS (SELECT 1 FROM entities e WHERE e.id = target_entity_id) THEN value END AS value';
+
 /**
  * The batch's failed records in line order: all of them, or one page; `withValues` (the failed-records
  * CSV) reads their values too, which the status record never shows.
@@ -138,7 +141,10 @@ export async function requirementBatchCounts(q: Queryable, batchId: string): Pro
 export async function failedRequirementRecords(q: Queryable, batchId: string, page: Page | null = null, withValues = false): Promise<FailedRecordView[]> {
   const paged = page ? ` LIMIT ${page.limit} OFFSET ${offsetOf(page)}` : '';
   const rows = await q.query(
-    `SELECT row_number, given_entity_id, external_id, member_id, requirement_slug, ${withValues ? 'value' : 'NULL AS value'}, error_category, error_message,
+    // a value submitted for an entity since sealed is gone, as a deleted one's is (its trigger, migration 020)
+    `SELECT row_number, given_entity_id, external_id, member_id, requirement_slug,
+            ${withValues ? VISIBLE_VALUE : 'NULL AS value'},
+            error_category, error_message,
             error_path, retryable
        FROM requirement_batch_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number${paged}`,
     [batchId],

@@ -17,17 +17,24 @@ const APPEND_ONLY: Record<string, string[]> = {
   audit_heads: ['SELECT', 'INSERT', 'UPDATE'],
   audit_checkpoints: ['SELECT', 'INSERT'],
   record_decisions: ['SELECT', 'INSERT'],
+  record_kyc_persons: ['SELECT', 'INSERT'],
+  record_kyb_profile_versions: ['SELECT', 'INSERT'],
   entity_digest_keys: ['SELECT', 'INSERT'],
   schema_migrations: ['SELECT'],
 };
 
-/** Grants the service role what it may do in the current schema; run by the schema's owner after migrating. */
+/**
+ * Grants the service role what it may do in the current schema; run by the schema's owner after
+ * migrating, in one transaction (a running service never sees its grants half made).
+ */
 export async function grantServiceRole(q: Queryable, role: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new Error(`not a role name: ${role}`);
   const [{ schema } = { schema: 'public' }] = await q.query<{ schema: string }>('SELECT current_schema() AS schema');
   const s = `"${schema.replaceAll('"', '""')}"`;
   await q.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${s} FROM ${role}`);
   await q.query(`GRANT USAGE ON SCHEMA ${s} TO ${role}`);
+  // PostgreSQL before 15 lets everyone create in `public`: the service's role makes no table of its own
+  await q.query(`REVOKE CREATE ON SCHEMA ${s} FROM PUBLIC`);
   await q.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${role}`);
   await q.query(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${s} TO ${role}`);
   for (const [table, allowed] of Object.entries(APPEND_ONLY)) {

@@ -4,6 +4,7 @@
 // step finds it; personal data stays here, never in workflow histories. It belongs to the entity:
 // deleting the entity deletes it (foreign key, cascade).
 import type { VerifiedPerson } from '../domain/verified-person.ts';
+import { canonicalSha256 } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
 import { isForeignKeyViolation, type Queryable } from './db.ts';
 import { inTx, type Writer } from './in-tx.ts';
@@ -15,19 +16,22 @@ import { inTx, type Writer } from './in-tx.ts';
  * (deleted meanwhile): nothing is kept.
  */
 export async function keepPersonData(q: Writer, entityId: string, provider: string, applicantId: string, person: VerifiedPerson): Promise<boolean> {
+  const dataSha256 = canonicalSha256(person);
   try {
     return await inTx(q, async (tx) => {
-      const [entity] = await tx.query<{ business_id: string }>('SELECT business_id FROM entities WHERE id = $1', [entityId]);
-      if (!entity) return false;
-      const [kept] = await tx.query<{ id: string }>(
-        `INSERT INTO record_kyc_persons (entity_id, provider, applicant_id, person) SELECT $1, $2, $3, $4::jsonb
-          WHERE NOT EXISTS (SELECT 1 FROM kyc_persons WHERE entity_id = $1 AND provider = $2 AND applicant_id = $3 AND person = $4::jsonb)
-         RETURNING id`,
-        [entityId, provider, applicantId, JSON.stringify(person)],
+      // one statement on the usual path: a new version, for an entity that exists
+      const [kept] = await tx.query<{ id: string; business_id: string }>(
+        `INSERT INTO record_kyc_persons (entity_id, provider, applicant_id, person, data_sha256)
+         SELECT e.id, $2, $3, $4::jsonb, $5 FROM entities e
+          WHERE e.id = $1
+            AND NOT EXISTS (SELECT 1 FROM kyc_persons p WHERE p.entity_id = $1 AND p.provider = $2 AND p.applicant_id = $3 AND p.person = $4::jsonb)
+         RETURNING id, (SELECT business_id FROM entities WHERE id = $1) AS business_id`,
+        [entityId, provider, applicantId, JSON.stringify(person), dataSha256],
       );
-      if (!kept) return true; // read again, unchanged: the current version stands
+      // nothing written: the entity is gone (deleted meanwhile), or the current version is this data already
+      if (!kept) return (await tx.query('SELECT 1 FROM entities WHERE id = $1', [entityId])).length === 1;
       recordAudit(tx, {
-        businessId: String(entity.business_id),
+        businessId: String(kept.business_id),
         action: 'person_data.kept',
         entityId,
         subject: { type: 'person_data', id: String(kept.id) },
@@ -48,7 +52,7 @@ export type CurrentVerification = { decision: 'APPROVED' | 'REJECTED'; provider:
 export async function currentVerification(q: Queryable, entityId: string): Promise<CurrentVerification | null> {
   const [row] = await q.query<{ decision: 'APPROVED' | 'REJECTED'; provider: string; person: VerifiedPerson | null }>(
     `SELECT k.decision, k.provider, p.person FROM kyc_accounts k
-       LEFT JOIN kyc_persons p ON p.provider = k.provider AND p.applicant_id = k.applicant_id
+       LEFT JOIN kyc_persons p ON p.entity_id = k.entity_id AND p.provider = k.provider AND p.applicant_id = k.applicant_id
       WHERE k.entity_id = $1 ORDER BY k.decided_at DESC, k.created_at DESC LIMIT 1`,
     [entityId],
   );

@@ -1,7 +1,6 @@
 // A business reads its own audit log (issue 21).
 import type { z } from 'zod';
 import type { AuditEntry } from '../domain/audit-chain.ts';
-import { checkpointPublicKeyOf } from '../domain/audit-checkpoint.ts';
 import type { auditLogQuery, AuditLogPage, CheckpointKeys, CheckpointsPage, checkpointsQuery } from '../domain/audit-log.ts';
 import { done, type Outcome } from '../domain/outcome.ts';
 import { pageMeta } from '../domain/pagination.ts';
@@ -45,6 +44,6 @@ export function checkpointKeys({ keys }: UseCaseContext): Outcome<CheckpointKeys
   return done({
     algorithm: 'Ed25519',
     signedContent: 'the RFC 8785 JSON of { format, businessId, seq, hash, at, keyId } (every field but signature)',
-    keys: keys.auditCheckpoints.map(checkpointPublicKeyOf),
+    keys: [...keys.auditCheckpoints],
   });
 }

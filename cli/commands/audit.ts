@@ -8,7 +8,7 @@
 // that moved since its last checkpoint now, as the schedule does every AUDIT_CHECKPOINT_EVERY_MINUTES.
 import { signingKeyAt } from '../../domain/webhook-signature.ts';
 import { createFileStore } from '../../runtime/file-store.ts';
-import { loadKeyRing, loadSigningRing } from '../../runtime/signing-keys.ts';
+import { loadCheckpointPublicKeys, loadSigningRing } from '../../runtime/signing-keys.ts';
 import { linkAll, linkNow } from '../../store/audit-chainer.ts';
 import { checkpointsOf, writeCheckpoints } from '../../store/audit-checkpoints.ts';
 import { chainedBusinesses } from '../../store/audit-log.ts';
@@ -30,8 +30,8 @@ export const auditVerify: CliCommand = {
   actsAs: 'admin_cli',
   async run({ values, config }) {
     const only = businessOption(values);
-    // the checkpoints' keys, as published; none yet (no worker has signed one here): no checkpoint can be trusted either
-    const ring = await loadKeyRing(config, 'audit-checkpoint', { generateMissing: false }).catch(() => []);
+    // the checkpoints' public keys (AUDIT_CHECKPOINT_PUBLIC_KEYS, else the ring's halves); none here: no checkpoint can be trusted
+    const ring = await loadCheckpointPublicKeys(config).catch(() => []);
     const documents = createFileStore(config);
     return withDatabase(config, async (db) => {
       // entries committed but not linked yet (a moment's work of the chainer) are linked before the walk

@@ -140,7 +140,8 @@ export const evidenceExport: CliCommand = {
           businessId: record.entity.businessId,
           action: 'evidence.exported',
           entityId: record.entity.id,
-          details: { bundleSha256, keyId: key.keyId, withFiles: bundle.withFiles, files: bundle.files.filter((f) => f.bytes).length, ...operatorSeat() },
+          details: { bundleSha256, keyId: key.keyId, withFiles: bundle.withFiles, files: bundle.files.filter((f) => f.bytes).length },
+          keyed: operatorSeat(),
         });
         if (problems.length > 0) process.exitCode = 1;
         return {

@@ -103,10 +103,17 @@ export const holdList: CliCommand = {
     return withDatabase(config, async (db) => {
       const holds = await listHolds(db, { ...(entityId ? { entityId } : {}), ...(businessId ? { businessId } : {}), all: values.all === true });
       // a hold's reason is an operator's text about a person: each one read is in the record before it is printed (issue 37)
-      const details = { command: 'hold list', ...operatorSeat() };
+      const details = { command: 'hold list' };
       await db.tx(async (q) => {
         for (const h of holds)
-          recordAudit(q, { businessId: h.businessId, action: 'operator.read', entityId: h.entityId, subject: { type: 'legal_hold', id: h.id }, details });
+          recordAudit(q, {
+            businessId: h.businessId,
+            action: 'operator.read',
+            entityId: h.entityId,
+            subject: { type: 'legal_hold', id: h.id },
+            details,
+            keyed: operatorSeat(),
+          });
       });
       return { holds };
     });

@@ -245,14 +245,21 @@ export const trace: CliCommand = {
         return { found: byId ? ('entity id' as const) : ('externalId' as const), entities };
       });
       // the read is in the record before anything of it is printed (issue 37): one entry per entity or batch traced
-      const seat = operatorSeat();
-      const details = { command: 'trace', ...seat };
+      // (the host's login and name beside the name given, by their keyed digests: the business reads its log, not our hosts)
+      const details = { command: 'trace' };
       await db.tx(async (q) => {
         if (read.found === 'batch id')
           recordAudit(q, { businessId: read.batch.batch.businessId, action: 'operator.read', subject: { type: 'batch', id: read.batch.batch.id }, details });
         else
           for (const { e } of read.entities)
-            recordAudit(q, { businessId: e.businessId, action: 'operator.read', entityId: e.id, subject: { type: 'entity', id: e.id }, details });
+            recordAudit(q, {
+              businessId: e.businessId,
+              action: 'operator.read',
+              entityId: e.id,
+              subject: { type: 'entity', id: e.id },
+              details,
+              keyed: operatorSeat(),
+            });
       });
       const temporal = await temporalRuns(config);
       try {

@@ -9,7 +9,8 @@
 -- a reader of the record (trace, evidence export, retention: store/record-reader.ts) sets
 -- vouch.include_sealed = 'on' for its own transaction (SET LOCAL) and sees sealed rows too, through
 -- the same views. The views are simple, so INSERT, UPDATE, DELETE, ON CONFLICT and FOR UPDATE go
--- through them to the table; a write through a view never reaches a sealed entity's row.
+-- through them to the table; a write through a view never reaches a sealed entity's row, and a row
+-- written through one for a sealed entity is refused (CHECK OPTION), as a deleted entity's would be.
 CREATE OR REPLACE VIEW entities AS
   SELECT * FROM entity_records WHERE sealed_at IS NULL OR current_setting('vouch.include_sealed', true) = 'on';
 
@@ -41,7 +42,7 @@ BEGIN
     ) AS v(name, cols)
   LOOP
     EXECUTE format('ALTER TABLE %I RENAME TO %I', t.name, 'record_' || t.name);
-    EXECUTE format('CREATE VIEW %I AS SELECT * FROM %I r WHERE %s', t.name, 'record_' || t.name,
+    EXECUTE format('CREATE VIEW %I AS SELECT * FROM %I r WHERE %s WITH CASCADED CHECK OPTION', t.name, 'record_' || t.name,
       (SELECT string_agg(visible_entity('r.' || quote_ident(c)), ' AND ') FROM unnest(t.cols) AS c));
   END LOOP;
 END $$;

@@ -7,7 +7,8 @@
 --   the person data's version, or a KYB decision's owners' decisions, profile and documents), its
 --   nonce and the event that carried it. A row leaves only with its entity's record (cascade).
 -- * record_kyc_persons keeps every version of a person's data as read (a read that changes nothing
---   adds none); `kyc_persons` shows the current one.
+--   adds none), each with its digest; `kyc_persons` shows the current one. A KYB profile keeps every
+--   version as saved (record_kyb_profile_versions).
 -- * `kyc_accounts` is now a view: the account (which provider applicant, from where) with its current
 --   decision, the last appended. Readers are unchanged; the one writer appends (store/decisions.ts).
 -- The views keep the sealed rule of migration 026.
@@ -34,6 +35,8 @@ CREATE TABLE record_decisions (
   event_id           uuid,
   decided_at         timestamptz NOT NULL DEFAULT now()
 );
+-- a decision made since this migration has its nonce: a decision inserted without one would escape the evidence check
+ALTER TABLE record_decisions ADD CONSTRAINT record_decisions_nonce CHECK (rules = 'unrecorded' OR nonce IS NOT NULL);
 CREATE INDEX record_decisions_entity ON record_decisions (entity_id, seq);
 CREATE INDEX record_decisions_account ON record_decisions (kyc_account_id, seq) WHERE kyc_account_id IS NOT NULL;
 
@@ -78,7 +81,7 @@ DO $$ BEGIN
     SELECT a.*, d.id AS decision_id, d.status AS decision, d.reject_labels, d.review_reject_type, d.moderation_comment,
            d.nonce AS decision_nonce, d.decided_at
       FROM record_kyc_accounts a
-      JOIN LATERAL (SELECT * FROM record_decisions x WHERE x.kyc_account_id = a.id ORDER BY x.seq DESC LIMIT 1) d ON true
+      JOIN LATERAL (SELECT * FROM record_decisions x WHERE x.kyc_account_id = a.id AND x.entity_id = a.entity_id ORDER BY x.seq DESC LIMIT 1) d ON true
      WHERE %s$v$, visible_entity('a.entity_id'));
 END $$;
 
@@ -86,7 +89,9 @@ END $$;
 DROP VIEW kyc_persons;
 ALTER TABLE record_kyc_persons DROP CONSTRAINT kyc_persons_pkey;
 ALTER TABLE record_kyc_persons ADD COLUMN id uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
-  ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
+  ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY,
+  -- the SHA-256 of the data's RFC 8785 JSON, made when it is kept (null for versions kept before this)
+  ADD COLUMN data_sha256 text;
 CREATE INDEX record_kyc_persons_current ON record_kyc_persons (entity_id, provider, applicant_id, seq DESC);
 CREATE INDEX record_kyc_persons_applicant ON record_kyc_persons (provider, applicant_id);
 DO $$ BEGIN
@@ -97,3 +102,14 @@ DO $$ BEGIN
                         WHERE n.entity_id = r.entity_id AND n.provider = r.provider AND n.applicant_id = r.applicant_id AND n.seq > r.seq)$v$,
     visible_entity('r.entity_id'));
 END $$;
+
+-- A KYB profile as each save left it (kyb_profiles holds the last): what a KYB decision rested on,
+-- named in its basis by its SHA-256. The profile as it stands now is its first version here.
+CREATE TABLE record_kyb_profile_versions (
+  seq       bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  entity_id uuid        NOT NULL REFERENCES entity_records(id) ON DELETE CASCADE,
+  profile   jsonb       NOT NULL,
+  saved_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX record_kyb_profile_versions_entity ON record_kyb_profile_versions (entity_id, seq);
+INSERT INTO record_kyb_profile_versions (entity_id, profile, saved_at) SELECT entity_id, profile, updated_at FROM record_kyb_profiles;

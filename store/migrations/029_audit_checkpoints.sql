@@ -19,5 +19,7 @@ CREATE TABLE audit_checkpoints (
 );
 CREATE TRIGGER audit_checkpoints_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON audit_checkpoints
   FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
--- an entity's entries by subject as well as by entity (trace and evidence read both, within the business)
-CREATE INDEX audit_log_subject ON audit_log (business_id, subject_id, seq) WHERE subject_id IS NOT NULL;
+-- the entries that name an entity as their subject and another as their entity (a member's link to
+-- its business entity): trace and evidence read them with the entity's own, within the business
+CREATE INDEX audit_log_member_subject ON audit_log (business_id, subject_id, seq)
+  WHERE subject_type = 'entity' AND entity_id::text IS DISTINCT FROM subject_id;

@@ -22,6 +22,7 @@ import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts
 import type { SimClient } from '../../provider-sim/state.ts';
 import { createWorkers, type Workers } from '../../worker.ts';
 import { codecKeysFile } from '../../temporal/payload-codec.ts';
+import { checkpointPublicKeyOf } from '../../domain/audit-checkpoint.ts';
 
 let ring: SigningKey[] | undefined;
 /** A development key ring made once per test process (RSA key generation is slow). */
@@ -38,8 +39,13 @@ export function testKeyRings(): KeyRings {
     webhooks: testKeyRing(),
     standardWebhooks: (standardRing ??= generateKeyRing('standard-webhook', 'sandbox')),
     signedPayloads: (payloadRing ??= generateKeyRing('signed-payload', 'sandbox')),
-    auditCheckpoints: (checkpointRing ??= generateKeyRing('audit-checkpoint', 'sandbox')),
+    auditCheckpoints: testCheckpointRing().map(checkpointPublicKeyOf),
   };
+}
+
+/** The ring that signs the audit chain's checkpoints in a test stack's workers (the API publishes its public halves). */
+export function testCheckpointRing(): SigningKey[] {
+  return (checkpointRing ??= generateKeyRing('audit-checkpoint', 'sandbox'));
 }
 
 /** The rings a delivery is signed with, as the workers of a test stack use them. */
@@ -151,7 +157,7 @@ export async function startStack(
       provider,
       temporal,
       webhookKeys: testWebhookKeys(),
-      checkpointKeys: testKeyRings().auditCheckpoints,
+      checkpointKeys: testCheckpointRing(),
     });
     void workers.run();
   }

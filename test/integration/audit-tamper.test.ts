@@ -14,9 +14,12 @@ import { after, before, describe, it } from 'node:test';
 import { actAs } from '../../store/audit-actor.ts';
 import { linkNow } from '../../store/audit-chainer.ts';
 import { createBusiness, insertApiKey, revokeApiKey } from '../../store/businesses.ts';
-import { connectDb, type Db } from '../../store/db.ts';
+import { connectDb, type Db, type Queryable } from '../../store/db.ts';
 import { generateKeyRing } from '../../runtime/signing-keys.ts';
 import { isolatedDatabaseUrl } from '../helpers/stack.ts';
+import { checkpointPublicKeyOf } from '../../domain/audit-checkpoint.ts';
+import { localDirectoryStore } from '../../files/local-directory.ts';
+import { checkpointsOf, writeCheckpoints } from '../../store/audit-checkpoints.ts';
 
 const run = promisify(execFile);
 const cli = path.resolve(import.meta.dirname, '..', '..', 'cli', 'vouch.ts');
@@ -138,10 +141,12 @@ describe('tampering with the audit log', () => {
       // the insider: the last five entries cut, the head moved back to what is left, every trigger off meanwhile
       await db.tx(async (q) => {
         await q.query('ALTER TABLE audit_log DISABLE TRIGGER USER');
+        await q.query('ALTER TABLE audit_heads DISABLE TRIGGER USER');
         await q.query('DELETE FROM audit_log WHERE business_id = $1 AND seq > 2', [businessId]);
         await q.query('UPDATE audit_heads SET seq = 2, hash = (SELECT hash FROM audit_log WHERE business_id = $1 AND seq = 2) WHERE business_id = $1', [
           businessId,
         ]);
+        await q.query('ALTER TABLE audit_heads ENABLE TRIGGER USER');
         await q.query('ALTER TABLE audit_log ENABLE TRIGGER USER');
       });
       const { code, out } = await verify(businessId);
@@ -170,6 +175,7 @@ describe('tampering with the audit log', () => {
       });
       await db.tx(async (q) => {
         await q.query('ALTER TABLE audit_log DISABLE TRIGGER USER');
+        await q.query('ALTER TABLE audit_heads DISABLE TRIGGER USER');
         for (const r of rewritten)
           await q.query('UPDATE audit_log SET actor_id = $3, prev_hash = $4, hash = $5 WHERE business_id = $1 AND seq = $2', [
             businessId,
@@ -179,6 +185,7 @@ describe('tampering with the audit log', () => {
             r.hash,
           ]);
         await q.query('UPDATE audit_heads SET hash = $2 WHERE business_id = $1', [businessId, prevHash]);
+        await q.query('ALTER TABLE audit_heads ENABLE TRIGGER USER');
         await q.query('ALTER TABLE audit_log ENABLE TRIGGER USER');
       });
       assert.notEqual(prevHash, hash);
@@ -204,7 +211,7 @@ describe('tampering with the audit log', () => {
         JSON.stringify(problems),
       );
       assert.ok(
-        problems.some((p) => p.checkpoint === 'forged' && /not in the checkpoint ring/.test(p.problem)),
+        problems.some((p) => p.checkpoint === 'forged' && /not among the checkpoint keys/.test(p.problem)),
         JSON.stringify(problems),
       );
     });
@@ -221,6 +228,46 @@ describe('tampering with the audit log', () => {
       const { code, out } = await verify(businessId);
       assert.equal(code, 0, JSON.stringify(out));
       assert.equal((out.chains[0] as unknown as { checkpoints: { attested: number } }).checkpoints.attested, 2);
+    });
+
+    it('finds a chain removed whole — entries, head and checkpoint rows — from the checkpoints in the file store', async () => {
+      const businessId = await chain();
+      assert.equal((await vouch('checkpoint', businessId)).code, 0);
+      await db.tx(async (q) => {
+        for (const t of ['audit_log', 'audit_heads', 'audit_checkpoints']) await q.query(`ALTER TABLE ${t} DISABLE TRIGGER USER`);
+        for (const t of ['audit_log', 'audit_heads', 'audit_checkpoints']) await q.query(`DELETE FROM ${t} WHERE business_id = $1`, [businessId]);
+        for (const t of ['audit_log', 'audit_heads', 'audit_checkpoints']) await q.query(`ALTER TABLE ${t} ENABLE TRIGGER USER`);
+      });
+      const { code, out } = await verify(businessId);
+      assert.equal(code, 1, JSON.stringify(out));
+      assert.equal(out.chains[0]?.firstBreak?.problem, 'checkpoint');
+      // and verify of every business names it too: its business is still there
+      const env = { ...process.env, DATABASE_URL: url, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+      const all = await run(process.execPath, [cli, 'audit', 'verify'], { env }).then(
+        () => null,
+        (err: { stdout: string }) => JSON.parse(err.stdout) as Verified['out'],
+      );
+      assert.ok(all?.chains.some((c) => c.businessId === businessId && !c.intact));
+    });
+
+    it('gives no false alarm for a checkpoint written while verify reads (its document first, its row after)', async () => {
+      const businessId = await chain();
+      const documents = localDirectoryStore(path.join(dataDir, 'files'));
+      const ring = generateKeyRing('audit-checkpoint', 'sandbox');
+      // the writer signs at the worst moment: just before verify reads the rows of the database
+      let wrote = false;
+      const racing: Queryable = {
+        async query(sql, params) {
+          if (!wrote && sql.startsWith('SELECT * FROM audit_checkpoints')) {
+            wrote = true;
+            await writeCheckpoints(db, documents, ring[0]!, new Date(), businessId);
+          }
+          return db.query(sql, params);
+        },
+      };
+      const found = await checkpointsOf(racing, documents, businessId, ring.map(checkpointPublicKeyOf));
+      assert.ok(wrote);
+      assert.deepEqual(found.problems, []);
     });
   });
 });

@@ -16,6 +16,8 @@ import { loadConfig } from '../../runtime/config.ts';
 import { openDatabase } from '../../runtime/database.ts';
 import { actAs } from '../../store/audit-actor.ts';
 import { linkNow } from '../../store/audit-chainer.ts';
+import { recordAudit } from '../../store/audit-log.ts';
+import { verifyChainOf } from '../../store/audit-verify.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { createEntity, deleteEntity } from '../../store/entities.ts';
@@ -103,6 +105,55 @@ describe("the service's database role", () => {
     ];
     for (const [sql, why] of refused) await assert.rejects(db.query(sql), why, sql);
     assert.ok((await db.query('SELECT 1 FROM audit_log')).length > 0, 'every entry still there');
+  });
+
+  it('may link only as linking does: no entry of its own making, none taken out of audit_pending before it is in the chain, no head moved back', async () => {
+    const businessId = String((await db.query<{ business_id: string }>('SELECT business_id FROM audit_heads LIMIT 1'))[0]!.business_id);
+    const [head] = await db.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1', [businessId]);
+    const forged = (id: string, business = businessId, seq = Number(head!.seq) + 1, prev = head!.hash) =>
+      db.query(
+        `INSERT INTO audit_log (business_id, seq, id, occurred_at, actor_type, actor_id, action, details, outcome, prev_hash, hash)
+         VALUES ($1, $2, $3, now(), 'system', 'mallory', 'retention.policy_set', '{}', 'ok', $4, repeat('f', 64))`,
+        [business, seq, id, prev],
+      );
+    await assert.rejects(forged(randomUUID()), /only an entry waiting in audit_pending is linked/, 'an entry of its own making');
+    // an entry waiting for its link: written, not linked yet (the chainer is not running here)
+    let waiting = '';
+    await actAs({ type: 'admin_cli', id: 'roles-test' }, null, () =>
+      db.tx(async (q) => recordAudit(q, { businessId, action: 'retention.policy_set', details: { years: 3 } })),
+    );
+    waiting = String(
+      (await db.query<{ id: string }>('SELECT id FROM audit_pending WHERE business_id = $1 ORDER BY written DESC LIMIT 1', [businessId]))[0]!.id,
+    );
+    await assert.rejects(db.query('DELETE FROM audit_pending WHERE id = $1', [waiting]), /leaves audit_pending only into audit_log/, 'removed unlinked');
+    // a copy of it under another business (a chain of its own), to take it out of audit_pending: refused
+    await assert.rejects(
+      db.query(
+        `INSERT INTO audit_log (business_id, seq, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id,
+                                details, outcome, prev_hash, hash)
+         SELECT $2, 1, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id, details, outcome,
+                repeat('0', 64), repeat('a', 64) FROM audit_pending WHERE id = $1`,
+        [waiting, randomUUID()],
+      ),
+      /only an entry waiting in audit_pending is linked/,
+    );
+    // as written, but not at its place in the chain
+    await assert.rejects(
+      db.query(
+        `INSERT INTO audit_log (business_id, seq, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id,
+                                details, outcome, prev_hash, hash)
+         SELECT business_id, $2, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id, details, outcome,
+                $3, repeat('a', 64) FROM audit_pending WHERE id = $1`,
+        [waiting, Number(head!.seq) + 5, head!.hash],
+      ),
+      /at its business's next seq/,
+    );
+    await assert.rejects(db.query('UPDATE audit_heads SET seq = seq - 1 WHERE business_id = $1', [businessId]), /moves forward only/);
+    await assert.rejects(db.query("UPDATE audit_heads SET hash = repeat('b', 64) WHERE business_id = $1", [businessId]), /names an entry of its chain/);
+    // linking itself still works under these rules
+    assert.equal(await linkNow(db, businessId), 1);
+    const verdict = await verifyChainOf(db, businessId);
+    assert.equal(verdict.intact, true, JSON.stringify(verdict.firstBreak));
   });
 
   it('says to run `vouch db migrate` when a migration is pending, rather than trying it', async () => {

@@ -186,5 +186,8 @@ describe('file store on S3-compatible object storage', () => {
     assert.equal(head.ObjectLockMode, 'COMPLIANCE');
     assert.ok(head.ObjectLockRetainUntilDate!.getTime() > Date.now() + 29 * 86_400_000);
     await assert.rejects(store.listDocuments('../etc/'), /not a document prefix/);
+    // a key a forged row names (file_store_cleanup, a file's storage_key) never removes a document: only file keys are deleted
+    await assert.rejects(store.delete(first), /not a file key/);
+    assert.ok(await store.readDocument(first), 'the checkpoint is still there');
   });
 });

@@ -17,6 +17,7 @@ import { createLogger } from '../../runtime/logger.ts';
 import { linkAll } from '../../store/audit-chainer.ts';
 import { auditOfEntity, chainHead, chainOf } from '../../store/audit-log.ts';
 import { addHold, releaseHold, sealedRecords, setRetentionPolicy } from '../../store/retention.ts';
+import { failedRequirementRecords } from '../../store/requirement-batches.ts';
 import { workflowBundle } from '../../worker.ts';
 import { retentionWorkflow } from '../../workflows/index.ts';
 import { createEntities } from '../helpers/imports.ts';
@@ -176,5 +177,25 @@ describe('retention under a five-year policy', () => {
     const check = chainChecker();
     for await (const e of chainOf(stack.db, businessId)) assert.equal(check.push(e), null);
     assert.equal(check.end(await chainHead(stack.db, businessId)), null, 'the audit chain is intact after the purges');
+  });
+
+  it("a value submitted in a batch for an entity since sealed is gone from the failed records, as a deleted entity's is", async () => {
+    const p = await verifiedPerson();
+    const name = uniqueName();
+    const [batch] = await stack.db.query<{ id: string }>(
+      `INSERT INTO requirement_batches (id, business_id, idempotency_key, content_sha256, total_records, status)
+       VALUES (gen_random_uuid(), $1, gen_random_uuid()::text, 'x', 1, 'completed') RETURNING id`,
+      [businessId],
+    );
+    await stack.db.query(
+      `INSERT INTO requirement_batch_records (batch_id, row_number, given_entity_id, requirement_slug, value, target_entity_id, status, error_category)
+       VALUES ($1, 1, $2::text, 'kyc-first-name', $3, $2::uuid, 'failed', 'INVALID_VALUE')`,
+      [batch!.id, p.entityId, JSON.stringify(name)],
+    );
+    const csv = (await failedRequirementRecords(stack.db, batch!.id, null, true)).map((r) => JSON.stringify(r)).join('\n');
+    assert.ok(csv.includes(name), 'shown while the entity lives');
+    assert.equal((await stack.request('DELETE', `/entity/${p.entityId}`, { key })).status, 204);
+    const after = (await failedRequirementRecords(stack.db, batch!.id, null, true)).map((r) => JSON.stringify(r)).join('\n');
+    assert.ok(!after.includes(name), 'gone once it is sealed');
   });
 });

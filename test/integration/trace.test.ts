@@ -13,6 +13,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
 import { hostname, userInfo } from 'node:os';
 import { linkAll } from '../../store/audit-chainer.ts';
+import { keyedDigest } from '../../domain/digests.ts';
 
 const UI = 'http://temporal-ui.example:8080';
 
@@ -198,8 +199,13 @@ describe('vouch trace', () => {
     assert.equal(reads.length, before + 1);
     const last = reads.at(-1)!;
     assert.deepEqual([last.actor_type, last.actor_id, last.details.command], ['operator', 'trace-test', 'trace']);
-    assert.equal(last.details.login, userInfo().username);
-    assert.equal(last.details.host, hostname());
+    // the host's login and name, by their digests under the entity's key (the business reads this log: not our hosts)
+    const [{ key: digestKey }] = (await stack.db.query<{ key: Buffer }>('SELECT key FROM entity_digest_keys WHERE entity_id = $1', [entityId])) as [
+      { key: Buffer },
+    ];
+    assert.equal(last.details.loginHmac, keyedDigest(digestKey, userInfo().username));
+    assert.equal(last.details.hostHmac, keyedDigest(digestKey, hostname()));
+    assert.ok(!JSON.stringify(last.details).includes(hostname()));
     // an entity of another business traced with it leaves its read in that business's record only
     await traced(externalId);
     assert.equal((await count()).length, before + 2);

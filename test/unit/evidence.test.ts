@@ -221,6 +221,8 @@ describe('evidence bundle checks', () => {
       decisions: { ...emptyRecord().decisions, kyc: [red, green] },
       verifiedPersons: [first, second],
       owners: [],
+      kybProfile: null,
+      files: [],
       audit: { chainHead: null, entries },
     };
     assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 2 }, 'both decisions, each by its own entry');
@@ -234,23 +236,31 @@ describe('evidence bundle checks', () => {
       checkDecisions({ ...bundle, audit: { chainHead: null, entries: entries.slice(1) } }).failures[0]!.detail,
       /no decision.recorded entry names it/,
     );
-    // no nonce (decided before the audit log): nothing to tie, nothing failed
-    assert.deepEqual(checkDecisions({ ...bundle, decisions: { ...bundle.decisions, kyc: [{ ...red, decisionNonce: null }] } }), { failures: [], tied: 0 });
+    // no nonce (decided before the audit log, kept with rules `unrecorded`): nothing to tie, nothing failed
+    const older = { ...red, decisionNonce: null, rules: 'unrecorded', basis: {} };
+    assert.deepEqual(checkDecisions({ ...bundle, decisions: { ...bundle.decisions, kyc: [older] } }), { failures: [], tied: 0 });
   });
 
   it('a decision kept from before rule sets were recorded is tied by the last entry naming its account', () => {
     const legacy = decided({ rules: 'unrecorded', basis: {} });
     const details = { decisionSha256: decisionSha256({ status: 'APPROVED' }, legacy.decisionNonce!) };
     const entries = chain([{ action: 'decision.recorded', subjectType: 'kyc_account', subject: legacy.accountId!, details }]);
-    const bundle = { decisions: { ...emptyRecord().decisions, kyc: [legacy] }, verifiedPersons: [], owners: [], audit: { chainHead: null, entries } };
+    const bundle = {
+      decisions: { ...emptyRecord().decisions, kyc: [legacy] },
+      verifiedPersons: [],
+      owners: [],
+      kybProfile: null,
+      files: [],
+      audit: { chainHead: null, entries },
+    };
     assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 1 });
   });
 
-  it("a KYB decision is tied with the owners' decisions it rested on, which the bundle carries", () => {
+  it("a KYB decision is tied with the owners' decisions, the profile version and the documents it rested on, which the bundle carries", () => {
     const ownerId = randomUUID();
     const owner = decided({
       entityId: ownerId,
-      basis: { provider: 'sumsub', applicantId: 'o-1', levelName: null, personDataId: null, personDataSha256: null },
+      basis: { provider: 'sumsub', applicantId: 'app-1', levelName: null, personDataId: null, personDataSha256: null },
     });
     const decision: KybDecision = {
       status: 'REJECTED',
@@ -259,6 +269,8 @@ describe('evidence bundle checks', () => {
       moderationComment: 'The business could not be verified: documents are missing: x.',
       owners: [{ entityId: ownerId, externalId: 'owner-1', status: 'APPROVED' }],
     };
+    const profile = { legalName: 'Acme Ltd' };
+    const passport = { id: randomUUID(), slug: 'ukyb-owner-document', documentType: 'PASSPORT', sha256: 'a'.repeat(64), uploadedAt: 't', retiredAt: null };
     const kyb = decided({
       kind: 'kyb',
       path: 'universal-kyb',
@@ -273,19 +285,61 @@ describe('evidence bundle checks', () => {
       moderationComment: decision.moderationComment,
       owners: decision.owners,
       rules: DECISION_RULES['universal-kyb'],
-      basis: { owners: [{ entityId: ownerId, decisionId: owner.id }], profileSha256: null, documents: [] },
+      basis: {
+        owners: [{ entityId: ownerId, decisionId: owner.id }],
+        profileSha256: canonicalSha256(profile),
+        documents: [{ fileId: passport.id, sha256: passport.sha256 }],
+      },
     });
     const entries = chain([recorded(owner, { status: 'APPROVED' }), recorded(kyb, decision)]);
+    const latest = { legalName: 'Acme Trading Ltd' };
     const bundle = {
       decisions: { ...emptyRecord().decisions, kyb: [kyb] },
       verifiedPersons: [],
-      owners: [{ entityId: ownerId, verifiedPersons: [], decisions: [owner] }],
+      owners: [{ entityId: ownerId, verifiedPersons: [], decisions: [owner], files: [passport] }],
+      kybProfile: {
+        profile: latest,
+        status: 'DECIDED',
+        createdAt: 't',
+        updatedAt: 't',
+        versions: [
+          { profile, savedAt: 't' },
+          { profile: latest, savedAt: 't' },
+        ],
+      },
+      files: [],
       audit: { chainHead: null, entries },
     };
-    assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 2 });
+    assert.deepEqual(checkDecisions(bundle), { failures: [], tied: 2 }, 'the profile it rested on is an earlier version: kept, and found');
     const otherOwner = { ...bundle, decisions: { ...bundle.decisions, kyb: [{ ...kyb, owners: [{ ...decision.owners[0]!, status: 'REJECTED' }] }] } };
     assert.match(checkDecisions(otherOwner).failures[0]!.detail, /KYB decision .* names another decision/);
-    assert.match(checkDecisions({ ...bundle, owners: [] }).failures[0]!.detail, /the owners' decisions it rested on are not in the bundle/);
+    const noOwnerDecision = { ...bundle, owners: [{ ...bundle.owners[0]!, decisions: [] }] };
+    assert.match(checkDecisions(noOwnerDecision).failures[0]!.detail, /the owners' decisions it rested on are not in the bundle/);
+    const swapped = { ...bundle, owners: [{ ...bundle.owners[0]!, files: [{ ...passport, sha256: 'b'.repeat(64) }] }] };
+    assert.match(checkDecisions(swapped).failures[0]!.detail, /the documents it rested on are not in the bundle as they were/);
+    const rewritten = { ...bundle, kybProfile: { ...bundle.kybProfile, versions: [{ profile: latest, savedAt: 't' }] } };
+    assert.match(checkDecisions(rewritten).failures[0]!.detail, /the KYB profile it rested on is not among/);
+  });
+
+  it('a decision made since decisions were kept with no nonce, or on another account than its basis names, fails', () => {
+    const basis = { provider: 'sumsub', applicantId: 'app-1', levelName: null, personDataId: null, personDataSha256: null };
+    const bare = decided({ decisionNonce: null, basis });
+    const bundle = {
+      decisions: { ...emptyRecord().decisions, kyc: [bare] },
+      verifiedPersons: [],
+      owners: [],
+      kybProfile: null,
+      files: [],
+      audit: { chainHead: null, entries: [] as AuditEntry[] },
+    };
+    assert.match(checkDecisions(bundle).failures[0]!.detail, /it has no nonce/);
+    const moved = decided({ basis: { ...basis, applicantId: 'app-2' } });
+    const onAnother = {
+      ...bundle,
+      decisions: { ...bundle.decisions, kyc: [moved] },
+      audit: { chainHead: null, entries: chain([recorded(moved, { status: 'APPROVED' })]) },
+    };
+    assert.match(checkDecisions(onAnother).failures[0]!.detail, /its account \(sumsub\/app-1\) is not the one its basis names/);
   });
 
   it('checks the keyed digests of the values it holds under the digest keys it carries; another value, or no key, fails', () => {
@@ -323,5 +377,7 @@ describe('evidence bundle checks', () => {
     const renamed = { ...bundle, entity: { ...bundle.entity, externalId: 'x-2' } };
     assert.match(checkDigests(renamed).failures[0]!.detail, /its externalIdHmac is not that of the externalId in the bundle/);
     assert.match(checkDigests({ ...bundle, digestKeys: [] }).failures[0]!.detail, /no digest key of entity/);
+    assert.match(checkDigests({ ...bundle, requirements: [] }).failures[0]!.detail, /names requirement .* which the bundle lacks/);
+    assert.match(checkDigests({ ...bundle, verifiedPersons: [] }).failures[0]!.detail, /names the person data version .* which the bundle lacks/);
   });
 });

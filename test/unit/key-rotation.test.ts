@@ -19,6 +19,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { ConfigError, loadConfig } from '../../runtime/config.ts';
 import { generateKeyRing, keyRingFile, loadKeyRing, loadKeyRings, loadSigningRing, withNextGeneration } from '../../runtime/signing-keys.ts';
 import { checkSigningKeys } from '../../usecases/health.ts';
+import { checkpointPublicKeyOf } from '../../domain/audit-checkpoint.ts';
 
 const DAY = 86_400_000;
 const dir = mkdtempSync(path.join(tmpdir(), 'vouch-key-rotation-'));
@@ -92,7 +93,7 @@ describe('signing key rotation', () => {
       webhooks: gapped,
       standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox', now),
-      auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox', now),
+      auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox', now).map(checkpointPublicKeyOf),
     };
     const warned = checkSigningKeys(rings, new Date(gapAt.getTime() - 10 * DAY));
     assert.deepEqual(warned, { status: 'degraded', endsAt: gapAt.toISOString() });
@@ -127,7 +128,7 @@ describe('signing key rotation', () => {
       webhooks: rotated,
       standardWebhooks: generateKeyRing('standard-webhook', 'sandbox'),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox'),
-      auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox'),
+      auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox').map(checkpointPublicKeyOf),
     };
     const newEnd = ringEndsAt(rotated);
     assert.equal(checkSigningKeys(rings, new Date(newEnd.getTime() - 31 * DAY)).status, 'ok');
