@@ -46,6 +46,7 @@ export const EVIDENCE_MANIFEST = {
     entity:
       'The entity record: ids, the client reference (externalId), type, who verified it, when it was created; sealedAt and ' +
       "purgeAfter when it was deleted under the business's retention policy (business.retentionYears) and is kept sealed until then.",
+    business: "The entity's business: its id and retention period in years (null: the spec's delete, at once).",
     verifiedPersons:
       'Every version of the person data the KYC decisions rested on, as read from each provider applicant (name, date of birth, ' +
       'residential address, identity document), oldest first, each with its id (a decision names the version it rested on).',
