@@ -117,6 +117,20 @@ try {
           `${log!.entries} entries (${perRecord.toFixed(1)} per record), ${perEntry.toFixed(0)} bytes per entry with indexes: ` +
           `${((perRecord * perEntry * 1e6) / 1024 ** 3).toFixed(2)} GiB per million decisions`,
       });
+      // what the record keeps beside the log (issue 37): each decision appended, each person data version, each entity's digest key
+      const [kept] = await stack.db.query<Record<string, string>>(
+        `SELECT (SELECT count(*) FROM record_decisions) AS decisions, pg_total_relation_size('record_decisions') AS decision_bytes,
+                (SELECT count(*) FROM record_kyc_persons) AS persons, pg_total_relation_size('record_kyc_persons') AS person_bytes,
+                (SELECT count(*) FROM entity_digest_keys) AS keys, pg_total_relation_size('entity_digest_keys') AS key_bytes`,
+      );
+      const per = (bytes: string | undefined, n: string | undefined) => (Number(bytes) / Math.max(1, Number(n))).toFixed(0);
+      figures.push({
+        benchmark: 'a. the record beside the log',
+        figure:
+          `${kept!.decisions} decisions kept, ${per(kept!.decision_bytes, kept!.decisions)} bytes each with indexes; ` +
+          `${kept!.persons} person data versions, ${per(kept!.person_bytes, kept!.persons)} bytes each; ` +
+          `${kept!.keys} digest keys, ${per(kept!.key_bytes, kept!.keys)} bytes each`,
+      });
     });
   }
 

@@ -14,33 +14,45 @@ CREATE FUNCTION audit_entry_as_written(a audit_pending, b audit_log) RETURNS boo
      AND a.subject_id IS NOT DISTINCT FROM b.subject_id AND a.details = b.details AND a.outcome = b.outcome
 $$;
 
-CREATE OR REPLACE FUNCTION audit_pending_removed_once_linked() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Checked once per statement (the linker moves a few hundred entries at a time), on the statement's
+-- rows (transition tables), not row by row.
+DROP TRIGGER audit_pending_removed_once_linked ON audit_pending;
+DROP FUNCTION audit_pending_removed_once_linked();
+CREATE FUNCTION audit_pending_left_into_the_chain() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF EXISTS (SELECT 1 FROM audit_log l WHERE l.id = OLD.id AND audit_entry_as_written(OLD, l)) THEN
-    RETURN OLD;
+  IF EXISTS (SELECT 1 FROM removed o WHERE NOT EXISTS (SELECT 1 FROM audit_log l WHERE l.id = o.id AND audit_entry_as_written(o, l))) THEN
+    RAISE EXCEPTION 'audit_log is append-only: an entry waiting to be linked leaves audit_pending only into audit_log, as written'
+      USING ERRCODE = 'insufficient_privilege';
   END IF;
-  RAISE EXCEPTION 'audit_log is append-only: an entry waiting to be linked leaves audit_pending only into audit_log, as written'
-    USING ERRCODE = 'insufficient_privilege';
+  RETURN NULL;
 END $$;
+CREATE TRIGGER audit_pending_left_into_the_chain AFTER DELETE ON audit_pending REFERENCING OLD TABLE AS removed
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_pending_left_into_the_chain();
 
 CREATE FUNCTION audit_log_linked_in_order() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  last_seq bigint;
-  last_hash text;
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM audit_pending p WHERE p.id = NEW.id AND audit_entry_as_written(p, NEW)) THEN
+  IF EXISTS (SELECT 1 FROM linked n WHERE NOT EXISTS (SELECT 1 FROM audit_pending p WHERE p.id = n.id AND audit_entry_as_written(p, n))) THEN
     RAISE EXCEPTION 'audit_log is append-only: only an entry waiting in audit_pending is linked, as written'
       USING ERRCODE = 'insufficient_privilege';
   END IF;
-  -- rows an INSERT linked before this one, in the same statement, are seen here
-  SELECT seq, hash INTO last_seq, last_hash FROM audit_log WHERE business_id = NEW.business_id ORDER BY seq DESC LIMIT 1;
-  IF NEW.seq <> COALESCE(last_seq, 0) + 1 OR NEW.prev_hash <> COALESCE(last_hash, repeat('0', 64)) THEN
+  -- each business's new entries follow on from the entry before the first of them, each naming the hash before it
+  IF EXISTS (
+    SELECT 1 FROM (
+      SELECT n.business_id, n.seq, n.prev_hash, row_number() OVER w AS rn, lag(n.seq) OVER w AS seq_before, lag(n.hash) OVER w AS hash_before
+        FROM linked n WINDOW w AS (PARTITION BY n.business_id ORDER BY n.seq)
+    ) x
+    LEFT JOIN LATERAL (SELECT l.seq, l.hash FROM audit_log l WHERE l.business_id = x.business_id AND l.seq < x.seq ORDER BY l.seq DESC LIMIT 1) b
+      ON x.rn = 1
+    WHERE CASE WHEN x.rn = 1 THEN x.seq <> COALESCE(b.seq, 0) + 1 OR x.prev_hash <> COALESCE(b.hash, repeat('0', 64))
+               ELSE x.seq <> x.seq_before + 1 OR x.prev_hash <> x.hash_before END
+  ) THEN
     RAISE EXCEPTION 'audit_log is append-only: an entry is linked at its business''s next seq, after the last entry''s hash'
       USING ERRCODE = 'insufficient_privilege';
   END IF;
-  RETURN NEW;
+  RETURN NULL;
 END $$;
-CREATE TRIGGER audit_log_linked_in_order BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_linked_in_order();
+CREATE TRIGGER audit_log_linked_in_order AFTER INSERT ON audit_log REFERENCING NEW TABLE AS linked
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_log_linked_in_order();
 
 CREATE FUNCTION audit_head_moves_forward() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -16,7 +16,6 @@ import { loadConfig } from '../../runtime/config.ts';
 import { openDatabase } from '../../runtime/database.ts';
 import { actAs } from '../../store/audit-actor.ts';
 import { linkNow } from '../../store/audit-chainer.ts';
-import { recordAudit } from '../../store/audit-log.ts';
 import { verifyChainOf } from '../../store/audit-verify.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
@@ -77,7 +76,9 @@ describe("the service's database role", () => {
       const { business } = await createBusiness(db, { name: 'Roles', binSponsored: false, environment: 'sandbox' });
       const person = await createEntity(db, business.id, { externalId: 'roles-1', type: 'INDIVIDUAL' });
       await approveDirectly(db, person);
-      assert.ok(await linkNow(db, business.id), 'the chain linked by the service');
+      await linkNow(db, business.id); // (or the link started after the commits did it already)
+      const [head] = await db.query<{ seq: string }>('SELECT seq FROM audit_heads WHERE business_id = $1', [business.id]);
+      assert.ok(Number(head?.seq) >= 3, 'the chain linked by the service');
       assert.ok(await deleteEntity(db, business.id, person));
       await linkNow(db, business.id);
       assert.equal((await db.query('SELECT 1 FROM record_decisions WHERE entity_id = $1', [person])).length, 0, 'gone with its entity (cascade)');
@@ -108,50 +109,42 @@ describe("the service's database role", () => {
   });
 
   it('may link only as linking does: no entry of its own making, none taken out of audit_pending before it is in the chain, no head moved back', async () => {
-    const businessId = String((await db.query<{ business_id: string }>('SELECT business_id FROM audit_heads LIMIT 1'))[0]!.business_id);
-    const [head] = await db.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1', [businessId]);
-    const forged = (id: string, business = businessId, seq = Number(head!.seq) + 1, prev = head!.hash) =>
+    // a business of this test's own, whose entries no one else links meanwhile (no link is started after a commit here)
+    const businessId = randomUUID();
+    const GENESIS = '0'.repeat(64);
+    const copy = (business: string, seq: number, prev: string) =>
+      db.query(
+        `INSERT INTO audit_log (business_id, seq, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id,
+                                details, outcome, prev_hash, hash)
+         SELECT $2, $3, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id, details, outcome,
+                $4, repeat('a', 64) FROM audit_pending WHERE id = $1`,
+        [waiting, business, seq, prev],
+      );
+    await assert.rejects(
       db.query(
         `INSERT INTO audit_log (business_id, seq, id, occurred_at, actor_type, actor_id, action, details, outcome, prev_hash, hash)
-         VALUES ($1, $2, $3, now(), 'system', 'mallory', 'retention.policy_set', '{}', 'ok', $4, repeat('f', 64))`,
-        [business, seq, id, prev],
-      );
-    await assert.rejects(forged(randomUUID()), /only an entry waiting in audit_pending is linked/, 'an entry of its own making');
-    // an entry waiting for its link: written, not linked yet (the chainer is not running here)
-    let waiting = '';
-    await actAs({ type: 'admin_cli', id: 'roles-test' }, null, () =>
-      db.tx(async (q) => recordAudit(q, { businessId, action: 'retention.policy_set', details: { years: 3 } })),
-    );
-    waiting = String(
-      (await db.query<{ id: string }>('SELECT id FROM audit_pending WHERE business_id = $1 ORDER BY written DESC LIMIT 1', [businessId]))[0]!.id,
-    );
-    await assert.rejects(db.query('DELETE FROM audit_pending WHERE id = $1', [waiting]), /leaves audit_pending only into audit_log/, 'removed unlinked');
-    // a copy of it under another business (a chain of its own), to take it out of audit_pending: refused
-    await assert.rejects(
-      db.query(
-        `INSERT INTO audit_log (business_id, seq, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id,
-                                details, outcome, prev_hash, hash)
-         SELECT $2, 1, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id, details, outcome,
-                repeat('0', 64), repeat('a', 64) FROM audit_pending WHERE id = $1`,
-        [waiting, randomUUID()],
+         VALUES ($1, 1, $2, now(), 'system', 'mallory', 'retention.policy_set', '{}', 'ok', $3, repeat('f', 64))`,
+        [businessId, randomUUID(), GENESIS],
       ),
       /only an entry waiting in audit_pending is linked/,
+      'an entry of its own making',
     );
-    // as written, but not at its place in the chain
-    await assert.rejects(
-      db.query(
-        `INSERT INTO audit_log (business_id, seq, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id,
-                                details, outcome, prev_hash, hash)
-         SELECT business_id, $2, id, occurred_at, actor_type, actor_id, run_id, request_id, action, entity_id, subject_type, subject_id, details, outcome,
-                $3, repeat('a', 64) FROM audit_pending WHERE id = $1`,
-        [waiting, Number(head!.seq) + 5, head!.hash],
-      ),
-      /at its business's next seq/,
+    // an entry waiting for its link, as a transaction writes it
+    const waiting = randomUUID();
+    await db.query(
+      `INSERT INTO audit_pending (business_id, id, occurred_at, actor_type, actor_id, action, details, outcome)
+       VALUES ($1, $2, date_trunc('milliseconds', now()), 'admin_cli', 'roles-test', 'retention.policy_set', '{"years":3}', 'ok')`,
+      [businessId, waiting],
     );
-    await assert.rejects(db.query('UPDATE audit_heads SET seq = seq - 1 WHERE business_id = $1', [businessId]), /moves forward only/);
-    await assert.rejects(db.query("UPDATE audit_heads SET hash = repeat('b', 64) WHERE business_id = $1", [businessId]), /names an entry of its chain/);
+    await assert.rejects(db.query('DELETE FROM audit_pending WHERE id = $1', [waiting]), /leaves audit_pending only into audit_log/, 'removed unlinked');
+    await assert.rejects(copy(randomUUID(), 1, GENESIS), /only an entry waiting in audit_pending is linked/, 'under another business');
+    await assert.rejects(copy(businessId, 5, GENESIS), /at its business's next seq/, 'as written, not at its place');
     // linking itself still works under these rules
     assert.equal(await linkNow(db, businessId), 1);
+    assert.equal((await db.query('SELECT 1 FROM audit_pending WHERE id = $1', [waiting])).length, 0);
+    await assert.rejects(db.query('UPDATE audit_heads SET seq = seq - 1 WHERE business_id = $1', [businessId]), /moves forward only/);
+    await assert.rejects(db.query("UPDATE audit_heads SET hash = repeat('b', 64) WHERE business_id = $1", [businessId]), /names an entry of its chain/);
+    await assert.rejects(db.query('DELETE FROM audit_heads WHERE business_id = $1', [businessId]), /permission denied/);
     const verdict = await verifyChainOf(db, businessId);
     assert.equal(verdict.intact, true, JSON.stringify(verdict.firstBreak));
   });
