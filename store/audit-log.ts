@@ -78,13 +78,21 @@ const WRITE_CHUNK = 2000;
 /** Each entity's digest key, made the first time one is needed (in the transaction that needs it): one statement as a rule. */
 async function digestKeys(q: Queryable, entityIds: readonly string[]): Promise<Map<string, Buffer>> {
   if (entityIds.length === 0) return new Map();
-  // the statement's snapshot does not see its own inserts: those come back from RETURNING
-  const rows = await q.query<{ entity_id: string; key: Buffer }>(
-    `WITH made AS (INSERT INTO entity_digest_keys (entity_id, key) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (entity_id) DO NOTHING
-                   RETURNING entity_id, key)
-     SELECT entity_id, key FROM made UNION ALL SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])`,
-    [entityIds, entityIds.map(() => randomBytes(32))],
-  );
+  // the statement's snapshot does not see its own inserts: those come back from RETURNING. One entity (a transaction's
+  // usual case) in a statement of its own text, which is prepared once; several, unnested (store/prepared-statements.ts)
+  const rows =
+    entityIds.length === 1
+      ? await q.query<{ entity_id: string; key: Buffer }>(
+          `WITH made AS (INSERT INTO entity_digest_keys (entity_id, key) VALUES ($1, $2) ON CONFLICT (entity_id) DO NOTHING RETURNING entity_id, key)
+           SELECT entity_id, key FROM made UNION ALL SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = $1`,
+          [entityIds[0], randomBytes(32)],
+        )
+      : await q.query<{ entity_id: string; key: Buffer }>(
+          `WITH made AS (INSERT INTO entity_digest_keys (entity_id, key) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (entity_id) DO NOTHING
+                         RETURNING entity_id, key)
+           SELECT entity_id, key FROM made UNION ALL SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])`,
+          [entityIds, entityIds.map(() => randomBytes(32))],
+        );
   const keys = new Map(rows.map((r) => [String(r.entity_id), r.key]));
   // a key another transaction made after this statement's snapshot, and committed before its insert ended
   const late = entityIds.filter((id) => !keys.has(id));
