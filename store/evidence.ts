@@ -5,7 +5,8 @@
 // decisions and the data those rested on), and the audit entries that name it or its owners with
 // its business's chain head. Reads only.
 import type { AuditEntry } from '../domain/audit-chain.ts';
-import type { EvidenceDecision, EvidenceRecord, EvidencePerson } from '../domain/evidence.ts';
+import type { EvidenceRecord, EvidencePerson } from '../domain/evidence.ts';
+import { keptDecisions as decisionsOf } from './decisions.ts';
 import { auditOfEntity, chainHead } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 import { readRecord } from './record-reader.ts';
@@ -180,38 +181,5 @@ async function personsOf(q: Queryable, entityIds: readonly string[]): Promise<Ev
     applicantId: String(r.applicant_id),
     person: r.person,
     keptAt: iso(r.updated_at),
-  }));
-}
-
-/** Every decision of these entities, oldest first, KYC and KYB (record_decisions keeps them all). */
-async function decisionsOf(q: Queryable, entityIds: readonly string[]): Promise<EvidenceDecision[]> {
-  if (entityIds.length === 0) return [];
-  const rows = await q.query(
-    `SELECT d.*, a.provider, a.applicant_id, a.level_name FROM record_decisions d LEFT JOIN record_kyc_accounts a ON a.id = d.kyc_account_id
-      WHERE d.entity_id = ANY ($1::uuid[]) ORDER BY d.seq`,
-    [entityIds],
-  );
-  return rows.map((r) => ({
-    id: String(r.id),
-    entityId: String(r.entity_id),
-    kind: r.kind as EvidenceDecision['kind'],
-    path: String(r.path),
-    source: String(r.source),
-    sourceRef: String(r.source_ref),
-    accountId: textOrNull(r.kyc_account_id),
-    provider: textOrNull(r.provider),
-    applicantId: textOrNull(r.applicant_id),
-    levelName: textOrNull(r.level_name),
-    submissionId: textOrNull(r.submission_id),
-    decision: r.status as EvidenceDecision['decision'],
-    rejectLabels: (r.reject_labels as string[] | null) ?? [],
-    reviewRejectType: textOrNull(r.review_reject_type),
-    moderationComment: textOrNull(r.moderation_comment),
-    owners: r.owners ?? null,
-    rules: String(r.rules),
-    basis: r.basis,
-    decisionNonce: textOrNull(r.nonce),
-    eventId: textOrNull(r.event_id),
-    decidedAt: iso(r.decided_at),
   }));
 }

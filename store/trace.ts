@@ -4,6 +4,7 @@
 // labels (an operator may see them; no API read returns them); the ids of the workflow runs that
 // work for it; what is still pending; and a batch with its rows. Reads only.
 import { iso, type Queryable, type Row } from './db.ts';
+import { keptDecisions } from './decisions.ts';
 
 const isoOrNull = (v: unknown): string | null => (v == null ? null : iso(v));
 const str = (v: unknown): string | null => (v == null ? null : String(v));
@@ -74,26 +75,21 @@ export type TracedDecision = {
 
 /** Every decision of the entity, oldest first (each is kept: migration 027), KYC and KYB alike. */
 export async function decisionsOf(q: Queryable, entityId: string): Promise<TracedDecision[]> {
-  const rows = await q.query(
-    `SELECT d.*, a.provider, a.applicant_id, a.level_name FROM record_decisions d LEFT JOIN record_kyc_accounts a ON a.id = d.kyc_account_id
-      WHERE d.entity_id = $1 ORDER BY d.seq`,
-    [entityId],
-  );
-  return rows.map((d) => ({
-    id: String(d.id),
-    path: String(d.path),
-    source: String(d.source),
-    sourceRef: String(d.source_ref),
-    provider: str(d.provider),
-    applicantId: str(d.applicant_id),
-    levelName: str(d.level_name),
-    decision: d.status as TracedDecision['decision'],
-    rejectLabels: (d.reject_labels as string[] | null) ?? [],
-    reviewRejectType: str(d.review_reject_type),
-    moderationComment: str(d.moderation_comment),
-    rules: String(d.rules),
-    decidedAt: iso(d.decided_at),
-    eventId: str(d.event_id),
+  return (await keptDecisions(q, [entityId])).map((d) => ({
+    id: d.id,
+    path: d.path,
+    source: d.source,
+    sourceRef: d.sourceRef,
+    provider: d.provider,
+    applicantId: d.applicantId,
+    levelName: d.levelName,
+    decision: d.decision,
+    rejectLabels: d.rejectLabels,
+    reviewRejectType: d.reviewRejectType,
+    moderationComment: d.moderationComment,
+    rules: d.rules,
+    decidedAt: d.decidedAt,
+    eventId: d.eventId,
   }));
 }
 
