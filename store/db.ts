@@ -124,3 +124,19 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 export function isForeignKeyViolation(err: unknown): boolean {
   return (err as { code?: string })?.code === '23503';
 }
+
+/**
+ * Runs the reads at once on a pool (each on a connection of its own), one after another in a
+ * transaction, whose one connection runs one query at a time (and whose driver would warn of them
+ * queued at once).
+ */
+export async function readAll<const T extends readonly (() => Promise<unknown>)[]>(
+  q: Queryable,
+  reads: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
+  type Out = { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
+  if (!isTx(q)) return (await Promise.all(reads.map((r) => r()))) as Out;
+  const out: unknown[] = [];
+  for (const r of reads) out.push(await r());
+  return out as Out;
+}

@@ -10,7 +10,7 @@ import { EVENT_TYPES } from '../domain/events.ts';
 import type { EventFact, HistoryFacts, RecordedStage, StoredDelivery, VerificationFact } from '../domain/entity-history.ts';
 import { kybVerificationKey, ukycVerificationKey, type AnyVerificationPath, type VerificationStage } from '../domain/lifecycle-events.ts';
 import { ID_DOCUMENT_SLUG } from '../domain/universal-kyc.ts';
-import { iso, type Queryable } from './db.ts';
+import { iso, readAll, type Queryable } from './db.ts';
 import { shareRefKey } from './share-records.ts';
 
 const isoOrNull = (v: unknown): string | null => (v == null ? null : iso(v));
@@ -22,20 +22,23 @@ export async function historyFacts(q: Queryable, entityId: string): Promise<Hist
     [entityId],
   );
   if (!entity) return null;
-  const [members, requirements, files, verifications, events, enabled, audited] = await Promise.all([
-    q.query('SELECT * FROM entity_members WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY created_at, business_entity_id, member_entity_id', [
-      entityId,
-    ]),
-    q.query(
-      'SELECT id, requirement_slug, submission_id, status, created_at, updated_at FROM entity_requirements WHERE entity_id = $1 AND file_id IS NULL ' +
-        'ORDER BY created_at, id',
-      [entityId],
-    ),
-    q.query('SELECT id, slug, document_type, submission_id, uploaded_at, retired_at FROM files WHERE entity_id = $1 ORDER BY uploaded_at, id', [entityId]),
-    verificationsOf(q, entityId),
-    eventsOf(q, entityId),
-    q.query('SELECT feature_id, enabled_at FROM entity_features WHERE entity_id = $1', [entityId]),
-    auditedFacts(q, String(entity.business_id), entityId),
+  const [members, requirements, files, verifications, events, enabled, audited] = await readAll(q, [
+    () =>
+      q.query('SELECT * FROM entity_members WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY created_at, business_entity_id, member_entity_id', [
+        entityId,
+      ]),
+    () =>
+      q.query(
+        'SELECT id, requirement_slug, submission_id, status, created_at, updated_at FROM entity_requirements WHERE entity_id = $1 AND file_id IS NULL ' +
+          'ORDER BY created_at, id',
+        [entityId],
+      ),
+    () =>
+      q.query('SELECT id, slug, document_type, submission_id, uploaded_at, retired_at FROM files WHERE entity_id = $1 ORDER BY uploaded_at, id', [entityId]),
+    () => verificationsOf(q, entityId),
+    () => eventsOf(q, entityId),
+    () => q.query('SELECT feature_id, enabled_at FROM entity_features WHERE entity_id = $1', [entityId]),
+    () => auditedFacts(q, String(entity.business_id), entityId),
   ]);
   return {
     entity: { id: String(entity.id), type: entity.type, createdAt: iso(entity.created_at) },
@@ -70,42 +73,48 @@ export async function historyFacts(q: Queryable, entityId: string): Promise<Hist
 
 /** Every verification of the entity, whatever its path, as its rows tell it. */
 async function verificationsOf(q: Queryable, entityId: string): Promise<VerificationFact[]> {
-  const [accounts, batchRows, syncs, sdk, ukyc, kyb] = await Promise.all([
-    q.query<{ source: string; source_ref: string; decided_at: Date }>(
-      "SELECT source, source_ref, decided_at FROM kyc_accounts WHERE entity_id = $1 AND source IN ('batch', 'sync')",
-      [entityId],
-    ),
-    q.query(
-      `SELECT r.batch_id, r.row_number, r.status, r.import_attempts, r.error_category, r.updated_at, coalesce(b.started_at, b.created_at) AS run_started_at
+  const [accounts, batchRows, syncs, sdk, ukyc, kyb] = await readAll(q, [
+    () =>
+      q.query<{ source: string; source_ref: string; decided_at: Date }>(
+        "SELECT source, source_ref, decided_at FROM kyc_accounts WHERE entity_id = $1 AND source IN ('batch', 'sync')",
+        [entityId],
+      ),
+    () =>
+      q.query(
+        `SELECT r.batch_id, r.row_number, r.status, r.import_attempts, r.error_category, r.updated_at, coalesce(b.started_at, b.created_at) AS run_started_at
          FROM import_records r JOIN import_batches b ON b.id = r.batch_id WHERE r.entity_id = $1 ORDER BY b.created_at, r.row_number`,
-      [entityId],
-    ),
-    q.query('SELECT request_id, status, import_attempts, error_category, created_at, updated_at FROM sync_imports WHERE entity_id = $1 ORDER BY created_at', [
-      entityId,
-    ]),
-    // a hosted-SDK review is named by its decision's event (same transaction, same instant), whose source key is the review's
-    q.query<{ applicant_id: string; decided_at: Date; source_key: string | null }>(
-      `SELECT k.applicant_id, k.decided_at, e.source_key FROM kyc_accounts k
+        [entityId],
+      ),
+    () =>
+      q.query('SELECT request_id, status, import_attempts, error_category, created_at, updated_at FROM sync_imports WHERE entity_id = $1 ORDER BY created_at', [
+        entityId,
+      ]),
+    () =>
+      // a hosted-SDK review is named by its decision's event (same transaction, same instant), whose source key is the review's
+      q.query<{ applicant_id: string; decided_at: Date; source_key: string | null }>(
+        `SELECT k.applicant_id, k.decided_at, e.source_key FROM kyc_accounts k
          LEFT JOIN events e ON e.entity_id = k.entity_id AND e.event_type = 'account_status_change' AND e.created_at = k.decided_at
         WHERE k.entity_id = $1 AND k.source = 'hosted-sdk' ORDER BY k.created_at`,
-      [entityId],
-    ),
-    q.query(
-      `SELECT s.id, s.created_at, s.status, s.settled_at,
+        [entityId],
+      ),
+    () =>
+      q.query(
+        `SELECT s.id, s.created_at, s.status, s.settled_at,
               (SELECT min(f.uploaded_at) FROM files f WHERE f.submission_id = s.id AND f.slug = $2) AS first_id_document_at
          FROM ukyc_submissions s WHERE s.entity_id = $1 ORDER BY s.created_at`,
-      [entityId, ID_DOCUMENT_SLUG],
-    ),
-    // an owner is decided from its first KYC account on; the submission is ready once its last owner is
-    q.query(
-      `SELECT s.id, s.created_at, s.status, s.settled_at,
+        [entityId, ID_DOCUMENT_SLUG],
+      ),
+    () =>
+      // an owner is decided from its first KYC account on; the submission is ready once its last owner is
+      q.query(
+        `SELECT s.id, s.created_at, s.status, s.settled_at,
               CASE WHEN cardinality(s.owners) = 0 THEN s.created_at
                    ELSE (SELECT CASE WHEN bool_and(o.first IS NOT NULL) THEN max(o.first) END
                            FROM (SELECT (SELECT min(k.created_at) FROM kyc_accounts k WHERE k.entity_id = x.id) AS first FROM unnest(s.owners) AS x(id)) o)
               END AS owners_decided_at
          FROM kyb_submissions s WHERE s.entity_id = $1 ORDER BY s.created_at`,
-      [entityId],
-    ),
+        [entityId],
+      ),
   ]);
   const decidedAt = new Map(accounts.map((a) => [`${a.source}:${a.source_ref}`, iso(a.decided_at)]));
   const shared = (

@@ -3,7 +3,7 @@
 // or not, found by id or by any business's externalId; its decisions WITH their outcome and rule
 // labels (an operator may see them; no API read returns them); the ids of the workflow runs that
 // work for it; what is still pending; and a batch with its rows. Reads only.
-import { iso, type Queryable, type Row } from './db.ts';
+import { iso, readAll, type Queryable, type Row } from './db.ts';
 import { keptDecisions } from './decisions.ts';
 
 const isoOrNull = (v: unknown): string | null => (v == null ? null : iso(v));
@@ -116,21 +116,23 @@ const ROWS_OF_ENTITY = `
    WHERE b.business_id = $2 AND b.status IN ('pending', 'in_progress') AND r.status = 'pending' AND r.external_id IN ($3, $1::text)`;
 
 export async function runSubjects(q: Queryable, e: EntityRecord): Promise<RunSubjects> {
-  const [batches, syncs, ukyc, kyb, sandbox, deliveries] = await Promise.all([
-    q.query(`SELECT b.id, b.run FROM import_batches b WHERE b.id IN (SELECT batch_id FROM (${ROWS_OF_ENTITY}) x) ORDER BY b.created_at, b.id`, [
-      e.id,
-      e.businessId,
-      e.externalId,
-    ]),
-    q.query('SELECT request_id FROM sync_imports WHERE entity_id = $1 ORDER BY created_at', [e.id]),
-    q.query('SELECT id FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
-    q.query('SELECT id FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
-    q.query('SELECT id FROM sandbox_reviews WHERE entity_id = $1 ORDER BY created_at', [e.id]),
-    q.query(
-      `SELECT d.id, d.run FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
+  const [batches, syncs, ukyc, kyb, sandbox, deliveries] = await readAll(q, [
+    () =>
+      q.query(`SELECT b.id, b.run FROM import_batches b WHERE b.id IN (SELECT batch_id FROM (${ROWS_OF_ENTITY}) x) ORDER BY b.created_at, b.id`, [
+        e.id,
+        e.businessId,
+        e.externalId,
+      ]),
+    () => q.query('SELECT request_id FROM sync_imports WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () => q.query('SELECT id FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () => q.query('SELECT id FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () => q.query('SELECT id FROM sandbox_reviews WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () =>
+      q.query(
+        `SELECT d.id, d.run FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
         WHERE ev.entity_id = $1 AND d.mode = 'workflow' ORDER BY d.created_at, d.id`,
-      [e.id],
-    ),
+        [e.id],
+      ),
   ]);
   return {
     batches: batches.map((b) => ({ batchId: String(b.id), runs: Number(b.run) })),
@@ -144,21 +146,23 @@ export async function runSubjects(q: Queryable, e: EntityRecord): Promise<RunSub
 
 /** What is not finished for an entity: open submissions, batch rows and sync requests for it, deliveries of its events. */
 export async function pendingOf(q: Queryable, e: EntityRecord) {
-  const [ukyc, kyb, rows, syncs, deliveries] = await Promise.all([
-    q.query("SELECT id, created_at, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
-    q.query("SELECT id, created_at, deadline_at, owners FROM kyb_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
-    q.query(
-      `SELECT x.batch_id, x.row_number, b.status AS batch_status FROM (${ROWS_OF_ENTITY}) x JOIN import_batches b ON b.id = x.batch_id
+  const [ukyc, kyb, rows, syncs, deliveries] = await readAll(q, [
+    () => q.query("SELECT id, created_at, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
+    () => q.query("SELECT id, created_at, deadline_at, owners FROM kyb_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
+    () =>
+      q.query(
+        `SELECT x.batch_id, x.row_number, b.status AS batch_status FROM (${ROWS_OF_ENTITY}) x JOIN import_batches b ON b.id = x.batch_id
         WHERE x.status = 'pending' ORDER BY x.batch_id, x.row_number`,
-      [e.id, e.businessId, e.externalId],
-    ),
-    q.query("SELECT request_id, created_at FROM sync_imports WHERE entity_id = $1 AND status = 'pending'", [e.id]),
-    q.query(
-      `SELECT d.id, d.event_id, ev.event_type, d.subscription_id, d.mode, d.attempts, d.run_attempts, d.next_attempt_at, d.last_error
+        [e.id, e.businessId, e.externalId],
+      ),
+    () => q.query("SELECT request_id, created_at FROM sync_imports WHERE entity_id = $1 AND status = 'pending'", [e.id]),
+    () =>
+      q.query(
+        `SELECT d.id, d.event_id, ev.event_type, d.subscription_id, d.mode, d.attempts, d.run_attempts, d.next_attempt_at, d.last_error
          FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
         WHERE ev.entity_id = $1 AND d.status = 'pending' ORDER BY d.next_attempt_at, d.id`,
-      [e.id],
-    ),
+        [e.id],
+      ),
   ]);
   return {
     submissions: [

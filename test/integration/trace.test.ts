@@ -158,6 +158,7 @@ describe('vouch trace', () => {
   it('reads as text with --text', async () => {
     const res = await vouch('trace', entityId, '--text');
     assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stderr, '', "nothing but the trace: no warning on the operator's terminal");
     assert.match(res.stdout, new RegExp(`^ENTITY ${entityId} \\(INDIVIDUAL\\)`, 'm'));
     assert.match(res.stdout, /^DECISIONS \(1\)\n {2}\S+ {2}REJECTED RETRY \[/m);
     assert.match(res.stdout, /STARTED batch \S+ row 2/);
