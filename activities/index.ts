@@ -11,7 +11,7 @@ import { createBatchActivities } from './batch.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createKybActivities, createPersonDecidedHook, type OwnerDecidedWaker } from './kyb.ts';
 import { createRequirementBatchActivities, type RequirementBatchDeps } from './requirement-batch.ts';
-import { createReconcileActivities, startDeliveryRetry, type ReconcileDeps } from './reconcile.ts';
+import { createReconcileActivities, type ReconcileDeps } from './reconcile.ts';
 import { createPersonVerificationActivities } from './person-verification.ts';
 import { paced } from './provider-pace.ts';
 import { createRetentionActivities, type RetentionDeps } from './retention.ts';
@@ -98,7 +98,7 @@ export function createProviderActivities(base: ActivityDeps) {
   };
 }
 
-/** Activities of the webhook task queue: the dispatcher, and the attempts of retry workflows. */
+/** Activities of the webhook task queue: the dispatcher, and the steps of retired retry workflows' runs. */
 export function createWebhookQueueActivities(deps: ActivityDeps) {
   const w = deps.settings.webhooks;
   return createWebhookActivities({
@@ -113,7 +113,6 @@ export function createWebhookQueueActivities(deps: ActivityDeps) {
       pollMs: w.pollMs,
     },
     disableAfterMs: w.disableAfterMs,
-    startRetry: (deliveryId, run) => startDeliveryRetry(deps, deliveryId, run),
   });
 }
 

@@ -6,13 +6,11 @@ import { staleUnfinishedBatches } from '../store/batches.ts';
 import { staleRequirementBatches } from '../store/requirement-batches.ts';
 import { overdueWaitingSubmissions } from '../store/kyb.ts';
 import type { KybSubmissionRun } from '../contract/universal-kyb.ts';
-import type { DeliveryTags } from '../contract/webhook-retry.ts';
-import { deliveryTags } from '../store/deliveries.ts';
 import type { Db } from '../store/db.ts';
-import { overdueWaitingDeliveries } from '../store/deliveries.ts';
+import { adoptOverdueWorkflowDeliveries } from '../store/deliveries.ts';
 import { reconcileHeldDeliveries } from '../store/subscription-health.ts';
 
-/** A waiting delivery this late has lost its retry workflow (a live one attempts within seconds of the due time). */
+/** A delivery an earlier release's retry workflow owns, this late, has lost its workflow (a live one attempts within seconds of the due time). */
 export const OVERDUE_DELIVERY_GRACE_MS = 2 * 60_000;
 /** An unfinished batch untouched this long is checked for a live workflow. */
 export const STALE_BATCH_MS = 60_000;
@@ -27,17 +25,10 @@ export type ReconcileDeps = {
   start: {
     batchRun(batchId: string, run: number, businessId: string): Promise<void>;
     requirementBatchRun(batchId: string, run: number, businessId: string): Promise<void>;
-    deliveryRetry(deliveryId: string, run: number, about: DeliveryTags): Promise<void>;
     webhookDispatcher(): Promise<void>;
     kybRecheck(submission: KybSubmissionRun): Promise<void>;
   };
 };
-
-/** Starts a delivery's retry workflow, described by its event's business, entity and subscription (a delivery gone since needs none). */
-export async function startDeliveryRetry(deps: Pick<ReconcileDeps, 'db' | 'start'>, deliveryId: string, run: number): Promise<void> {
-  const about = await deliveryTags(deps.db, deliveryId);
-  if (about) await deps.start.deliveryRetry(deliveryId, run, about);
-}
 
 export function createReconcileActivities(deps: ReconcileDeps) {
   const { db, log, runs, start } = deps;
@@ -60,16 +51,16 @@ export function createReconcileActivities(deps: ReconcileDeps) {
   };
   return {
     /**
-     * Starts the retry workflows of overdue waiting deliveries, and mends held deliveries that do not
-     * match their subscription's health (store/subscription-health.ts); returns how many it touched.
+     * Mends held deliveries that do not match their subscription's health (store/subscription-health.ts),
+     * and hands deliveries whose retry workflow (an earlier release's) is lost to the dispatchers;
+     * returns how many it touched.
      */
     async reconcileDeliveries(): Promise<number> {
       const mended = await reconcileHeldDeliveries(db);
       if (mended) log.warn({ count: mended }, 'reconciler: held, released or canceled deliveries to match their subscription');
-      const overdue = await overdueWaitingDeliveries(db, OVERDUE_DELIVERY_GRACE_MS);
-      for (const d of overdue) await startDeliveryRetry(deps, d.deliveryId, d.run);
-      if (overdue.length) log.warn({ count: overdue.length }, 'reconciler: restarted retry workflows of overdue deliveries');
-      return overdue.length + mended;
+      const adopted = await adoptOverdueWorkflowDeliveries(db, OVERDUE_DELIVERY_GRACE_MS);
+      if (adopted) log.warn({ count: adopted }, "reconciler: deliveries of lost retry workflows (an earlier release's) now wait for the dispatchers");
+      return adopted + mended;
     },
 
     /** Makes sure the webhook dispatcher workflow runs. */

@@ -1,18 +1,20 @@
-// The webhook dispatcher: claims due deliveries from PostgreSQL in batches (first attempts and
-// redeliveries), sends them concurrently, and records the outcomes in batches. A delivery that
-// fails is handed to a retry workflow of its own, which owns the waits of the retry schedule
-// (durable timers); a healthy receiver never costs a workflow. It runs as a long-lived activity of
-// webhookDispatcherWorkflow: heartbeats let Temporal move it to another worker if this one dies, and
-// the claim's lease lets another dispatcher take over what a dead one had claimed.
+// The webhook dispatcher: claims due deliveries from PostgreSQL in batches (first attempts,
+// redeliveries and retries whose slot has come), sends them concurrently, and records the outcomes
+// in batches. A delivery that fails waits in PostgreSQL for its next slot (mode 'waiting'); each turn
+// of the loop first promotes the waiting ones that are due, so a retry is claimed by the same fair
+// rule as a first attempt and a receiver down for days costs no workflow, timer or memory while its
+// deliveries wait. It runs as a long-lived activity of webhookDispatcherWorkflow: heartbeats let
+// Temporal move it to another worker if this one dies, and the claim's lease lets another
+// dispatcher take over what a dead one had claimed.
 //
 // Isolation: at most `perSubscription` requests in flight per subscription and `perBusiness` per
 // business, and claims that take each business's oldest due deliveries in turn (store/deliveries.ts):
-// a business's slow receivers (5 s timeouts) and redelivered backlog hold a bounded share of the
-// dispatcher and never delay another business's deliveries, and a slow receiver never holds all of
-// its own business's share.
+// a business's slow or dead receivers (5 s timeouts, refused connections, a backlog of retries) hold
+// a bounded share of the dispatcher and never delay another business's deliveries, and a slow
+// receiver never holds all of its own business's share.
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
-import { cancelDeliveries, claimDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/deliveries.ts';
+import { cancelDeliveries, claimDueDeliveries, promoteDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/deliveries.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
 import { countAttempt, countHealthChanges } from './activity-metrics.ts';
 
@@ -36,13 +38,25 @@ export type DispatcherDeps = {
   settings: DispatcherSettings;
   /** How long a subscription fails continuously before it is disabled (WEBHOOK_DISABLE_AFTER_MS). */
   disableAfterMs: number;
-  /** Starts the retry workflows of deliveries whose attempt failed (idempotent; failures are logged, the reconciler catches up). */
-  handOff(deliveries: { deliveryId: string; run: number }[]): Promise<void>;
 };
 
-export type DispatchStats = { claimed: number; delivered: number; retrying: number; failed: number; canceled: number; held: number };
+export type DispatchStats = {
+  claimed: number;
+  delivered: number;
+  /** attempts that failed and left their delivery waiting for its next slot */
+  retrying: number;
+  failed: number;
+  canceled: number;
+  held: number;
+  /** waiting deliveries handed to the claim as their slot came */
+  promoted: number;
+};
 
 const CLAIM_BATCH = 200;
+/** Waiting deliveries promoted at most per statement (about 12 ms; more follow at the next turn when it was full). */
+const PROMOTE_BATCH = 500;
+/** How often a dispatcher looks for waiting deliveries whose slot has come (a slot is kept to within this). */
+const PROMOTE_EVERY_MS = 250;
 
 export function createWebhookDispatcher(deps: DispatcherDeps) {
   const { db, log, send, settings } = deps;
@@ -52,7 +66,7 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
    * records it. `heartbeat` is called on every turn of the loop.
    */
   async function run(options: { signal: AbortSignal; runForMs: number; heartbeat(): void }): Promise<DispatchStats> {
-    const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0, held: 0 };
+    const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0, held: 0, promoted: 0 };
     const stopAt = Date.now() + options.runForMs;
     const bySubscription = new Map<string, number>();
     const byBusiness = new Map<string, number>();
@@ -65,7 +79,6 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
     let inFlight = 0;
     const results: { target: DeliveryTarget; record: AttemptRecord }[] = [];
     const gone: string[] = [];
-    const handOffs = new Set<Promise<void>>();
     let wake = () => {};
     const nap = (ms: number) =>
       new Promise<void>((resolve) => {
@@ -100,7 +113,7 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
         });
     };
 
-    /** Records every finished attempt in one transaction, then hands failures to retry workflows. */
+    /** Records every finished attempt in one transaction (a failure waits for its next slot there). */
     const flush = async () => {
       if (gone.length) {
         const ids = gone.splice(0);
@@ -124,31 +137,27 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
         throw err;
       }
       countHealthChanges(recorded.healthChanges);
-      const waiting = [];
       for (const { target, record } of batch) {
         countAttempt(record.next.status, target.createdAt);
         if (record.next.status === 'delivered') stats.delivered++;
         else if (record.next.status === 'failed') stats.failed++;
         else if (recorded.held.has(target.deliveryId)) stats.held++;
-        else if (recorded.superseded.has(target.deliveryId))
-          continue; // a later run owns it
-        else {
-          stats.retrying++;
-          waiting.push({ deliveryId: target.deliveryId, run: target.run });
-        }
-      }
-      if (waiting.length) {
-        const p: Promise<void> = deps.handOff(waiting).finally(() => handOffs.delete(p));
-        handOffs.add(p);
+        else if (!recorded.superseded.has(target.deliveryId)) stats.retrying++; // (a superseded one: a later run owns it)
       }
     };
 
     let failing = 0;
+    let promoteAt = 0;
     try {
       while (!options.signal.aborted && Date.now() < stopAt) {
         options.heartbeat();
         try {
           await flush();
+          if (Date.now() >= promoteAt) {
+            const promoted = await promoteDueDeliveries(db, PROMOTE_BATCH);
+            stats.promoted += promoted;
+            promoteAt = promoted === PROMOTE_BATCH ? 0 : Date.now() + PROMOTE_EVERY_MS;
+          }
           const room = settings.maxInFlight - inFlight;
           let claimed: DeliveryTarget[] = [];
           if (room > 0) {
@@ -186,7 +195,6 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
           await new Promise((r) => setTimeout(r, 500));
         }
       }
-      await Promise.allSettled([...handOffs]);
     }
     return stats;
   }

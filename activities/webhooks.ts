@@ -1,6 +1,8 @@
-// Webhook activities of the webhook task queue: the dispatcher (first attempts and redeliveries,
-// many per activity) and the two steps of a delivery's retry workflow. An attempt's HTTP outcome is
-// a value, never a thrown error: only our own infrastructure failures throw (and are retried).
+// Webhook activities of the webhook task queue: the dispatcher (every attempt — first attempts,
+// redeliveries, retries — many per activity), and the two steps of the retired per-delivery retry
+// workflow, kept so that runs an earlier release started end cleanly (their delivery is no longer
+// theirs: they end at their next step). An attempt's HTTP outcome is a value, never a thrown error:
+// only our own infrastructure failures throw (and are retried).
 import { Context } from '@temporalio/activity';
 import { runOfRetryWorkflowId } from '../contract/webhook-retry.ts';
 import type { Logger } from 'pino';
@@ -17,8 +19,6 @@ export type WebhookDeps = {
   dispatcher: DispatcherSettings;
   /** How long a subscription fails continuously before it is disabled (WEBHOOK_DISABLE_AFTER_MS). */
   disableAfterMs: number;
-  /** Starts a delivery's retry workflow (idempotent). */
-  startRetry(deliveryId: string, run: number): Promise<void>;
 };
 
 export type RetryAttempt = { status: 'pending' | 'delivered' | 'failed' | 'canceled'; nextDelayMs: number | null };
@@ -26,21 +26,7 @@ export type RetryAttempt = { status: 'pending' | 'delivered' | 'failed' | 'cance
 export function createWebhookActivities(deps: WebhookDeps) {
   const { db, log } = deps;
 
-  /** Starts retry workflows a few at a time; a start that fails is left to the reconciler. */
-  async function handOff(deliveries: { deliveryId: string; run: number }[]) {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(8, deliveries.length) }, async () => {
-        while (next < deliveries.length) {
-          const d = deliveries[next++]!;
-          await deps
-            .startRetry(d.deliveryId, d.run)
-            .catch((err) => log.warn({ err, deliveryId: d.deliveryId }, 'could not start the retry workflow; the reconciler starts it once it is overdue'));
-        }
-      }),
-    );
-  }
-  const dispatcher = createWebhookDispatcher({ db, log, send: deps.send, settings: deps.dispatcher, disableAfterMs: deps.disableAfterMs, handOff });
+  const dispatcher = createWebhookDispatcher({ db, log, send: deps.send, settings: deps.dispatcher, disableAfterMs: deps.disableAfterMs });
 
   /** The run of the retry workflow this activity works for (undefined outside one, as in tests that call it directly). */
   const retryRun = (): number | undefined => {
@@ -61,10 +47,10 @@ export function createWebhookActivities(deps: WebhookDeps) {
       return dispatcher.run({ signal: ctx.cancellationSignal, runForMs, heartbeat: () => ctx.heartbeat() });
     },
 
-    /** A retry workflow's first step: ms until its delivery is due, or null when it has nothing to do. */
+    /** A retry workflow's first step (runs of an earlier release): ms until its delivery is due, or null when it has nothing to do. */
     deliveryDueIn: (deliveryId: string) => waitingDeliveryDueIn(db, deliveryId, retryRun()),
 
-    /** One attempt of a waiting delivery; says what follows (another wait, or the end). */
+    /** One attempt of a delivery a retry workflow of an earlier release owns; says what follows (another wait, or the end). */
     async attemptDelivery(deliveryId: string): Promise<RetryAttempt> {
       const target = await deliveryTarget(db, deliveryId);
       if (!target || target.status !== 'pending') return { status: (target?.status ?? 'canceled') as RetryAttempt['status'], nextDelayMs: null };

@@ -1,4 +1,5 @@
-// The retry workflow of a webhook delivery (workflows/webhook-retry.ts).
+// The retry workflow of a webhook delivery (workflows/webhook-retry.ts), retired: retries wait in
+// PostgreSQL now (store/deliveries.ts); runs an earlier release started end at their next step.
 
 /**
  * The retry workflow of a delivery whose attempt failed, per run of the delivery (a redelivery is a
@@ -11,6 +12,3 @@ export function runOfRetryWorkflowId(workflowId: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 export type WebhookRetryInput = { deliveryId: string };
-
-/** What a delivery's retry workflow is about, for operators: the event's business and entity, the event and subscription. */
-export type DeliveryTags = { businessId: string; entityId: string | null; eventId: string; eventType: string; subscriptionId: string };

@@ -29,7 +29,7 @@ import { webhookDispatcherWorkflowId } from '../contract/webhook-dispatcher.ts';
 import { webhookRetryWorkflowId } from '../contract/webhook-retry.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../test/helpers/ukyc.ts';
 import { personFillsInSdk, providerAccount } from '../test/helpers/sdk.ts';
-import { auditCheckpointWorkflow, housekeepingWorkflow } from '../workflows/index.ts';
+import { auditCheckpointWorkflow, housekeepingWorkflow, webhookRetryWorkflow } from '../workflows/index.ts';
 import { bulkEntities, bulkIdDocuments, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../test/helpers/imports.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
@@ -185,16 +185,26 @@ try {
     await save(name, handle);
   }
 
-  // a delivery refused once, then delivered by its retry workflow (about 5 s); first, every earlier
-  // decision's deliveries are done, so none of them takes the scripted refusal
+  // the retired retry workflow (retries wait in PostgreSQL now): a run an earlier release started for a
+  // delivery it owned (mode 'workflow', due in a second), which it then delivers; first, every
+  // earlier decision's deliveries are done, so the receiver's answers are this one's
   for (let i = 0; i < 300 && (await stack.db.query("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1")).length > 0; i++)
     await new Promise((r) => setTimeout(r, 100));
-  receiver.answer({ status: 503 }, { status: 200 });
-  const before = receiver.received.length;
-  const eventId = await recordTestEvent(stack.db, businessId, 'histories');
-  await receiver.waitFor(before + 2, 30_000);
+  receiver.answer({ status: 200 });
+  const eventId = await stack.db.tx(async (q) => {
+    const id = await recordTestEvent(q, businessId, 'histories');
+    await q.query(
+      "UPDATE webhook_deliveries SET mode = 'workflow', attempts = 1, run_attempts = 1, next_attempt_at = now() + interval '1 second' WHERE event_id = $1",
+      [id],
+    );
+    return id;
+  });
   const [delivery] = await stack.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
-  const retry = stack.temporal.workflow.getHandle(webhookRetryWorkflowId(delivery!.id, 1));
+  const retry = await stack.temporal.workflow.start(webhookRetryWorkflow, {
+    taskQueue: stack.config.webhooks.taskQueue,
+    workflowId: webhookRetryWorkflowId(delivery!.id, 1),
+    args: [{ deliveryId: delivery!.id }],
+  });
   await retry.result();
   await save('webhook-retry-delivered', retry);
 

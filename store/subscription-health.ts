@@ -6,9 +6,8 @@
 // The backlog comes back promptly: a success after RESUME_AFTER_FAILING_MS of failures (or an
 // enable) hands every delivery waiting for its next retry slot, and every held one, back to the
 // dispatcher, due now, in the same transaction. The dispatcher's per-subscription in-flight limit
-// paces them; their retry workflows, superseded by the new run, end at their next slot without
-// sending (activities/webhooks.ts), and an attempt of theirs already under way records its outcome
-// but moves nothing (store/deliveries.ts recordAttempts). An early attempt is a probe: if it fails,
+// paces them; an attempt of the old run already under way records its outcome but moves nothing
+// (store/deliveries.ts recordAttempts). An early attempt is a probe: if it fails,
 // its delivery goes back to the slot it was waiting for (resumed_slot) without spending a place in
 // its retry schedule, so however often a subscription answers again (or is enabled), a delivery its
 // receiver keeps refusing still gets its ten attempts over about three days.
@@ -28,10 +27,10 @@ const DISABLED_AT_OF_D = '(SELECT s.disabled_at FROM notification_subscriptions 
 
 /**
  * The rule, once: a disabled subscription's delivery is held, not sent. The mode of a delivery going
- * to `mode` (the dispatcher, or its retry workflow), given its subscription's disabled_at (by
+ * to `mode` (due for the dispatcher, or waiting for its next retry slot), given its subscription's disabled_at (by
  * default looked up for the delivery `d`).
  */
-export const modeUnlessDisabled = (mode: 'dispatcher' | 'workflow', disabledAt = DISABLED_AT_OF_D): string =>
+export const modeUnlessDisabled = (mode: 'dispatcher' | 'waiting', disabledAt = DISABLED_AT_OF_D): string =>
   `CASE WHEN ${disabledAt} IS NULL THEN '${mode}' ELSE 'held' END`;
 
 /** A delivery `d` back to the dispatcher as a new run, due now (the assignments beside its mode). */
@@ -141,13 +140,13 @@ async function holdBacklog(q: Queryable, subscriptionId: string): Promise<number
 }
 
 /**
- * The subscription's waiting and held deliveries go to the dispatcher, due now, as a new run (their
- * retry workflows, if any, are superseded), each remembering the slot it was waiting for.
+ * The subscription's waiting and held deliveries go to the dispatcher, due now, as a new run (an
+ * earlier release's retry workflow, if any, is superseded), each remembering the slot it was waiting for.
  */
 async function resumeBacklog(q: Queryable, subscriptionId: string, except: readonly string[] = []): Promise<number> {
   const rows = await q.query(
-    `UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = CASE WHEN d.mode = 'workflow' THEN d.next_attempt_at END, ${NEW_RUN_NOW}
-      WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode IN ('workflow', 'held')
+    `UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = CASE WHEN d.mode IN ('waiting', 'workflow') THEN d.next_attempt_at END, ${NEW_RUN_NOW}
+      WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode IN ('waiting', 'workflow', 'held')
                         AND NOT (id = ANY ($2::uuid[])) ORDER BY id FOR NO KEY UPDATE)
      RETURNING d.id`,
     [subscriptionId, except],

@@ -144,6 +144,14 @@ export async function runSubjects(q: Queryable, e: EntityRecord): Promise<RunSub
   };
 }
 
+/** Who attempts a pending delivery next, by its mode (store/deliveries.ts). */
+const ATTEMPTED_BY: Record<string, string> = {
+  dispatcher: 'dispatcher',
+  waiting: 'dispatcher, at its next retry slot',
+  held: 'no one: its subscription is disabled',
+  workflow: "retry workflow (an earlier release's)",
+};
+
 /** What is not finished for an entity: open submissions, batch rows and sync requests for it, deliveries of its events. */
 export async function pendingOf(q: Queryable, e: EntityRecord) {
   const [ukyc, kyb, rows, syncs, deliveries] = await readAll(q, [
@@ -183,7 +191,7 @@ export async function pendingOf(q: Queryable, e: EntityRecord) {
       eventType: String(d.event_type),
       subscriptionId: String(d.subscription_id),
       state: Number(d.run_attempts) > 0 ? 'failing' : 'waiting',
-      attemptedBy: d.mode === 'workflow' ? 'retry workflow' : d.mode === 'held' ? 'no one: its subscription is disabled' : 'dispatcher',
+      attemptedBy: ATTEMPTED_BY[String(d.mode)] ?? 'dispatcher',
       attempts: Number(d.attempts),
       nextAttemptAt: iso(d.next_attempt_at),
       lastError: str(d.last_error),

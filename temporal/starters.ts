@@ -19,7 +19,6 @@ import { kybOwnerDecidedSignal, kybProfileChangedSignal, kybRecheckSignal, unive
 import { ukycPartReceivedSignal, universalKycWorkflowId, type UkycPartReceived, type UkycSubmissionRun } from '../contract/universal-kyc.ts';
 import { retentionHoldChangedSignal, retentionWorkflowId } from '../contract/retention.ts';
 import { webhookDispatcherWorkflowId } from '../contract/webhook-dispatcher.ts';
-import { webhookRetryWorkflowId, type DeliveryTags } from '../contract/webhook-retry.ts';
 import type { Config } from '../runtime/config.ts';
 import {
   batchImportWorkflow,
@@ -31,7 +30,6 @@ import {
   universalKybWorkflow,
   universalKycWorkflow,
   webhookDispatcherWorkflow,
-  webhookRetryWorkflow,
 } from '../workflows/index.ts';
 import { outcomeOfRun, type RunOutcome } from './run-failures.ts';
 
@@ -217,22 +215,6 @@ export function createStarters(client: Client, config: Config) {
     /** The reconciler's nudge to a submission overdue for a look (started again if its workflow is lost). */
     async kybRecheck(submission: KybSubmissionRun): Promise<void> {
       await client.workflow.signalWithStart(universalKybWorkflow, { ...kyb(submission), signal: kybRecheckSignal, signalArgs: [] });
-    },
-
-    /** The retry workflow of a delivery whose attempt failed. */
-    async deliveryRetry(deliveryId: string, run: number, about: DeliveryTags): Promise<void> {
-      await client.workflow.start(webhookRetryWorkflow, {
-        ...joinOrRestart,
-        taskQueue: config.webhooks.taskQueue,
-        workflowId: webhookRetryWorkflowId(deliveryId, run),
-        args: [{ deliveryId }],
-        ...described(
-          about.entityId ? { businessId: about.businessId, entityId: about.entityId } : { businessId: about.businessId },
-          'retrying',
-          `Webhook delivery of event ${about.eventId} (${about.eventType}) to subscription ${about.subscriptionId}`,
-          [`event ${about.eventId}`, `subscription ${about.subscriptionId}`, `delivery ${deliveryId}, run ${run}`],
-        ),
-      });
     },
 
     /** A sealed record's retention workflow: a durable timer to its purge (joined if it runs). */

@@ -36,7 +36,11 @@ export const VERSIONING: Record<string, Row> = {
   batchImportWorkflow: { workflow: batchImportWorkflow, behavior: 'AUTO_UPGRADE', why: 'hours, in pages (continue-as-new)' },
   requirementBatchWorkflow: { workflow: requirementBatchWorkflow, behavior: 'AUTO_UPGRADE', why: 'hours, in pages (continue-as-new)' },
   webhookDispatcherWorkflow: { workflow: webhookDispatcherWorkflow, behavior: 'AUTO_UPGRADE', why: 'never ends' },
-  webhookRetryWorkflow: { workflow: webhookRetryWorkflow, behavior: 'AUTO_UPGRADE', why: 'retries a delivery for days while its receiver is down' },
+  webhookRetryWorkflow: {
+    workflow: webhookRetryWorkflow,
+    behavior: 'AUTO_UPGRADE',
+    why: "retired (retries wait in PostgreSQL): an earlier release's runs move here and end at their next step",
+  },
   retentionWorkflow: { workflow: retentionWorkflow, behavior: 'AUTO_UPGRADE', why: "sleeps until a sealed record's retention ends, years" },
 };
 

@@ -1,6 +1,13 @@
-// A delivery whose attempt failed waits here for its next attempts, on the schedule of
+// Retired (issue 38): a delivery whose attempt failed now waits in PostgreSQL for its next slot and
+// the dispatchers take it up (store/deliveries.ts), so a dead receiver costs Temporal nothing per
+// delivery. Nothing starts this workflow any more; it stays registered, unchanged, so that runs an
+// earlier release started move to this release (auto-upgrade) and end at their next step — their
+// delivery is no longer theirs (mode 'waiting' since migration 031), so they send nothing. Remove it
+// once no release that started it runs anywhere (README, "Releasing workflow code").
+//
+// What it did: a delivery whose attempt failed waited here for its next attempts, on the schedule of
 // domain/webhooks.ts (about three days with jitter): durable timers, so a receiver down for days
-// costs nothing while it waits and workers or the Temporal server may restart meanwhile. The waits
+// cost nothing while it waited and workers or the Temporal server could restart meanwhile. The waits
 // come from the attempt activity (it computes them, jitter included, and stores the due time the
 // reconciler watches), so this code has no clock or randomness of its own. The same bytes, signed
 // afresh, with the same eventId, on every attempt; a deleted subscription ends it at the next attempt.

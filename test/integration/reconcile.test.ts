@@ -1,6 +1,6 @@
 // The reconciler (run by the housekeeping workflow every minute): whatever lost its workflow — a
-// batch whose workflow never started or was terminated, a delivery whose retry workflow was never
-// started or is gone, the webhook dispatcher itself, a KYB submission whose owner was decided while
+// batch whose workflow never started or was terminated, a delivery an earlier release's retry
+// workflow owned and lost, the webhook dispatcher itself, a KYB submission whose owner was decided while
 // its workflow was gone — gets one again, and the work completes once.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -10,10 +10,11 @@ import { createSubscription } from '../../store/subscriptions.ts';
 import { batchWorkflowId } from '../../contract/batch-import.ts';
 import { universalKybWorkflowId } from '../../contract/universal-kyb.ts';
 import { webhookDispatcherWorkflowId } from '../../contract/webhook-dispatcher.ts';
+import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
 import { documentsForm } from '../helpers/ukyc.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
-import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';
+import { recordTestEvent } from '../helpers/events.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
@@ -129,43 +130,43 @@ describe('the reconciler', () => {
     }
   });
 
-  async function failedDelivery(label: string) {
-    const { businessId } = await stack.newBusiness({ name: label });
+  const deliveryOf = async (deliveryId: string) =>
+    (
+      await stack.db.query<{ status: string; mode: string; attempts: number }>('SELECT status, mode, attempts FROM webhook_deliveries WHERE id = $1', [
+        deliveryId,
+      ])
+    )[0]!;
+
+  it('keeps a failed delivery waiting in PostgreSQL, with no workflow of its own, and sends it at its slot', async () => {
+    const { businessId } = await stack.newBusiness({ name: 'waiting-retry' });
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
     receiver.answer({ status: 503 }, { status: 200 });
     const before = receiver.received.length;
-    const eventId = await recordTestEvent(stack.db, businessId, label);
-    await receiver.waitFor(before + 1); // the dispatcher's first attempt, refused
+    const eventId = await recordTestEvent(stack.db, businessId, 'waiting-retry');
+    await receiver.waitFor(before + 1); // the first attempt, refused
     const [d] = await stack.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
-    const handle = await retryWorkflowOf(stack.temporal, d!.id);
-    return { deliveryId: d!.id, eventId, handle, before };
-  }
-
-  const statusOf = async (deliveryId: string) =>
-    (await stack.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1', [deliveryId]))[0]!.status;
-
-  it('restarts the retry workflow of a waiting delivery whose workflow is gone, and it is delivered', async () => {
-    const d = await failedDelivery('lost-retry');
-    await d.handle.terminate('test: the retry workflow is lost');
-    await age('webhook_deliveries', d.deliveryId);
-    const result = await housekeeping();
-    assert.ok(result.deliveriesRestarted >= 1, JSON.stringify(result));
-    for (let i = 0; (await statusOf(d.deliveryId)) !== 'delivered'; i++) {
-      assert.ok(i < 200, 'delivered after the restart');
+    for (let i = 0; (await deliveryOf(d!.id)).attempts < 1; i++) {
+      assert.ok(i < 200, 'the refused attempt recorded');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.deepEqual(await deliveryOf(d!.id), { status: 'pending', mode: 'waiting', attempts: 1 });
+    await assert.rejects(stack.temporal.workflow.getHandle(webhookRetryWorkflowId(d!.id, 1)).describe(), /not found/i, 'no workflow was started for it');
+    for (let i = 0; (await deliveryOf(d!.id)).status !== 'delivered'; i++) {
+      assert.ok(i < 400, 'delivered at its slot (5 s ± 20 %)');
       await new Promise((r) => setTimeout(r, 50));
     }
-    const got = receiver.received.slice(d.before).map((r) => JSON.parse(r.body.toString()).data.eventId);
-    assert.deepEqual(got, [d.eventId, d.eventId], 'the refused attempt, then the delivery');
+    const got = receiver.received.slice(before).map((r) => JSON.parse(r.body.toString()).data.eventId);
+    assert.deepEqual(got, [eventId, eventId], 'the refused attempt, then the delivery');
   });
 
-  it('starts the retry workflow of a delivery whose hand-off never reached Temporal', async () => {
-    const { businessId } = await stack.newBusiness({ name: 'no-hand-off' });
+  it("hands a delivery whose retry workflow (an earlier release's) is lost to the dispatchers", async () => {
+    const { businessId } = await stack.newBusiness({ name: 'lost-retry' });
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url });
     receiver.answer({ status: 200 });
     const before = receiver.received.length;
-    // recorded in a transaction that leaves the delivery waiting for a workflow that was never started
+    // left by an earlier release: waiting for a retry workflow that is gone
     const eventId = await stack.db.tx(async (q) => {
-      const id = await recordTestEvent(q, businessId, 'no-hand-off');
+      const id = await recordTestEvent(q, businessId, 'lost-retry');
       await q.query(
         "UPDATE webhook_deliveries SET mode = 'workflow', run_attempts = 1, attempts = 1, next_attempt_at = now() - interval '5 minutes' WHERE event_id = $1",
         [id],

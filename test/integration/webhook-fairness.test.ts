@@ -57,7 +57,6 @@ describe('webhook deliveries shared fairly between businesses', () => {
       send: createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true }),
       settings: { maxInFlight: 32, perSubscription: 8, perBusiness: 16, leaseMs: 30_000, pollMs: 20 },
       disableAfterMs: DISABLE_AFTER_MS,
-      handOff: async () => {},
     });
     const running = dispatcher.run({ signal: stop.signal, runForMs: 60_000, heartbeat() {} });
     try {

@@ -32,7 +32,7 @@ describe('delivery-time address guard', () => {
   });
 
   for (const host of ['127.0.0.1', 'localhost']) {
-    it(`sends nothing to a stored subscription at ${host}, logs why, and hands the delivery to a retry workflow`, async () => {
+    it(`sends nothing to a stored subscription at ${host}, logs why, and the delivery waits for its next retry slot`, async () => {
       const { business } = await createBusiness(db, { name: `Guard ${host}`, binSponsored: false, environment: 'sandbox' });
       // stored as if registered while the name pointed elsewhere (a DNS change, or an old row)
       await db.query(
@@ -40,23 +40,22 @@ describe('delivery-time address guard', () => {
         [randomUUID(), business.id, `https://${host}:${receiver.port}/hook`],
       );
       const eventId = await recordTestEvent(db, business.id, 'guard');
-      const handedOff: string[] = [];
       const dispatcher = createWebhookDispatcher({
         db,
         log: createLogger('silent'),
         send: createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: false }),
         settings: { maxInFlight: 10, perSubscription: 10, perBusiness: 10, leaseMs: 30_000, pollMs: 20 },
         disableAfterMs: DISABLE_AFTER_MS,
-        handOff: async (ds) => void handedOff.push(...ds.map((d) => d.deliveryId)),
       });
       const stats = await dispatcher.run({ signal: new AbortController().signal, runForMs: 500, heartbeat() {} });
       assert.deepEqual([stats.claimed, stats.retrying], [1, 1]);
       assert.equal(receiver.received.length, 0);
-      const [delivery] = await db.query<{ id: string; status: string; mode: string }>('SELECT id, status, mode FROM webhook_deliveries WHERE event_id = $1', [
-        eventId,
-      ]);
-      assert.deepEqual([delivery!.status, delivery!.mode], ['pending', 'workflow']);
-      assert.deepEqual(handedOff, [delivery!.id]);
+      const [delivery] = await db.query<{ id: string; status: string; mode: string; due_in_s: number }>(
+        'SELECT id, status, mode, extract(epoch FROM next_attempt_at - now())::float8 AS due_in_s FROM webhook_deliveries WHERE event_id = $1',
+        [eventId],
+      );
+      assert.deepEqual([delivery!.status, delivery!.mode], ['pending', 'waiting']);
+      assert.ok(delivery!.due_in_s > 3, `its next slot is the schedule's first wait away (${delivery!.due_in_s} s)`);
       const [attempt] = await db.query<{ error: string; succeeded: boolean }>('SELECT error, succeeded FROM webhook_attempts WHERE delivery_id = $1', [
         delivery!.id,
       ]);

@@ -1,9 +1,9 @@
 // Endpoints that fail for days (issue 23): a subscription's health in its read, in the audit log and
 // in metrics; disabled after WEBHOOK_DISABLE_AFTER_MS (shortened here) with its deliveries held, not
 // failed; enabled by request; a receiver back after an outage gets its waiting deliveries at once,
-// and their superseded retry workflows send nothing; a short run of failures leaves each delivery on
-// its own schedule. On the real pipeline: the API, workers, dispatcher and retry workflows on the
-// run's Temporal dev server and PostgreSQL.
+// each keeping its place in its retry schedule; a short run of failures leaves each delivery on its
+// own slot. On the real pipeline: the API, workers and dispatchers on the run's Temporal dev server
+// and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -14,7 +14,7 @@ import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { recordAttempts } from '../../store/deliveries.ts';
 import { reconcileHeldDeliveries } from '../../store/subscription-health.ts';
-import { recordTestEvent, retryWorkflowOf } from '../helpers/events.ts';
+import { recordTestEvent } from '../helpers/events.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testWebhookKeys, type Stack } from '../helpers/stack.ts';
 
@@ -119,7 +119,7 @@ describe('webhook subscription health', () => {
     assert.equal(entry!.details.heldDeliveries, 2);
     assert.equal(await gauge('disabled'), 1);
 
-    // held: kept pending, attempted by no one (the first event's retry workflow ends without sending); a new event is held at once
+    // held: kept pending, attempted by no one (not even once their slots have come); a new event is held at once
     const sent = r.received.length;
     await recordTestEvent(stack.db, businessId, 'health-3');
     const held = await deliveriesOf(id);
@@ -127,8 +127,8 @@ describe('webhook subscription health', () => {
       held.map((d) => [d.status, d.mode]),
       Array(3).fill(['pending', 'held']),
     );
-    assert.equal(await (await retryWorkflowOf(stack.temporal, held[0]!.id)).result(), 'pending', 'the retry workflow ended at its next slot');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stack.db.query("UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 minute' WHERE subscription_id = $1", [id]);
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // a few turns of the dispatchers' promotion (every 250 ms)
     assert.equal(r.received.length, sent, 'nothing was sent to a disabled subscription');
 
     // another business cannot enable it
@@ -158,12 +158,12 @@ describe('webhook subscription health', () => {
     r.answer({ status: 503 });
     const { businessId, key, id } = await subscribed(r.url);
     for (let i = 0; i < 5; i++) await recordTestEvent(stack.db, businessId, `outage-${i}`);
-    // the dispatcher's attempt and the retry workflow's first (5 s later) fail: the next slot is 5 minutes away (±20 %)
+    // the first attempt and the first retry (5 s later) fail: the next slot is 5 minutes away (±20 %)
     await until(
       'five deliveries waiting for their third attempt',
       async () => {
         const ds = await deliveriesOf(id);
-        return ds.length === 5 && ds.every((d) => d.mode === 'workflow' && d.attempts === 2);
+        return ds.length === 5 && ds.every((d) => d.mode === 'waiting' && d.attempts === 2);
       },
       60_000,
     );
@@ -195,15 +195,15 @@ describe('webhook subscription health', () => {
     r.answer({ status: 503 });
     const { businessId, key, id } = await subscribed(r.url);
     await recordTestEvent(stack.db, businessId, 'refused-once');
-    await until('waiting', async () => (await deliveriesOf(id))[0]?.mode === 'workflow');
+    await until('waiting', async () => (await deliveriesOf(id))[0]?.mode === 'waiting');
     r.answer({ status: 200 });
     await recordTestEvent(stack.db, businessId, 'accepted');
     await until('healthy', async () => (await read(key, id)).health.state === 'healthy');
     const [first] = await deliveriesOf(id);
-    assert.equal(first!.run, 1, 'not resumed as a new run: its retry workflow attempts it at its slot');
+    assert.equal(first!.run, 1, 'not resumed as a new run: it keeps its slot');
   });
 
-  it('attempts a delivery only for the run that owns it', async () => {
+  it("attempts a delivery only for the run that owns it (an earlier release's retry workflow)", async () => {
     const r = await receiver();
     const { businessId, id } = await subscribed(r.url);
     await recordTestEvent(stack.db, businessId, 'runs');
@@ -219,7 +219,6 @@ describe('webhook subscription health', () => {
       send: createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true }),
       dispatcher: { maxInFlight: 1, perSubscription: 1, perBusiness: 1, leaseMs: 1, pollMs: 1 },
       disableAfterMs: DISABLE_AFTER_MS,
-      startRetry: async () => {},
     });
     const asRun = (run: number) => new MockActivityEnvironment({ workflowExecution: { workflowId: webhookRetryWorkflowId(d!.id, run), runId: 'test' } });
     const sent = r.received.length;
@@ -236,10 +235,10 @@ describe('webhook subscription health', () => {
     r.answer({ status: 503 });
     const { businessId, key, id } = await subscribed(r.url);
     await recordTestEvent(stack.db, businessId, 'probe');
-    // the dispatcher's attempt and the retry workflow's first (5 s later) fail: the next slot is minutes away
+    // the first attempt and the first retry (5 s later) fail: the next slot is minutes away
     const [waiting] = await until('waiting for its third attempt', async () => {
       const ds = await deliveriesOf(id);
-      return ds[0]?.attempts === 2 && ds[0].mode === 'workflow' && ds;
+      return ds[0]?.attempts === 2 && ds[0].mode === 'waiting' && ds;
     });
     const slotOf = async () =>
       (await stack.db.query<{ at: Date }>('SELECT next_attempt_at AS at FROM webhook_deliveries WHERE id = $1', [waiting!.id]))[0]!.at.getTime();
@@ -248,7 +247,7 @@ describe('webhook subscription health', () => {
       assert.equal((await stack.request('POST', `/notification/${id}/enable`, { key })).status, 200);
       const [d] = await until(`probe ${probe} recorded`, async () => {
         const ds = await deliveriesOf(id);
-        return ds[0]?.attempts === 2 + probe && ds[0].mode === 'workflow' && ds;
+        return ds[0]?.attempts === 2 + probe && ds[0].mode === 'waiting' && ds;
       });
       assert.equal(d!.run_attempts, 2, 'its place in the retry schedule is unspent');
       assert.equal(d!.run, 1 + probe, 'each probe a run of its own');
@@ -303,7 +302,7 @@ describe('webhook subscription health', () => {
     await until('disabled', async () => (await read(key, id)).health.state === 'disabled');
     // a delivery that had failed, redelivered while disabled: held with the others
     const [first] = await deliveriesOf(id);
-    await stack.db.query("UPDATE webhook_deliveries SET status = 'failed', mode = 'workflow' WHERE id = $1", [first!.id]);
+    await stack.db.query("UPDATE webhook_deliveries SET status = 'failed', mode = 'waiting' WHERE id = $1", [first!.id]);
     const redelivered = await stack.request('POST', `/notification/${id}/redeliver`, { key, json: { since: '2020-01-01T00:00:00Z' } });
     assert.equal(redelivered.status, 202, redelivered.text);
     assert.deepEqual(
