@@ -16,7 +16,7 @@ import got from 'got';
 import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
 import { signingKeyAt, signWebhookBodyOffLoop, validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
 import { standardWebhookSignatureOffLoop, type Ed25519Key } from '../domain/standard-webhooks.ts';
-import { afterAttempt, DELIVERY_TIMEOUT_MS } from '../domain/webhooks.ts';
+import { afterAttempt, DELIVERY_TIMEOUT_MS, isGone, retryAfterOf } from '../domain/webhooks.ts';
 import type { AttemptRecord, DeliveryTarget } from '../store/deliveries.ts';
 
 /** Bytes of a receiver's answer read at most (then the connection is closed). */
@@ -34,6 +34,8 @@ export type SendResult = {
   error: string | null;
   /** the raw cause, for our own logs only */
   detail?: string;
+  /** the wait the receiver asked for with Retry-After on a 429 or 503 (domain/webhooks.ts retryAfterOf) */
+  retryAfterMs?: number;
 };
 
 /** dns.lookup that refuses to hand back a non-public address: the check is on what is dialled. */
@@ -79,7 +81,7 @@ export function deliveryErrorText(code: string | undefined): string {
   return known ? `${known} (${code})` : `request failed (${code ?? 'unknown error'})`;
 }
 
-type Exchange = { status: number } | { code: string | undefined; detail: string };
+type Exchange = { status: number; retryAfter?: string } | { code: string | undefined; detail: string };
 
 /** The rings a delivery is signed with: `vouch-signature` (RSA) and `webhook-signature` (Standard Webhooks, Ed25519). */
 export type WebhookKeys = { signature: readonly SigningKey[]; standard: readonly Ed25519Key[] };
@@ -127,6 +129,7 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
   const exchange = (url: URL, headers: Record<string, string>, body: string): Promise<Exchange> =>
     new Promise((resolve) => {
       let status: number | null = null;
+      let retryAfter: string | undefined;
       let read = 0;
       let grace: NodeJS.Timeout | undefined;
       const finish = (outcome: Exchange, close: boolean) => {
@@ -145,18 +148,20 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
         retry: { limit: 0 },
         ...(deps.allowInsecureUrls || isIP(url.hostname.replace(/^\[|\]$/g, '')) ? {} : { dnsLookup: publicOnlyLookup as never }),
       });
-      request.on('response', (response: { statusCode: number }) => {
+      request.on('response', (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
         status = response.statusCode;
-        grace = setTimeout(() => finish({ status: status! }, true), ANSWER_GRACE_MS);
+        const header = response.headers['retry-after'];
+        retryAfter = typeof header === 'string' ? header.slice(0, 64) : undefined;
+        grace = setTimeout(() => finish({ status: status!, retryAfter }, true), ANSWER_GRACE_MS);
       });
       request.on('data', (chunk: Buffer) => {
         read += chunk.length;
-        if (read > ANSWER_BODY_LIMIT) finish({ status: status! }, true);
+        if (read > ANSWER_BODY_LIMIT) finish({ status: status!, retryAfter }, true);
       });
-      request.on('end', () => finish({ status: status! }, false));
+      request.on('end', () => finish({ status: status!, retryAfter }, false));
       request.on('error', (err: NodeJS.ErrnoException) => {
         // an error after the status (the body broke off) does not change the answer we got
-        if (status !== null) finish({ status }, true);
+        if (status !== null) finish({ status, retryAfter }, true);
         else finish({ code: err.code, detail: err.message.slice(0, 300) }, true);
       });
     });
@@ -190,7 +195,8 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
     if ('code' in outcome) return { ...result, httpStatus: null, error: deliveryErrorText(outcome.code), detail: outcome.detail };
     const s = outcome.status;
     const error = s >= 200 && s < 300 ? null : s >= 300 && s < 400 ? `redirect (${s}) not followed` : `HTTP ${s}`;
-    return { ...result, httpStatus: s, error };
+    const retryAfterMs = retryAfterOf(s, outcome.retryAfter, Date.now());
+    return { ...result, httpStatus: s, error, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   };
 }
 
@@ -198,8 +204,10 @@ export type WebhookSender = ReturnType<typeof createWebhookSender>;
 
 /**
  * What an attempt at `target` that ended in `result` records, and what follows it: the retry
- * schedule, or — for a failed early attempt (a probe: its subscription answered again, or was
- * enabled) — the slot it was waiting for, its place in the schedule unspent.
+ * schedule — or the wait the receiver asked for with Retry-After (429, 503), in place of the
+ * schedule's — or, for a failed early attempt (a probe: its subscription answered again, or was
+ * enabled), the slot it was waiting for, its place in the schedule unspent. A 410 marks the
+ * subscription gone (store/subscription-health.ts disables it in the same transaction).
  */
 export function attemptRecord(target: DeliveryTarget, result: SendResult, random = Math.random(), now = Date.now()): AttemptRecord {
   const succeeded = result.error === null;
@@ -217,6 +225,9 @@ export function attemptRecord(target: DeliveryTarget, result: SendResult, random
     httpStatus: result.httpStatus,
     error: result.error,
     succeeded,
-    next: probe ? { status: 'pending', delayMs: Math.max(0, Date.parse(target.resumedSlot!) - now) } : afterAttempt(target.runAttempts + 1, succeeded, random),
+    gone: isGone(result.httpStatus),
+    next: probe
+      ? { status: 'pending', delayMs: Math.max(result.retryAfterMs ?? 0, Date.parse(target.resumedSlot!) - now) }
+      : afterAttempt(target.runAttempts + 1, succeeded, random, result.retryAfterMs),
   };
 }

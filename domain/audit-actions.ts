@@ -47,7 +47,8 @@ export const AUDIT_ACTIONS = {
   'subscription.replaced': 'A webhook subscription was replaced.',
   'subscription.deleted': 'A webhook subscription was deleted (its waiting deliveries canceled).',
   'subscription.disabled':
-    'A webhook subscription was disabled after failing continuously for WEBHOOK_DISABLE_AFTER_MS (details: failing since, deliveries held).',
+    'A webhook subscription was disabled after failing continuously for WEBHOOK_DISABLE_AFTER_MS, or at once when its receiver answered 410 Gone ' +
+    '(details: failing since, deliveries held, reason failing or gone).',
   'subscription.enabled':
     'A webhook subscription was enabled again (details: by request, by a new URL, or by a delivery that succeeded; the state it left; deliveries sent now).',
   'sandbox.review_requested': 'A sandbox review outcome was requested (sandbox only).',

@@ -16,12 +16,25 @@ export const WEBHOOK_PREREQUISITES = {
 
 export type DecisionDelivered = keyof typeof WEBHOOK_PREREQUISITES;
 
+/** A subscription as the prerequisite sees it: the event types it takes, and whether it is disabled. */
+export type SubscribedTypes = { id: string; types: readonly string[]; disabled: boolean };
+
 /**
- * The prerequisite, decided from the event types the business's subscriptions take (as the store
- * reports them): null when one of them is the decision's event type, else the refusal to answer.
+ * The prerequisite, decided from the business's subscriptions (as the store reports them): null when
+ * one that is not disabled takes the decision's event type, else the refusal to answer. A disabled
+ * subscription delivers nothing until it is enabled (its deliveries are held), so it meets nothing:
+ * the refusal names it and how to enable it.
  */
-export function webhookPrerequisite(of: DecisionDelivered, subscribedTypes: readonly string[]): Refusal | null {
+export function webhookPrerequisite(of: DecisionDelivered, subscriptions: readonly SubscribedTypes[]): Refusal | null {
   const { eventType, error, decision } = WEBHOOK_PREREQUISITES[of];
-  if (subscribedTypes.includes(eventType)) return null;
+  const taking = subscriptions.filter((s) => s.types.includes(eventType));
+  if (taking.some((s) => !s.disabled)) return null;
+  const disabled = taking.map((s) => s.id).sort();
+  if (disabled.length > 0)
+    return refuse(
+      error,
+      `${decision} is delivered only by webhook, and your subscription for ${eventType} (${disabled.join(', ')}) is disabled after failing for days: ` +
+        `fix its receiver, then enable it with POST /notification/${disabled[0]}/enable (or register another with POST /notification).`,
+    );
   return refuse(error, `${decision} is delivered only by webhook: register a subscription for ${eventType} with POST /notification first.`);
 }

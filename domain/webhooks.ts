@@ -75,12 +75,39 @@ export function retryDelayMs(attempt: number, random: number): number {
 /** What follows an attempt: done, given up (the schedule is spent), or another attempt after a wait. */
 export type AfterAttempt = { status: 'delivered' } | { status: 'failed' } | { status: 'pending'; delayMs: number };
 
-/** `runAttempts`: attempts of the current run, this one included; `random` in [0, 1) for the jitter. */
-export function afterAttempt(runAttempts: number, succeeded: boolean, random: number): AfterAttempt {
+/**
+ * `runAttempts`: attempts of the current run, this one included; `random` in [0, 1) for the jitter;
+ * `retryAfterMs`: the wait the receiver asked for (retryAfterOf), which replaces the schedule's.
+ */
+export function afterAttempt(runAttempts: number, succeeded: boolean, random: number, retryAfterMs?: number): AfterAttempt {
   if (succeeded) return { status: 'delivered' };
   if (runAttempts >= MAX_DELIVERY_ATTEMPTS) return { status: 'failed' };
-  return { status: 'pending', delayMs: retryDelayMs(runAttempts, random) };
+  return { status: 'pending', delayMs: retryAfterMs ?? retryDelayMs(runAttempts, random) };
 }
+
+/** The longest wait a receiver's `Retry-After` may set (an hour); a longer one is cut to it. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * The wait a receiver asks for with `Retry-After` on a 429 (too many requests) or 503 (unavailable):
+ * delta-seconds or an HTTP date (RFC 9110 10.2.3), within [1 s, MAX_RETRY_AFTER_MS]. Undefined for
+ * another status, or no header, or one that reads as neither form: then the schedule decides.
+ */
+export function retryAfterOf(status: number | null, header: string | undefined, now: number): number | undefined {
+  if ((status !== 429 && status !== 503) || !header) return undefined;
+  const value = header.trim();
+  let ms: number;
+  if (/^\d{1,10}$/.test(value)) ms = Number(value) * 1000;
+  else {
+    const at = Date.parse(value);
+    if (!/[a-z]/i.test(value) || Number.isNaN(at)) return undefined;
+    ms = at - now;
+  }
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(1000, ms));
+}
+
+/** A receiver's 410 Gone: the endpoint is no more, and its subscription is disabled at once. */
+export const isGone = (status: number | null): boolean => status === 410;
 
 export const subscriptionBody = z
   .object({

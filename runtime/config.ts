@@ -129,7 +129,7 @@ export const SETTINGS = {
     "where `npm run provider-sim` sends our account's applicant webhooks (compose's sandbox: the API's `/provider-webhooks/sumsub`)",
     { default: 'none' },
   ),
-  WEBHOOK_TASK_QUEUE: setting(z.string().min(1).default('vouch-webhooks'), 'the webhook dispatcher and the retry workflows of deliveries'),
+  WEBHOOK_TASK_QUEUE: setting(z.string().min(1).default('vouch-webhooks'), 'the webhook dispatchers (every attempt: first attempts, retries, redeliveries)'),
   WEBHOOK_DISPATCHERS: setting(
     positiveInt.max(64).default(2),
     'dispatcher activities running at once across the fleet (each claims and sends deliveries concurrently)',

@@ -190,6 +190,8 @@ export type AttemptRecord = {
   httpStatus: number | null;
   error: string | null;
   succeeded: boolean;
+  /** The receiver answered 410 Gone: its subscription is disabled at once. */
+  gone: boolean;
   /** delivered | failed (schedule exhausted) | pending (waits, and is attempted again after delayMs) */
   next: AfterAttempt;
 };

@@ -36,22 +36,27 @@ export const modeUnlessDisabled = (mode: 'dispatcher' | 'waiting', disabledAt = 
 /** A delivery `d` back to the dispatcher as a new run, due now (the assignments beside its mode). */
 export const NEW_RUN_NOW = 'next_attempt_at = now(), run = d.run + 1, updated_at = now()';
 
-/** What one subscription's attempts in a transaction came to. */
-export type SubscriptionOutcome = { subscriptionId: string; succeeded: boolean; firstFailureAt: Date | null };
+/** What one subscription's attempts in a transaction came to (gone: a receiver answered 410 and none succeeded). */
+export type SubscriptionOutcome = { subscriptionId: string; succeeded: boolean; gone: boolean; firstFailureAt: Date | null };
 
 /** A subscription whose health changed. */
 export type HealthChange = { subscriptionId: string; to: 'healthy' | 'failing' | 'disabled'; deliveries: number };
 
 /** Attempts of a batch, per subscription: any success makes it healthy (its receiver answers). */
-export function outcomesBySubscription(attempts: readonly { subscriptionId: string; succeeded: boolean; startedAt: Date }[]): SubscriptionOutcome[] {
+export function outcomesBySubscription(
+  attempts: readonly { subscriptionId: string; succeeded: boolean; gone?: boolean; startedAt: Date }[],
+): SubscriptionOutcome[] {
   const by = new Map<string, SubscriptionOutcome>();
   for (const a of attempts) {
-    const o = by.get(a.subscriptionId) ?? { subscriptionId: a.subscriptionId, succeeded: false, firstFailureAt: null };
+    const o = by.get(a.subscriptionId) ?? { subscriptionId: a.subscriptionId, succeeded: false, gone: false, firstFailureAt: null };
     if (a.succeeded) o.succeeded = true;
-    else if (!o.firstFailureAt || a.startedAt < o.firstFailureAt) o.firstFailureAt = a.startedAt;
+    else {
+      if (a.gone) o.gone = true;
+      if (!o.firstFailureAt || a.startedAt < o.firstFailureAt) o.firstFailureAt = a.startedAt;
+    }
     by.set(a.subscriptionId, o);
   }
-  return [...by.values()];
+  return [...by.values()].map((o) => (o.succeeded ? { ...o, gone: false } : o));
 }
 
 /**
@@ -72,30 +77,33 @@ export async function noteSubscriptionHealth(
     id: string;
     business_id: string;
     ok: boolean;
+    gone: boolean;
     was_failing: Date | null;
     was_disabled: Date | null;
     resume: boolean;
     disabled_at: Date | null;
+    failing_since: Date | null;
   }>(
-    `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[]) AS o(id, ok, first_failure)),
+    `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[], $6::bool[]) AS o(id, ok, first_failure, gone)),
      l AS (
        SELECT s.id, s.failing_since, s.disabled_at FROM notification_subscriptions s JOIN o ON o.id = s.id
         WHERE (o.ok AND (s.failing_since IS NOT NULL OR s.disabled_at IS NOT NULL))
-           OR (NOT o.ok AND s.disabled_at IS NULL AND (s.failing_since IS NULL OR s.failing_since < now() - make_interval(secs => $4)))
+           OR (NOT o.ok AND s.disabled_at IS NULL AND (o.gone OR s.failing_since IS NULL OR s.failing_since < now() - make_interval(secs => $4)))
         ORDER BY s.id FOR UPDATE OF s)
      UPDATE notification_subscriptions s SET
             failing_since = CASE WHEN o.ok THEN NULL ELSE coalesce(l.failing_since, o.first_failure) END,
-            disabled_at = CASE WHEN o.ok THEN NULL WHEN l.failing_since IS NOT NULL THEN now() ELSE NULL END
+            disabled_at = CASE WHEN o.ok THEN NULL WHEN o.gone OR l.failing_since IS NOT NULL THEN now() ELSE NULL END
        FROM l JOIN o ON o.id = l.id
       WHERE s.id = l.id
-     RETURNING s.id, s.business_id, o.ok, l.failing_since AS was_failing, l.disabled_at AS was_disabled,
-               (l.disabled_at IS NOT NULL OR l.failing_since < now() - make_interval(secs => $5)) AS resume, s.disabled_at`,
+     RETURNING s.id, s.business_id, o.ok, o.gone, l.failing_since AS was_failing, l.disabled_at AS was_disabled,
+               (l.disabled_at IS NOT NULL OR l.failing_since < now() - make_interval(secs => $5)) AS resume, s.disabled_at, s.failing_since`,
     [
       outcomes.map((o) => o.subscriptionId),
       outcomes.map((o) => o.succeeded),
       outcomes.map((o) => o.firstFailureAt),
       disableAfterMs / 1000,
       RESUME_AFTER_FAILING_MS / 1000,
+      outcomes.map((o) => o.gone),
     ],
   );
   const changes: HealthChange[] = [];
@@ -117,7 +125,8 @@ export async function noteSubscriptionHealth(
         businessId: String(r.business_id),
         action: 'subscription.disabled',
         subject: { type: 'subscription', id },
-        details: { failingSince: iso(r.was_failing), heldDeliveries: held },
+        // gone: the receiver answered 410, and the subscription is disabled at once (its failing began then, or earlier)
+        details: { failingSince: iso(r.was_failing ?? r.failing_since), heldDeliveries: held, reason: r.gone ? 'gone' : 'failing' },
       });
       changes.push({ subscriptionId: id, to: 'disabled', deliveries: held });
     } else changes.push({ subscriptionId: id, to: 'failing', deliveries: 0 });

@@ -1,4 +1,5 @@
 // Webhook subscriptions (interface 2.6, 4.2): a business's destinations and the event types each takes.
+import type { SubscribedTypes } from '../domain/webhook-prerequisite.ts';
 import { randomUUID } from 'node:crypto';
 import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionView } from '../domain/webhooks.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
@@ -100,10 +101,13 @@ export async function deleteSubscription(db: Db, businessId: string, id: string)
   });
 }
 
-/** The event types the business's subscriptions take, each once (domain/webhook-prerequisite.ts decides from them). */
-export async function subscribedEventTypes(q: Queryable, businessId: string): Promise<string[]> {
-  const rows = await q.query<{ type: string }>('SELECT DISTINCT unnest(types) AS type FROM notification_subscriptions WHERE business_id = $1', [businessId]);
-  return rows.map((r) => String(r.type));
+/** The business's subscriptions, each with the event types it takes and whether it is disabled (domain/webhook-prerequisite.ts decides from them). */
+export async function subscribedTypes(q: Queryable, businessId: string): Promise<SubscribedTypes[]> {
+  const rows = await q.query<{ id: string; types: string[]; disabled: boolean }>(
+    'SELECT id, types, disabled_at IS NOT NULL AS disabled FROM notification_subscriptions WHERE business_id = $1',
+    [businessId],
+  );
+  return rows.map((r) => ({ id: String(r.id), types: r.types.map(String), disabled: r.disabled }));
 }
 
 /** Whether the business has a subscription that takes this event type (an event is recorded only then). */

@@ -33,7 +33,7 @@ import {
   saveProfile,
   type DeclaredOwner,
 } from '../store/kyb.ts';
-import { subscribedEventTypes } from '../store/subscriptions.ts';
+import { subscribedTypes } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { putUploads, removeBytes } from './stored-files.ts';
 import { checkUploads, type FilesRead } from './uploads.ts';
@@ -292,7 +292,7 @@ type KybSubmitted = z.input<typeof kybSubmittedSchema>;
 export async function submitKyb(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybSubmitted>> {
   const entity = await businessEntity(uc, caller, entityId);
   if (!entity.ok) return entity;
-  const unmet = webhookPrerequisite('business', await subscribedEventTypes(uc.db, caller.id));
+  const unmet = webhookPrerequisite('business', await subscribedTypes(uc.db, caller.id));
   if (unmet) return unmet;
   if (!(await loadProfile(uc.db, caller.id, entityId)))
     return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });

@@ -13,7 +13,7 @@ import { actAs } from '../store/audit-actor.ts';
 import { recordAuditAlone } from '../store/audit-log.ts';
 import { businessOfEntity, entityType, isMemberOf } from '../store/entities.ts';
 import { lastDecisionEventOf, recordVerificationStage } from '../store/lifecycle-events.ts';
-import { subscribedEventTypes } from '../store/subscriptions.ts';
+import { subscribedTypes } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 
 /**
@@ -35,7 +35,7 @@ export async function personNamed(
       parameter: 'entityId',
     });
   if (requireWebhook) {
-    const unmet = webhookPrerequisite('person', await subscribedEventTypes(db, caller.id));
+    const unmet = webhookPrerequisite('person', await subscribedTypes(db, caller.id));
     if (unmet) return unmet;
   }
   const isMember = memberId !== undefined && type === 'BUSINESS' && (await isMemberOf(db, entityId, memberId));

@@ -38,7 +38,7 @@ import {
   type RequirementBatch,
   type ResolvedRecord,
 } from '../store/requirement-batches.ts';
-import { subscribedEventTypes } from '../store/subscriptions.ts';
+import { subscribedTypes } from '../store/subscriptions.ts';
 import { checkIdempotencyKey, plural, readRefusal, rejectedFile, uploadOnce } from './batch-uploads.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import type { UploadProblem } from './uploads.ts';
@@ -196,7 +196,7 @@ export async function uploadRequirementBatch(
       const records = await resolveRecords(uc, caller, lines.records);
       // the decision of canonical KYC data is delivered only by webhook (spec 1.4), as on the single endpoint
       const unmet = records.some((r) => !r.failure && r.requirementSlug === CANONICAL_KYC_SLUG)
-        ? webhookPrerequisite('person', await subscribedEventTypes(db, caller.id))
+        ? webhookPrerequisite('person', await subscribedTypes(db, caller.id))
         : null;
       return { ok: true, sha256, file: { records, fileName }, invalid: unmet };
     },

@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Received = { body: Buffer; headers: IncomingHttpHeaders; at: number };
-export type Behaviour = { status?: number; delayMs?: number; location?: string };
+export type Behaviour = { status?: number; delayMs?: number; location?: string; retryAfter?: string };
 
 export type Receiver = {
   url: string;
@@ -25,7 +25,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     received.push({ body: Buffer.concat(chunks), headers: req.headers, at: Date.now() });
     const b = plan.length > 1 ? plan.shift()! : plan[0]!;
     if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
-    res.writeHead(b.status ?? 200, b.location ? { location: b.location } : {});
+    res.writeHead(b.status ?? 200, { ...(b.location ? { location: b.location } : {}), ...(b.retryAfter ? { 'retry-after': b.retryAfter } : {}) });
     res.end('ok');
   });
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));

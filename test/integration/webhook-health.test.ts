@@ -131,6 +131,13 @@ describe('webhook subscription health', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500)); // a few turns of the dispatchers' promotion (every 250 ms)
     assert.equal(r.received.length, sent, 'nothing was sent to a disabled subscription');
 
+    // a disabled subscription meets no webhook prerequisite (its decisions would be held): 409, naming it and how to enable it
+    const person = (await stack.request('POST', '/entity', { key, json: { externalId: `health-person-${id}`, type: 'INDIVIDUAL' } })).body.id as string;
+    const unmet = await stack.request('POST', `/entity/${person}/kyc`, { key });
+    assert.equal(unmet.status, 409, unmet.text);
+    assert.equal(unmet.body.code, errorCatalogue.webhookRegistrationRequired.code);
+    assert.ok(unmet.body.message.includes(`(${id}) is disabled`) && unmet.body.message.includes(`POST /notification/${id}/enable`), unmet.body.message);
+
     // another business cannot enable it
     const other = await stack.newBusiness();
     const refused = await stack.request('POST', `/notification/${id}/enable`, { key: other.apiKey });
@@ -151,6 +158,8 @@ describe('webhook subscription health', () => {
     assert.deepEqual([enabledEntry!.details.by, enabledEntry!.details.resumedDeliveries, enabledEntry!.actor_type], ['request', 3, 'api_key']);
     assert.equal(await gauge('disabled'), 0);
     assert.equal((await stack.request('POST', `/notification/${id}/enable`, { key })).status, 200, 'enabling a healthy subscription is harmless');
+    const met = await stack.request('POST', `/entity/${person}/kyc`, { key });
+    assert.equal(met.status, 200, `enabled, it meets the prerequisite again: ${met.text}`);
   });
 
   it('sends the waiting deliveries at once when the receiver answers after an outage, not at their next retry slot', async () => {
@@ -280,6 +289,7 @@ describe('webhook subscription health', () => {
       httpStatus: succeeded ? 200 : 503,
       error: succeeded ? null : 'HTTP 503',
       succeeded,
+      gone: false,
       next: succeeded ? ({ status: 'delivered' } as const) : ({ status: 'pending', delayMs: 1000 } as const),
     });
     const stale = await recordAttempts(stack.db, [attempt(false)], { disableAfterMs: DISABLE_AFTER_MS });
@@ -349,5 +359,70 @@ describe('webhook subscription health', () => {
       (await deliveriesOf(id)).map((d) => d.status),
       ['delivered', 'canceled'],
     );
+  });
+
+  it('disables a subscription at once when its receiver answers 410 Gone, its deliveries held, nothing more sent', async () => {
+    const r = await receiver();
+    r.answer({ status: 410 });
+    const { businessId, key, id } = await subscribed(r.url);
+    await recordTestEvent(stack.db, businessId, 'gone-1');
+    const disabled = await until('disabled', async () => {
+      const s = await read(key, id);
+      return s.health.state === 'disabled' && s.health;
+    });
+    assert.ok(disabled.failingSince && disabled.disabledAt, JSON.stringify(disabled));
+    const [entry] = await until(
+      'the audit entry',
+      async () => (await auditOf(businessId, 'subscription.disabled')).length > 0 && auditOf(businessId, 'subscription.disabled'),
+    );
+    assert.deepEqual([entry!.details.reason, entry!.details.heldDeliveries], ['gone', 1], 'the delivery answered 410 is held with it');
+    await until('its delivery held', async () => (await deliveriesOf(id))[0]?.mode === 'held');
+    await recordTestEvent(stack.db, businessId, 'gone-2');
+    assert.deepEqual(
+      (await deliveriesOf(id)).map((d) => [d.status, d.mode, d.attempts]),
+      [
+        ['pending', 'held', 1],
+        ['pending', 'held', 0],
+      ],
+    );
+    await stack.db.query("UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 minute' WHERE subscription_id = $1", [id]);
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // a few turns of the dispatchers
+    assert.equal(r.received.length, 1, 'one request: the 410');
+    // a 404 is a failure like any other: failing, not disabled
+    const other = await receiver();
+    other.answer({ status: 404 });
+    const second = await subscribed(other.url);
+    await recordTestEvent(stack.db, second.businessId, 'not-found');
+    await until('failing', async () => (await read(second.key, second.id)).health.state === 'failing');
+  });
+
+  it("waits as long as a 429's or 503's Retry-After asks (at most an hour), in place of the schedule's wait", async () => {
+    const r = await receiver();
+    const { businessId, id } = await subscribed(r.url);
+    const waitAfter = async (behaviour: { status: number; retryAfter?: string }, label: string) => {
+      r.answer(behaviour);
+      const before = r.received.length;
+      await recordTestEvent(stack.db, businessId, label);
+      await r.waitFor(before + 1);
+      const [d] = await until('recorded', async () => {
+        const rows = await stack.db.query<{ id: string; mode: string; attempts: number; wait_s: number }>(
+          `SELECT d.id, d.mode, d.attempts, extract(epoch FROM d.next_attempt_at - a.started_at)::float8 AS wait_s
+             FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_attempts a ON a.delivery_id = d.id
+            WHERE d.subscription_id = $1 AND e.source_key LIKE $2`,
+          [id, `${label}-%`],
+        );
+        return rows[0]?.mode === 'waiting' && rows;
+      });
+      assert.equal(d!.attempts, 1);
+      return d!.wait_s;
+    };
+    const near = (got: number, want: number) => assert.ok(Math.abs(got - want) < 2, `${got} s, not ${want} s`);
+    near(await waitAfter({ status: 429, retryAfter: '120' }, 'too-many'), 120);
+    near(await waitAfter({ status: 503, retryAfter: new Date(Date.now() + 600_000).toUTCString() }, 'unavailable'), 600);
+    near(await waitAfter({ status: 503, retryAfter: '86400' }, 'a-day'), 3600);
+    const plain = await waitAfter({ status: 503 }, 'no-header');
+    assert.ok(plain >= 4 && plain <= 6.1, `the schedule's first wait (5 s ± 20 %): ${plain} s`);
+    const ignored = await waitAfter({ status: 500, retryAfter: '120' }, 'server-error');
+    assert.ok(ignored >= 4 && ignored <= 6.1, `a 500's Retry-After is not read: ${ignored} s`);
   });
 });
