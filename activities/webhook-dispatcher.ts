@@ -3,7 +3,9 @@
 // in batches. A delivery that fails waits in PostgreSQL for its next slot (mode 'waiting'); each turn
 // of the loop first promotes the waiting ones that are due, so a retry is claimed by the same fair
 // rule as a first attempt and a receiver down for days costs no workflow, timer or memory while its
-// deliveries wait. It runs as a long-lived activity of webhookDispatcherWorkflow: heartbeats let
+// deliveries wait. Every second it also probes failing subscriptions (store/subscription-health.ts
+// probeFailingSubscriptions): one waiting delivery each, early, so a receiver back from an outage
+// gets its backlog within about half a minute rather than at its next slot. It runs as a long-lived activity of webhookDispatcherWorkflow: heartbeats let
 // Temporal move it to another worker if this one dies, and the claim's lease lets another
 // dispatcher take over what a dead one had claimed.
 //
@@ -15,6 +17,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
 import { cancelDeliveries, claimDueDeliveries, promoteDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/deliveries.ts';
+import { probeFailingSubscriptions } from '../store/subscription-health.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
 import { countAttempt, countHealthChanges } from './activity-metrics.ts';
 
@@ -50,6 +53,8 @@ export type DispatchStats = {
   held: number;
   /** waiting deliveries handed to the claim as their slot came */
   promoted: number;
+  /** waiting deliveries sent early to probe a failing subscription */
+  probed: number;
 };
 
 const CLAIM_BATCH = 200;
@@ -57,6 +62,8 @@ const CLAIM_BATCH = 200;
 const PROMOTE_BATCH = 500;
 /** How often a dispatcher looks for waiting deliveries whose slot has come (a slot is kept to within this). */
 const PROMOTE_EVERY_MS = 250;
+/** How often a dispatcher looks for failing subscriptions due a probe (each is probed once per its own interval, fleet-wide). */
+const PROBE_EVERY_MS = 1000;
 
 export function createWebhookDispatcher(deps: DispatcherDeps) {
   const { db, log, send, settings } = deps;
@@ -66,7 +73,7 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
    * records it. `heartbeat` is called on every turn of the loop.
    */
   async function run(options: { signal: AbortSignal; runForMs: number; heartbeat(): void }): Promise<DispatchStats> {
-    const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0, held: 0, promoted: 0 };
+    const stats: DispatchStats = { claimed: 0, delivered: 0, retrying: 0, failed: 0, canceled: 0, held: 0, promoted: 0, probed: 0 };
     const stopAt = Date.now() + options.runForMs;
     const bySubscription = new Map<string, number>();
     const byBusiness = new Map<string, number>();
@@ -148,11 +155,16 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
 
     let failing = 0;
     let promoteAt = 0;
+    let probeAt = 0;
     try {
       while (!options.signal.aborted && Date.now() < stopAt) {
         options.heartbeat();
         try {
           await flush();
+          if (Date.now() >= probeAt) {
+            stats.probed += await probeFailingSubscriptions(db);
+            probeAt = Date.now() + PROBE_EVERY_MS;
+          }
           if (Date.now() >= promoteAt) {
             const promoted = await promoteDueDeliveries(db, PROMOTE_BATCH);
             stats.promoted += promoted;

@@ -42,6 +42,16 @@ export const DISABLE_AFTER_MS = 5 * 86_400_000;
  */
 export const RESUME_AFTER_FAILING_MS = 60_000;
 
+/**
+ * How often a subscription failing for over RESUME_AFTER_FAILING_MS is probed (one of its waiting
+ * deliveries sent early; if it succeeds, the whole backlog follows at once): every 30 s in its first
+ * hour of failing, then every 5 minutes (its deliveries' own slots are hours apart by then). One
+ * probe per subscription per interval, however many dispatchers run.
+ */
+export function probeIntervalMs(failingForMs: number): number {
+  return failingForMs < 3_600_000 ? 30_000 : 300_000;
+}
+
 /** A subscription's health: `failing` since its first failed attempt after the last success; `disabled` after DISABLE_AFTER_MS of that. */
 export const SUBSCRIPTION_HEALTH_STATES = ['healthy', 'failing', 'disabled'] as const;
 export type SubscriptionHealthState = (typeof SUBSCRIPTION_HEALTH_STATES)[number];
@@ -77,12 +87,14 @@ export type AfterAttempt = { status: 'delivered' } | { status: 'failed' } | { st
 
 /**
  * `runAttempts`: attempts of the current run, this one included; `random` in [0, 1) for the jitter;
- * `retryAfterMs`: the wait the receiver asked for (retryAfterOf), which replaces the schedule's.
+ * `retryAfterMs`: the wait the receiver asked for (retryAfterOf). The next attempt waits the longer
+ * of the two: never before the receiver said it would be ready, and never sooner than the schedule
+ * (a receiver answering `Retry-After: 1` does not spend its ten attempts in ten seconds).
  */
-export function afterAttempt(runAttempts: number, succeeded: boolean, random: number, retryAfterMs?: number): AfterAttempt {
+export function afterAttempt(runAttempts: number, succeeded: boolean, random: number, retryAfterMs = 0): AfterAttempt {
   if (succeeded) return { status: 'delivered' };
   if (runAttempts >= MAX_DELIVERY_ATTEMPTS) return { status: 'failed' };
-  return { status: 'pending', delayMs: retryAfterMs ?? retryDelayMs(runAttempts, random) };
+  return { status: 'pending', delayMs: Math.max(retryAfterMs, retryDelayMs(runAttempts, random)) };
 }
 
 /** The longest wait a receiver's `Retry-After` may set (an hour); a longer one is cut to it. */

@@ -208,8 +208,11 @@ export type Recorded = { healthChanges: HealthChange[]; held: ReadonlySet<string
  * wait for a retry is held instead when its subscription is disabled. A delivery canceled meanwhile
  * (its subscription deleted) keeps its status.
  */
-export async function recordAttempts(db: Db, records: readonly AttemptRecord[], health: { disableAfterMs: number }): Promise<Recorded> {
-  if (records.length === 0) return { healthChanges: [], held: new Set(), superseded: new Set() };
+export async function recordAttempts(db: Db, unsorted: readonly AttemptRecord[], health: { disableAfterMs: number }): Promise<Recorded> {
+  if (unsorted.length === 0) return { healthChanges: [], held: new Set(), superseded: new Set() };
+  // deliveries are locked in order of their id, as everywhere they are locked together (holding,
+  // resuming, deleting a subscription): two transactions never wait on each other in a circle
+  const records = [...unsorted].sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   return db.tx(async (q) => {
     // subscriptions first, then deliveries: the lock order of store/subscription-health.ts
@@ -273,11 +276,13 @@ export async function cancelDeliveries(q: Queryable, deliveryIds: readonly strin
 /**
  * Deliveries an earlier release's retry workflow owned that are more than `graceMs` past their slot
  * (a live one attempts within seconds of it) go back to waiting, where the dispatchers take them up:
- * after an upgrade nothing is left to a workflow that no longer starts. Returns how many.
+ * after an upgrade nothing is left to a workflow that no longer starts. As a new run (keeping its
+ * place in the schedule): should the workflow still be alive after all, its run no longer owns the
+ * delivery, so it sends nothing more and an attempt of it under way moves nothing. Returns how many.
  */
 export async function adoptOverdueWorkflowDeliveries(q: Queryable, graceMs: number, limit = 5000): Promise<number> {
   const rows = await q.query(
-    `UPDATE webhook_deliveries d SET mode = 'waiting', updated_at = now()
+    `UPDATE webhook_deliveries d SET mode = 'waiting', run = d.run + 1, updated_at = now()
       WHERE d.id = ANY (ARRAY(SELECT id FROM webhook_deliveries
                                WHERE status = 'pending' AND mode = 'workflow' AND next_attempt_at < now() - make_interval(secs => $1)
                                ORDER BY next_attempt_at LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED))

@@ -17,7 +17,7 @@
 // UPDATE, which the attempts' foreign-key locks do not conflict with). Races the locks do not close
 // (an event recorded for a subscription as it is enabled, disabled or deleted) are mended by the
 // reconciler within a minute (reconcileHeldDeliveries).
-import { RESUME_AFTER_FAILING_MS } from '../domain/webhooks.ts';
+import { probeIntervalMs, RESUME_AFTER_FAILING_MS } from '../domain/webhooks.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Queryable, type Tx } from './db.ts';
 import { toSubscription, type Subscription } from './subscription-row.ts';
@@ -36,27 +36,33 @@ export const modeUnlessDisabled = (mode: 'dispatcher' | 'waiting', disabledAt = 
 /** A delivery `d` back to the dispatcher as a new run, due now (the assignments beside its mode). */
 export const NEW_RUN_NOW = 'next_attempt_at = now(), run = d.run + 1, updated_at = now()';
 
-/** What one subscription's attempts in a transaction came to (gone: a receiver answered 410 and none succeeded). */
-export type SubscriptionOutcome = { subscriptionId: string; succeeded: boolean; gone: boolean; firstFailureAt: Date | null };
+/**
+ * What one subscription's attempts in a transaction came to. gone: a receiver answered 410 and none
+ * succeeded; goneUrl: the URL that answered it (the subscription is disabled only if it still has it).
+ */
+export type SubscriptionOutcome = { subscriptionId: string; succeeded: boolean; gone: boolean; goneUrl?: string; firstFailureAt: Date | null };
 
 /** A subscription whose health changed. */
 export type HealthChange = { subscriptionId: string; to: 'healthy' | 'failing' | 'disabled'; deliveries: number };
 
 /** Attempts of a batch, per subscription: any success makes it healthy (its receiver answers). */
 export function outcomesBySubscription(
-  attempts: readonly { subscriptionId: string; succeeded: boolean; gone?: boolean; startedAt: Date }[],
+  attempts: readonly { subscriptionId: string; succeeded: boolean; gone?: boolean; url?: string; startedAt: Date }[],
 ): SubscriptionOutcome[] {
   const by = new Map<string, SubscriptionOutcome>();
   for (const a of attempts) {
     const o = by.get(a.subscriptionId) ?? { subscriptionId: a.subscriptionId, succeeded: false, gone: false, firstFailureAt: null };
     if (a.succeeded) o.succeeded = true;
     else {
-      if (a.gone) o.gone = true;
+      if (a.gone) {
+        o.gone = true;
+        o.goneUrl = a.url;
+      }
       if (!o.firstFailureAt || a.startedAt < o.firstFailureAt) o.firstFailureAt = a.startedAt;
     }
     by.set(a.subscriptionId, o);
   }
-  return [...by.values()].map((o) => (o.succeeded ? { ...o, gone: false } : o));
+  return [...by.values()].map((o) => (o.succeeded ? { subscriptionId: o.subscriptionId, succeeded: true, gone: false, firstFailureAt: o.firstFailureAt } : o));
 }
 
 /**
@@ -84,18 +90,21 @@ export async function noteSubscriptionHealth(
     disabled_at: Date | null;
     failing_since: Date | null;
   }>(
-    `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[], $6::bool[]) AS o(id, ok, first_failure, gone)),
+    `WITH o AS (SELECT * FROM unnest($1::uuid[], $2::bool[], $3::timestamptz[], $6::bool[], $7::text[]) AS o(id, ok, first_failure, gone_at, gone_url)),
      l AS (
-       SELECT s.id, s.failing_since, s.disabled_at FROM notification_subscriptions s JOIN o ON o.id = s.id
+       -- gone: a 410 from the URL the subscription still has (not one a PUT replaced meanwhile; the lock re-reads the row)
+       SELECT s.id, s.failing_since, s.disabled_at, coalesce(o.gone_at AND s.url = o.gone_url, false) AS gone
+         FROM notification_subscriptions s JOIN o ON o.id = s.id
         WHERE (o.ok AND (s.failing_since IS NOT NULL OR s.disabled_at IS NOT NULL))
-           OR (NOT o.ok AND s.disabled_at IS NULL AND (o.gone OR s.failing_since IS NULL OR s.failing_since < now() - make_interval(secs => $4)))
+           OR (NOT o.ok AND s.disabled_at IS NULL AND ((o.gone_at AND s.url = o.gone_url) OR s.failing_since IS NULL OR s.failing_since < now() - make_interval(secs => $4)))
         ORDER BY s.id FOR UPDATE OF s)
      UPDATE notification_subscriptions s SET
             failing_since = CASE WHEN o.ok THEN NULL ELSE coalesce(l.failing_since, o.first_failure) END,
-            disabled_at = CASE WHEN o.ok THEN NULL WHEN o.gone OR l.failing_since IS NOT NULL THEN now() ELSE NULL END
+            next_probe_at = CASE WHEN o.ok THEN NULL ELSE s.next_probe_at END,
+            disabled_at = CASE WHEN o.ok THEN NULL WHEN l.gone OR l.failing_since IS NOT NULL THEN now() ELSE NULL END
        FROM l JOIN o ON o.id = l.id
       WHERE s.id = l.id
-     RETURNING s.id, s.business_id, o.ok, o.gone, l.failing_since AS was_failing, l.disabled_at AS was_disabled,
+     RETURNING s.id, s.business_id, o.ok, l.gone, l.failing_since AS was_failing, l.disabled_at AS was_disabled,
                (l.disabled_at IS NOT NULL OR l.failing_since < now() - make_interval(secs => $5)) AS resume, s.disabled_at, s.failing_since`,
     [
       outcomes.map((o) => o.subscriptionId),
@@ -104,6 +113,7 @@ export async function noteSubscriptionHealth(
       disableAfterMs / 1000,
       RESUME_AFTER_FAILING_MS / 1000,
       outcomes.map((o) => o.gone),
+      outcomes.map((o) => o.goneUrl ?? null),
     ],
   );
   const changes: HealthChange[] = [];
@@ -159,6 +169,39 @@ async function resumeBacklog(q: Queryable, subscriptionId: string, except: reado
                         AND NOT (id = ANY ($2::uuid[])) ORDER BY id FOR NO KEY UPDATE)
      RETURNING d.id`,
     [subscriptionId, except],
+  );
+  return rows.length;
+}
+
+/**
+ * Probes (issue 38, item 4): each subscription failing for over RESUME_AFTER_FAILING_MS, not
+ * disabled, whose probe time has come, gets one waiting delivery — the one with the nearest slot —
+ * sent now, as an early attempt (a new run remembering its slot, so a failure spends no place in its
+ * schedule), and its next probe time set (probeIntervalMs). Once a probe succeeds, the success
+ * resumes the whole backlog (noteSubscriptionHealth). Subscriptions are locked first, then their
+ * deliveries (the lock order above); one another dispatcher is probing is skipped. Returns how many
+ * deliveries it sent early.
+ */
+export async function probeFailingSubscriptions(q: Queryable, limit = 100): Promise<number> {
+  const rows = await q.query(
+    `WITH due AS (
+       SELECT s.id, s.failing_since FROM notification_subscriptions s
+        WHERE s.failing_since IS NOT NULL AND s.disabled_at IS NULL AND s.failing_since < now() - make_interval(secs => $1::float8)
+          AND (s.next_probe_at IS NULL OR s.next_probe_at <= now())
+        ORDER BY s.next_probe_at NULLS FIRST, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED),
+     timed AS (
+       UPDATE notification_subscriptions s
+          SET next_probe_at = now() + make_interval(secs => CASE WHEN due.failing_since > now() - interval '1 hour' THEN $3::float8 ELSE $4::float8 END)
+         FROM due WHERE s.id = due.id RETURNING s.id),
+     picked AS (
+       SELECT p.id FROM due CROSS JOIN LATERAL (
+         SELECT d.id FROM webhook_deliveries d
+          WHERE d.subscription_id = due.id AND d.status = 'pending' AND d.mode = 'waiting' AND d.next_attempt_at > now()
+          ORDER BY d.next_attempt_at LIMIT 1 FOR NO KEY UPDATE OF d SKIP LOCKED) p)
+     UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = d.next_attempt_at, ${NEW_RUN_NOW}
+       FROM picked WHERE d.id = picked.id
+     RETURNING d.id`,
+    [RESUME_AFTER_FAILING_MS / 1000, limit, probeIntervalMs(0) / 1000, probeIntervalMs(3_600_000) / 1000],
   );
   return rows.length;
 }

@@ -7,7 +7,9 @@
 --                    this release; the reconciler hands such a delivery to the dispatchers once it is
 --                    overdue, and a retry workflow ends at its next step when its delivery is not
 --                    'workflow')
-UPDATE webhook_deliveries SET mode = 'waiting', updated_at = now() WHERE status = 'pending' AND mode = 'workflow';
+-- As a new run (keeping its place in the schedule): a retry workflow still running owns no more
+-- than its old run, so it sends nothing more, and an attempt of it under way moves nothing.
+UPDATE webhook_deliveries SET mode = 'waiting', run = run + 1, updated_at = now() WHERE status = 'pending' AND mode = 'workflow';
 DROP INDEX webhook_deliveries_waiting_idx;
 -- Promotion reads the due ones in order of their slot; what waits costs nothing until it is due.
 CREATE INDEX webhook_deliveries_waiting_idx ON webhook_deliveries (next_attempt_at)

@@ -177,6 +177,8 @@ describe('the reconciler', () => {
     assert.ok(result.deliveriesRestarted >= 1, JSON.stringify(result));
     await receiver.waitFor(before + 1);
     assert.equal(JSON.parse(receiver.received.at(-1)!.body.toString()).data.eventId, eventId);
+    const [d] = await stack.db.query<{ run: number; run_attempts: number }>('SELECT run, run_attempts FROM webhook_deliveries WHERE event_id = $1', [eventId]);
+    assert.deepEqual([d!.run, d!.run_attempts], [2, 2], "a new run (the lost workflow's own run owns it no more), its place in the schedule kept");
   });
 
   it('starts the webhook dispatcher again when it is gone', async () => {

@@ -13,7 +13,7 @@ import { errorCatalogue } from '../../domain/errors.ts';
 import { webhookRetryWorkflowId } from '../../contract/webhook-retry.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { recordAttempts } from '../../store/deliveries.ts';
-import { reconcileHeldDeliveries } from '../../store/subscription-health.ts';
+import { probeFailingSubscriptions, reconcileHeldDeliveries } from '../../store/subscription-health.ts';
 import { recordTestEvent } from '../helpers/events.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testWebhookKeys, type Stack } from '../helpers/stack.ts';
@@ -102,7 +102,7 @@ describe('webhook subscription health', () => {
 
     // failing for longer than WEBHOOK_DISABLE_AFTER_MS, as if it had: the next failed attempt disables it
     const [{ since }] = (await stack.db.query<{ since: Date }>(
-      "UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 hours' WHERE id = $1 RETURNING failing_since AS since",
+      "UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 hours', next_probe_at = now() + interval '1 day' WHERE id = $1 RETURNING failing_since AS since",
       [id],
     )) as [{ since: Date }];
     await recordTestEvent(stack.db, businessId, 'health-2');
@@ -117,6 +117,7 @@ describe('webhook subscription health', () => {
     );
     assert.equal(entry!.details.failingSince, since.toISOString());
     assert.equal(entry!.details.heldDeliveries, 2);
+    assert.equal(entry!.details.reason, 'failing');
     assert.equal(await gauge('disabled'), 1);
 
     // held: kept pending, attempted by no one (not even once their slots have come); a new event is held at once
@@ -181,7 +182,11 @@ describe('webhook subscription health', () => {
       [id],
     )) as [{ slot: Date }];
     // the outage has lasted longer than RESUME_AFTER_FAILING_MS (a minute), as if it had
-    await stack.db.query("UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 minutes' WHERE id = $1", [id]);
+    // (no probe meanwhile: this is the path of a new event's success; probes have a test of their own)
+    await stack.db.query(
+      "UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 minutes', next_probe_at = now() + interval '1 day' WHERE id = $1",
+      [id],
+    );
     r.answer({ status: 200 });
     await recordTestEvent(stack.db, businessId, 'outage-back');
     const delivered = await until('all six delivered', async () => {
@@ -234,6 +239,12 @@ describe('webhook subscription health', () => {
     assert.equal(await asRun(1).run(activities.deliveryDueIn, d!.id), null);
     assert.deepEqual(await asRun(1).run(activities.attemptDelivery, d!.id), { status: 'pending', nextDelayMs: null });
     assert.equal(r.received.length, sent, 'the superseded run sent nothing');
+    // a delivery that waits in PostgreSQL (migration 031, or handed over by the reconciler) is no longer the workflow's: it ends, sending nothing
+    await stack.db.query("UPDATE webhook_deliveries SET mode = 'waiting', next_attempt_at = now() + interval '1 hour' WHERE id = $1", [d!.id]);
+    assert.equal(await asRun(2).run(activities.deliveryDueIn, d!.id), null);
+    assert.deepEqual(await asRun(2).run(activities.attemptDelivery, d!.id), { status: 'pending', nextDelayMs: null });
+    assert.equal(r.received.length, sent, "a waiting delivery is not the workflow's to send");
+    await stack.db.query("UPDATE webhook_deliveries SET mode = 'workflow', next_attempt_at = now() WHERE id = $1", [d!.id]);
     assert.equal(await asRun(2).run(activities.deliveryDueIn, d!.id), 0);
     assert.deepEqual(await asRun(2).run(activities.attemptDelivery, d!.id), { status: 'delivered', nextDelayMs: null });
     assert.equal(r.received.length, sent + 1);
@@ -307,7 +318,10 @@ describe('webhook subscription health', () => {
     const { businessId, key, id } = await subscribed(down.url);
     await recordTestEvent(stack.db, businessId, 'put-1');
     await until('failing', async () => (await read(key, id)).health.state === 'failing');
-    await stack.db.query("UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 hours' WHERE id = $1", [id]);
+    await stack.db.query(
+      "UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 hours', next_probe_at = now() + interval '1 day' WHERE id = $1",
+      [id],
+    );
     await recordTestEvent(stack.db, businessId, 'put-2');
     await until('disabled', async () => (await read(key, id)).health.state === 'disabled');
     // a delivery that had failed, redelivered while disabled: held with the others
@@ -388,6 +402,27 @@ describe('webhook subscription health', () => {
     await stack.db.query("UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 minute' WHERE subscription_id = $1", [id]);
     await new Promise((resolve) => setTimeout(resolve, 1500)); // a few turns of the dispatchers
     assert.equal(r.received.length, 1, 'one request: the 410');
+    // enabled once the endpoint is back: its held deliveries go out
+    r.answer({ status: 200 });
+    assert.equal((await stack.request('POST', `/notification/${id}/enable`, { key })).status, 200);
+    await until('both delivered', async () => (await deliveriesOf(id)).every((d) => d.status === 'delivered'));
+    assert.equal((await read(key, id)).health.state, 'healthy');
+    // a 410 from a URL the subscription no longer has (a PUT moved it while the attempt was under way) disables nothing
+    const old = await receiver();
+    old.answer({ status: 410, delayMs: 1500 });
+    const moving = await subscribed(old.url);
+    await recordTestEvent(stack.db, moving.businessId, 'gone-moved');
+    await old.waitFor(1);
+    const fresh = await receiver();
+    const put = await stack.request('PUT', `/notification/${moving.id}`, {
+      key: moving.key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: fresh.url },
+    });
+    assert.equal(put.status, 200, put.text);
+    await until('the 410 recorded', async () => (await deliveriesOf(moving.id))[0]?.attempts === 1);
+    assert.equal((await read(moving.key, moving.id)).health.state, 'failing', 'failing (its attempt failed), not disabled');
+    await until('delivered to the new URL at its next slot', async () => (await deliveriesOf(moving.id))[0]?.status === 'delivered');
+    assert.equal(fresh.received.length, 1);
     // a 404 is a failure like any other: failing, not disabled
     const other = await receiver();
     other.answer({ status: 404 });
@@ -396,7 +431,7 @@ describe('webhook subscription health', () => {
     await until('failing', async () => (await read(second.key, second.id)).health.state === 'failing');
   });
 
-  it("waits as long as a 429's or 503's Retry-After asks (at most an hour), in place of the schedule's wait", async () => {
+  it("waits as long as a 429's or 503's Retry-After asks (at most an hour), when longer than the schedule's wait", async () => {
     const r = await receiver();
     const { businessId, id } = await subscribed(r.url);
     const waitAfter = async (behaviour: { status: number; retryAfter?: string }, label: string) => {
@@ -422,7 +457,74 @@ describe('webhook subscription health', () => {
     near(await waitAfter({ status: 503, retryAfter: '86400' }, 'a-day'), 3600);
     const plain = await waitAfter({ status: 503 }, 'no-header');
     assert.ok(plain >= 4 && plain <= 6.1, `the schedule's first wait (5 s ± 20 %): ${plain} s`);
+    const shorter = await waitAfter({ status: 429, retryAfter: '1' }, 'shorter');
+    assert.ok(shorter >= 4 && shorter <= 6.1, `a Retry-After shorter than the schedule's wait changes nothing: ${shorter} s`);
     const ignored = await waitAfter({ status: 500, retryAfter: '120' }, 'server-error');
     assert.ok(ignored >= 4 && ignored <= 6.1, `a 500's Retry-After is not read: ${ignored} s`);
+  });
+
+  it('probes a subscription failing for over a minute, once per interval, and sends its backlog once a probe succeeds', async () => {
+    const r = await receiver();
+    r.answer({ status: 503 });
+    const { businessId, key, id } = await subscribed(r.url);
+    for (let i = 0; i < 3; i++) await recordTestEvent(stack.db, businessId, `probe-${i}`);
+    // the first attempt and the first retry (5 s later) fail: the next slots are minutes away
+    await until(
+      'three deliveries waiting for their third attempt',
+      async () => {
+        const ds = await deliveriesOf(id);
+        return ds.length === 3 && ds.every((d) => d.mode === 'waiting' && d.attempts === 2);
+      },
+      60_000,
+    );
+    const before = r.received.length;
+    // failing for over a minute, as if it had: the next dispatcher pass probes one delivery, which fails
+    await stack.db.query("UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 minutes' WHERE id = $1", [id]);
+    await until('one probe', async () => r.received.length === before + 1);
+    const [{ next_probe_in_s }] = (await stack.db.query<{ next_probe_in_s: number }>(
+      'SELECT extract(epoch FROM next_probe_at - now())::float8 AS next_probe_in_s FROM notification_subscriptions WHERE id = $1',
+      [id],
+    )) as [{ next_probe_in_s: number }];
+    assert.ok(next_probe_in_s > 25 && next_probe_in_s <= 30, `the next probe in 30 s (${next_probe_in_s})`);
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // a few passes of the dispatchers
+    assert.equal(r.received.length, before + 1, 'one probe per interval');
+    const probed = (await deliveriesOf(id)).filter((d) => d.attempts === 3);
+    assert.equal(probed.length, 1);
+    assert.deepEqual([probed[0]!.mode, probed[0]!.run_attempts], ['waiting', 2], 'a failed probe spends no place in the schedule');
+    // the receiver is back; the next probe (its time come, as if 30 s had passed) succeeds and the backlog follows at once
+    r.answer({ status: 200 });
+    await stack.db.query('UPDATE notification_subscriptions SET next_probe_at = now() WHERE id = $1', [id]);
+    await until('every delivery delivered', async () => (await deliveriesOf(id)).every((d) => d.status === 'delivered'));
+    assert.equal((await read(key, id)).health.state, 'healthy');
+    const [{ next_probe_at }] = (await stack.db.query<{ next_probe_at: Date | null }>('SELECT next_probe_at FROM notification_subscriptions WHERE id = $1', [
+      id,
+    ])) as [{ next_probe_at: Date | null }];
+    assert.equal(next_probe_at, null, 'healthy: no probe pending');
+    assert.equal(r.received.length, before + 1 + 3, 'the failed probe, then each delivery once');
+  });
+
+  it('does not probe a subscription failing for less than a minute, nor a disabled one', async () => {
+    const r = await receiver();
+    r.answer({ status: 503 });
+    const { businessId, id } = await subscribed(r.url);
+    await recordTestEvent(stack.db, businessId, 'no-probe');
+    await until('waiting', async () => (await deliveriesOf(id))[0]?.mode === 'waiting');
+    const before = r.received.length;
+    const probedYet = async () =>
+      (await stack.db.query('SELECT 1 FROM notification_subscriptions WHERE id = $1 AND next_probe_at IS NOT NULL', [id])).length > 0 ||
+      (await deliveriesOf(id))[0]!.run !== 1;
+    await probeFailingSubscriptions(stack.db); // a dispatcher's pass, now
+    assert.equal(await probedYet(), false, 'failing for seconds: left to its slot');
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // the dispatchers' passes too (the slot is 4 to 6 s away)
+    assert.equal(r.received.length, before);
+    // disabled (as disabling does: the subscription and its deliveries held, in one transaction)
+    await stack.db.tx(async (q) => {
+      await q.query("UPDATE notification_subscriptions SET failing_since = now() - interval '2 minutes', disabled_at = now() WHERE id = $1", [id]);
+      await q.query("UPDATE webhook_deliveries SET mode = 'held' WHERE subscription_id = $1 AND status = 'pending'", [id]);
+    });
+    await probeFailingSubscriptions(stack.db);
+    assert.equal(await probedYet(), false, 'disabled: no probe');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(r.received.length, before, 'nothing is sent');
   });
 });

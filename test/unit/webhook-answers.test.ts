@@ -1,6 +1,6 @@
 // What a receiver's answer means for the delivery (issue 38, item 3): Retry-After on a 429 or 503
-// sets the wait before the next attempt (bounded to an hour, at least a second) in place of the
-// schedule's; a 410 marks the subscription gone. Each rule with a passing and a failing case.
+// sets the wait before the next attempt when it is longer than the schedule's (bounded to an hour);
+// a 410 marks the subscription gone. Each rule with a passing and a failing case.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { attemptRecord } from '../../activities/webhook-send.ts';
@@ -33,9 +33,10 @@ describe('Retry-After', () => {
     assert.equal(retryAfterOf(429, '12345678901', NOW), undefined);
   });
 
-  it("replaces the schedule's wait, and never extends the schedule past its ten attempts", () => {
+  it("lengthens the schedule's wait, never shortens it, and never adds to its ten attempts", () => {
     assert.deepEqual(afterAttempt(1, false, 0.5, 120_000), { status: 'pending', delayMs: 120_000 });
     assert.deepEqual(afterAttempt(1, false, 0.5), { status: 'pending', delayMs: RETRY_DELAYS_MS[0] });
+    assert.deepEqual(afterAttempt(2, false, 0.5, 1000), { status: 'pending', delayMs: RETRY_DELAYS_MS[1] }, 'Retry-After: 1 spends no attempt early');
     assert.deepEqual(afterAttempt(10, false, 0.5, 120_000), { status: 'failed' });
   });
 });
