@@ -33,7 +33,8 @@ export function webhookPrerequisite(of: DecisionDelivered, subscriptions: readon
   if (disabled.length > 0)
     return refuse(
       error,
-      `${decision} is delivered only by webhook, and your subscription for ${eventType} (${disabled.join(', ')}) is disabled (it failed for days, or its receiver answered 410 Gone): ` +
+      `${decision} is delivered only by webhook, and your subscription for ${eventType} (${disabled.join(', ')}) is disabled ` +
+        '(it failed for days, or its receiver answered 410 Gone): ' +
         `fix its receiver, then enable it with POST /notification/${disabled[0]}/enable (or register another with POST /notification).`,
     );
   return refuse(error, `${decision} is delivered only by webhook: register a subscription for ${eventType} with POST /notification first.`);

@@ -96,7 +96,8 @@ export async function noteSubscriptionHealth(
        SELECT s.id, s.failing_since, s.disabled_at, coalesce(o.gone_at AND s.url = o.gone_url, false) AS gone
          FROM notification_subscriptions s JOIN o ON o.id = s.id
         WHERE (o.ok AND (s.failing_since IS NOT NULL OR s.disabled_at IS NOT NULL))
-           OR (NOT o.ok AND s.disabled_at IS NULL AND ((o.gone_at AND s.url = o.gone_url) OR s.failing_since IS NULL OR s.failing_since < now() - make_interval(secs => $4)))
+           OR (NOT o.ok AND s.disabled_at IS NULL
+               AND ((o.gone_at AND s.url = o.gone_url) OR s.failing_since IS NULL OR s.failing_since < now() - make_interval(secs => $4)))
         ORDER BY s.id FOR UPDATE OF s)
      UPDATE notification_subscriptions s SET
             failing_since = CASE WHEN o.ok THEN NULL ELSE coalesce(l.failing_since, o.first_failure) END,

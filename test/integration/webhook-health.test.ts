@@ -102,7 +102,8 @@ describe('webhook subscription health', () => {
 
     // failing for longer than WEBHOOK_DISABLE_AFTER_MS, as if it had: the next failed attempt disables it
     const [{ since }] = (await stack.db.query<{ since: Date }>(
-      "UPDATE notification_subscriptions SET failing_since = failing_since - interval '2 hours', next_probe_at = now() + interval '1 day' WHERE id = $1 RETURNING failing_since AS since",
+      'UPDATE notification_subscriptions SET ' +
+        "failing_since = failing_since - interval '2 hours', next_probe_at = now() + interval '1 day' WHERE id = $1 RETURNING failing_since AS since",
       [id],
     )) as [{ since: Date }];
     await recordTestEvent(stack.db, businessId, 'health-2');
