@@ -177,8 +177,20 @@ describe('the reconciler', () => {
     assert.ok(result.deliveriesRestarted >= 1, JSON.stringify(result));
     await receiver.waitFor(before + 1);
     assert.equal(JSON.parse(receiver.received.at(-1)!.body.toString()).data.eventId, eventId);
-    const [d] = await stack.db.query<{ run: number; run_attempts: number }>('SELECT run, run_attempts FROM webhook_deliveries WHERE event_id = $1', [eventId]);
-    assert.deepEqual([d!.run, d!.run_attempts], [2, 2], "a new run (the lost workflow's own run owns it no more), its place in the schedule kept");
+    // (the receiver has the request before the dispatcher records its answer: wait for the record)
+    const recorded = async () =>
+      (
+        await stack.db.query<{ status: string; run: number; run_attempts: number }>(
+          'SELECT status, run, run_attempts FROM webhook_deliveries WHERE event_id = $1',
+          [eventId],
+        )
+      )[0]!;
+    for (let i = 0; (await recorded()).status !== 'delivered'; i++) {
+      assert.ok(i < 200, 'the delivery recorded');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const d = await recorded();
+    assert.deepEqual([d.run, d.run_attempts], [2, 2], "a new run (the lost workflow's own run owns it no more), its place in the schedule kept");
   });
 
   it('starts the webhook dispatcher again when it is gone', async () => {
