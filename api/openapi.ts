@@ -1,4 +1,5 @@
 // OpenAPI 3.1 document built from the same route objects (and zod schemas) that validate requests.
+import { SUPPORTED_VERSIONS } from './middleware/versioning.ts';
 import { z } from 'zod';
 import { errorTableMarkdown } from '../domain/error-table.ts';
 import { errorCatalogue, type ErrorName } from '../domain/errors.ts';
@@ -44,7 +45,7 @@ function parameters(r: Route) {
       out.push({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), schema: prop });
     }
   }
-  if (r.versioned) out.push({ name: 'Accept-Version', in: 'header', required: true, schema: { type: 'string', enum: ['v1.0'] } });
+  if (r.versioned) out.push({ name: 'Accept-Version', in: 'header', required: true, schema: { type: 'string', enum: [...SUPPORTED_VERSIONS] } });
   for (const h of r.docHeaders ?? [])
     out.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: h.schema ?? { type: 'string' } });
   return out;

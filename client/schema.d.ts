@@ -514,7 +514,7 @@ export interface paths {
         put?: never;
         /**
          * Whether a signed payload is untampered and unexpired
-         * @description valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the interface names the person fields, expiresAt and the signature): then any key of the ring valid before expiresAt may have signed. A missing field answers 400 naming it.
+         * @description valid is false when any field (or an added one) differs from what was signed, the signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the interface names the person fields, expiresAt and the signature): then any key of the ring valid before expiresAt may have signed. Any JSON body is judged: one that is not a signed payload of ours (a field missing or of another type, a signature not Base64) is not valid. Only a body that is not JSON is refused (400).
          */
         post: operations["verifySignedPayload"];
         delete?: never;
@@ -1628,7 +1628,7 @@ export interface operations {
                 limit?: number;
             };
             header: {
-                "Accept-Version": "v1.0";
+                "Accept-Version": "v1.0" | "v1.0.1" | "v1.0.2" | "v1.1" | "v1.1.0";
             };
             path?: never;
             cookie?: never;
@@ -2670,7 +2670,7 @@ export interface operations {
                 limit?: number;
             };
             header: {
-                "Accept-Version": "v1.0";
+                "Accept-Version": "v1.0" | "v1.0.1" | "v1.0.2" | "v1.1" | "v1.1.0";
             };
             path?: never;
             cookie?: never;
@@ -2766,18 +2766,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            requirementId: string;
-                            /** @enum {string} */
-                            requirementLevel: "REQUIRED" | "OPTIONAL" | "PREFERED";
-                            requirementSlug: string;
-                            /** @enum {string} */
-                            associatedEntity: "INDIVIDUAL" | "BUSINESS";
-                            /** @enum {string} */
-                            valueType: "BOOLEAN" | "NUMERIC" | "STRING" | "FILE" | "JSON";
-                        }[];
-                    };
+                        /** Format: uuid */
+                        requirementId: string;
+                        /** @enum {string} */
+                        requirementLevel: "REQUIRED" | "OPTIONAL" | "PREFERED";
+                        requirementSlug: string;
+                        /** @enum {string} */
+                        associatedEntity: "INDIVIDUAL" | "BUSINESS";
+                        /** @enum {string} */
+                        valueType: "BOOLEAN" | "NUMERIC" | "STRING" | "FILE" | "JSON";
+                    }[];
                 };
             };
             /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
@@ -3875,7 +3873,8 @@ export interface operations {
                 "application/json": {
                     externalId: string;
                     shareToken: string;
-                    cardProcessorPublicToken?: string;
+                    /** @description The card processor token; required for BIN-sponsored programs. Empty ("") or null is the same as leaving it out. */
+                    cardProcessorPublicToken?: "" | null | string;
                 };
             };
         };
@@ -4608,7 +4607,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
+                "application/json": ({
                     firstName: string;
                     lastName: string;
                     dob: string;
@@ -4632,7 +4631,7 @@ export interface operations {
                     signature: string;
                 } & {
                     [key: string]: unknown;
-                };
+                }) | unknown;
             };
         };
         responses: {
@@ -6073,7 +6072,7 @@ export interface operations {
                 limit?: number;
             };
             header: {
-                "Accept-Version": "v1.0";
+                "Accept-Version": "v1.0" | "v1.0.1" | "v1.0.2" | "v1.1" | "v1.1.0";
             };
             path?: never;
             cookie?: never;
@@ -7149,7 +7148,7 @@ export interface operations {
                 to?: string & (unknown & unknown);
             };
             header: {
-                "Accept-Version": "v1.0";
+                "Accept-Version": "v1.0" | "v1.0.1" | "v1.0.2" | "v1.1" | "v1.1.0";
             };
             path?: never;
             cookie?: never;
@@ -7263,7 +7262,7 @@ export interface operations {
                 limit?: number;
             };
             header: {
-                "Accept-Version": "v1.0";
+                "Accept-Version": "v1.0" | "v1.0.1" | "v1.0.2" | "v1.1" | "v1.1.0";
             };
             path?: never;
             cookie?: never;
@@ -7420,7 +7419,7 @@ export interface operations {
                 limit?: number;
             };
             header: {
-                "Accept-Version": "v1.0";
+                "Accept-Version": "v1.0" | "v1.0.1" | "v1.0.2" | "v1.1" | "v1.1.0";
             };
             path: {
                 entityId: string;

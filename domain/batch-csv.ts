@@ -15,6 +15,7 @@
 // so one file never holds the process for more than that at a time and at most ~5,000 records'
 // worth in all; the memory kept is the rows' fields (at most 5,000 of them, each under
 // MAX_RECORD_CHARS).
+import { cardTokenAsKept } from './card-number.ts';
 import { parse } from 'csv-parse';
 import { restoredCell } from './csv.ts';
 import { MAX_EXTERNAL_ID } from './entity.ts';
@@ -140,7 +141,7 @@ class RowReader {
     const externalId = value('externalId');
     const shareToken = value('shareToken');
     const applicantLevel = value('applicantLevel');
-    const cpt = value('cardProcessorPublicToken');
+    const cpt = cardTokenAsKept(value('cardProcessorPublicToken')); // a card number sent by mistake is never kept whole
     // the file's own rules (section 7): required fields, text a CSV of ours can hold, a repeated card token
     if (!externalId) issue('externalId', 'is required');
     if (!shareToken) issue('shareToken', 'is required');
@@ -171,7 +172,14 @@ class RowReader {
         'The applicantLevel cannot be a level name (1 to 100 letters, digits, spaces, dots, dashes or underscores); leave it empty for the default level.',
       );
     }
-    if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt)) fails('CARD_PROCESSOR_TOKEN_INVALID', `The cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}.`);
+    if (cpt && !CARD_PROCESSOR_TOKEN.test(cpt))
+      fails(
+        'CARD_PROCESSOR_TOKEN_INVALID',
+        cpt.includes('*')
+          ? `The cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}; this one looks like a card number, which we never keep ` +
+              "(it is masked here): send the card processor's token instead."
+          : `The cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}.`,
+      );
     for (const field of ['externalId', 'shareToken'] as const) {
       const v = field === 'externalId' ? externalId : shareToken;
       if (!v) continue;

@@ -254,7 +254,8 @@ const featureRequirementSchema = z.object({
   valueType: z.enum(['BOOLEAN', 'NUMERIC', 'STRING', 'FILE', 'JSON']),
 });
 /** GET /feature/{featureId}/requirement: every requirement of the feature. */
-export const featureRequirementsSchema = z.object({ items: z.array(featureRequirementSchema) });
+/** GET /feature/{featureId}/requirement (4.6: "list of feature requirements"): a JSON array, every one (a feature has a handful). */
+export const featureRequirementsSchema = z.array(featureRequirementSchema);
 
 /** A feature's requirements in the interface's shape (section 2.2). */
 export function featureRequirements(feature: Feature): z.input<typeof featureRequirementSchema>[] {

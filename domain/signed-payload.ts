@@ -47,6 +47,15 @@ export const signedPayloadSchema = z
       "keyId names the key (GET /signed-payload-keys); expiresAt bounds its validity (the read's time plus SIGNED_PAYLOAD_TTL_SECONDS, " +
       "never past the identity document's expiry).",
   });
+
+/**
+ * POST /entity/verify-signed-payload's body (4.4: "returns {valid: boolean}"): any JSON. A body that
+ * is a signed payload is checked; any other (a field missing or of another type) is simply not
+ * valid — the verdict, not a 400, is what a relying party asks for (issue 38, item 10).
+ */
+export const verifyBodySchema = z.union([signedPayloadSchema, z.unknown()]).meta({
+  description: 'A signed payload as read from GET /entity/{entityId}/signed-payload; any other JSON is judged not valid.',
+});
 /** A payload as we sign it: keyId is always named. */
 export type SignedPayload = z.input<typeof signedPayloadSchema> & { keyId: string };
 

@@ -38,10 +38,16 @@ export const syncImportBody = z
   .object({
     externalId: plainText('externalId', MAX_EXTERNAL_ID),
     shareToken: plainText('shareToken', MAX_SHARE_TOKEN),
-    cardProcessorPublicToken: z.string().regex(CARD_PROCESSOR_TOKEN, `cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}`).optional(),
+    // "" or null is absent, as an empty cell of the batch file is (issue 38, item 11): a client that
+    // is not BIN-sponsored may send the field empty; a BIN-sponsored one is still told it is required
+    cardProcessorPublicToken: z
+      .union([z.literal(''), z.null(), z.string().regex(CARD_PROCESSOR_TOKEN, `cardProcessorPublicToken ${CARD_PROCESSOR_TOKEN_RULE}`)])
+      .optional()
+      .transform((v) => v || undefined)
+      .meta({ description: 'The card processor token; required for BIN-sponsored programs. Empty ("") or null is the same as leaving it out.' }),
   })
   .strict();
-export type SyncImportBody = z.infer<typeof syncImportBody>;
+export type SyncImportBody = z.output<typeof syncImportBody>;
 
 export const syncImportResponse = z.object({
   externalId: z.string(),

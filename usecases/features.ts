@@ -13,5 +13,5 @@ export function listFeatures(page: Page): Outcome<z.input<typeof featurePageSche
 export function listFeatureRequirements(featureId: string): Outcome<z.input<typeof featureRequirementsSchema>> {
   const feature = findFeature(featureId);
   if (!feature) return refuse('featureNotFound', `No feature ${featureId}; GET /features lists the features.`, { parameter: 'featureId' });
-  return done({ items: featureRequirements(feature) });
+  return done(featureRequirements(feature));
 }

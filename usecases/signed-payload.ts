@@ -10,6 +10,7 @@ import {
   signPayload,
   SIGNED_PAYLOAD_ALGORITHM,
   SIGNED_PAYLOAD_CANONICAL_FORM,
+  signedPayloadSchema,
   type SignedPayload,
 } from '../domain/signed-payload.ts';
 import { errorCatalogue } from '../domain/errors.ts';
@@ -62,11 +63,9 @@ async function signedPayloadOf(uc: UseCaseContext, personId: string): Promise<Ou
 export const payloadVerdictSchema = z.object({ valid: z.boolean() });
 
 /** POST /entity/verify-signed-payload: valid when signed by our ring, unchanged and unexpired. */
-export function verifySignedPayload(
-  uc: UseCaseContext,
-  payload: Record<string, unknown> & { keyId?: string | undefined; signature: string; expiresAt: string },
-): Outcome<z.input<typeof payloadVerdictSchema>> {
-  return done({ valid: isValidPayload(payload, uc.keys.signedPayloads, new Date()) });
+export function verifySignedPayload(uc: UseCaseContext, body: unknown): Outcome<z.input<typeof payloadVerdictSchema>> {
+  const payload = signedPayloadSchema.safeParse(body);
+  return done({ valid: payload.success && isValidPayload(payload.data, uc.keys.signedPayloads, new Date()) });
 }
 
 export const signedPayloadKeysSchema = z.object({

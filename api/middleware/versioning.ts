@@ -1,8 +1,12 @@
-// The interface's list endpoints require `Accept-Version`; v1.0 is the one version served.
+// The interface's list endpoints require `Accept-Version` (spec 9.1: `v1.0`). The releases the spec
+// names (9.2: v1.0.1 current, v1.0.2 and v1.1.0 announced) are all served by the one representation
+// this service has — v1.1.0's additions only add — so a client that names any of them, by its minor
+// (`v1.0`, `v1.1`) or its full number, gets an answer; `Content-Version` echoes what it asked.
+// Another version is refused (400 0000000410), so a client of a later release learns it at once.
 import type { Middleware } from 'koa';
 import { ApiError } from '../api-error.ts';
 
-export const SUPPORTED_VERSIONS = ['v1.0'] as const;
+export const SUPPORTED_VERSIONS = ['v1.0', 'v1.0.1', 'v1.0.2', 'v1.1', 'v1.1.0'] as const;
 
 export const requireAcceptVersion: Middleware = async (ctx, next) => {
   const version = ctx.get('accept-version');

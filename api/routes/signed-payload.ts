@@ -2,7 +2,7 @@
 // keys that verify offline.
 import { entityIdParams } from '../../domain/entity.ts';
 import { memberIdQuery } from '../../domain/members.ts';
-import { signedPayloadSchema } from '../../domain/signed-payload.ts';
+import { signedPayloadSchema, verifyBodySchema } from '../../domain/signed-payload.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { payloadVerdictSchema, readSignedPayload, signedPayloadKeys, signedPayloadKeysSchema, verifySignedPayload } from '../../usecases/signed-payload.ts';
 import { route } from '../route.ts';
@@ -34,9 +34,11 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
         'valid is false when any field (or an added one) differs from what was signed, the ' +
         'signature or keyId is not ours, or expiresAt has passed. keyId may be left out (the ' +
         'interface names the person fields, expiresAt and the signature): then any key of the ring ' +
-        'valid before expiresAt may have signed. A missing field answers 400 naming it.',
+        'valid before expiresAt may have signed. Any JSON body is judged: one that is not a signed ' +
+        'payload of ours (a field missing or of another type, a signature not Base64) is not valid. ' +
+        'Only a body that is not JSON is refused (400).',
       tag: 'Verification',
-      body: signedPayloadSchema,
+      body: verifyBodySchema,
       responses: { 200: { description: 'The verdict', schema: payloadVerdictSchema } },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge'],
       handler: ({ body }) => verifySignedPayload(uc, body),

@@ -224,6 +224,22 @@ describe('batch processing', () => {
     for (const line of csv.text.split('\n').slice(1).filter(Boolean)) assert.doesNotMatch(line, /^"?[=+\-@]/);
   });
 
+  it('never keeps or echoes a card number sent in the card-token column: masked to its first six and last four digits', async () => {
+    const pan = '4111111111111111';
+    const externalId = `pan-${n++}`;
+    await createEntities(stack, key, [externalId]);
+    const res = await upload(stack, key, csvOf('externalId,shareToken,cardProcessorPublicToken', [[externalId, `tok-pan-${n}`, pan]]));
+    assert.equal(res.status, 201, res.text);
+    const status = await waitForBatch(stack, key, res.body.batchId);
+    const [error] = status.summary.errors;
+    assert.deepEqual([error.errorDetail.category, error.entityData.cardProcessorPublicToken], ['CARD_PROCESSOR_TOKEN_INVALID', '411111******1111']);
+    const csv = await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}/failed-rows`, { key });
+    assert.equal((parse(csv.text, { columns: true }) as Record<string, string>[])[0]!.cardProcessorPublicToken, '411111******1111');
+    for (const text of [JSON.stringify(status), csv.text]) assert.ok(!text.includes(pan), 'the number appears in no answer');
+    const stored = await stack.db.query('SELECT 1 FROM import_records WHERE card_processor_public_token LIKE $1', [`%${pan}%`]);
+    assert.equal(stored.length, 0, 'nor in the record');
+  });
+
   it('retries only the retryable failed rows once the provider is back', async () => {
     const [a, b] = [ext('flaky'), ext('flaky')];
     await createEntities(stack, key, [a, b, ext('never')]);

@@ -224,10 +224,11 @@ describe('features', () => {
     const feature = features.find((f) => f.slug === 'card-issuance-api-access')!;
     const res = await stack.request('GET', `/feature/${feature.id}/requirement`, { key });
     assert.equal(res.status, 200);
-    const canonical = res.body.items.find((r: any) => r.requirementSlug === 'ukyc-canonical-kyc-data');
+    assert.ok(Array.isArray(res.body), 'a JSON array (4.6: "list of feature requirements")');
+    const canonical = res.body.find((r: any) => r.requirementSlug === 'ukyc-canonical-kyc-data');
     assert.deepEqual(Object.keys(canonical).sort(), ['associatedEntity', 'requirementId', 'requirementLevel', 'requirementSlug', 'valueType']);
     assert.deepEqual([canonical.requirementLevel, canonical.associatedEntity, canonical.valueType], ['REQUIRED', 'INDIVIDUAL', 'JSON']);
-    assert.equal(res.body.items.length, feature.requirements.length);
+    assert.equal(res.body.length, feature.requirements.length);
   });
 
   it('answers 404 0703000100 for an unknown feature and 400 for a malformed id', async () => {

@@ -300,18 +300,30 @@ describe('sandbox control and signed payloads', () => {
       assert.equal(payload.expiresAt, new Date(Date.parse(`${soon}T00:00:00.000Z`) + 86_400_000).toISOString());
     });
 
-    it('answers 400 naming a missing field or signature', async () => {
+    it('judges any JSON body: one that is not a signed payload of ours is not valid; only a body that is not JSON is 400', async () => {
       const payload = await payloadOf(await approved());
+      const notValid = async (body: unknown, why: string) => {
+        const res = await verify(body);
+        assert.deepEqual([res.status, res.body], [200, { valid: false }], `${why}: ${res.text}`);
+      };
       for (const field of ['firstName', 'residentialAddress', 'expiresAt', 'signature']) {
         const { [field]: _gone, ...rest } = payload;
-        const res = await verify(rest);
-        assert.equal(res.status, 400, res.text);
-        assert.equal(res.body.parameter, field);
+        await notValid(rest, `without ${field}`);
       }
       const { street: _s, ...address } = payload.residentialAddress;
-      assert.equal((await verify({ ...payload, residentialAddress: address })).body.parameter, 'residentialAddress.street');
-      assert.equal((await verify({ ...payload, expiresAt: 'tomorrow' })).body.parameter, 'expiresAt');
-      assert.equal((await verify({ ...payload, signature: 'not base64!' })).body.parameter, 'signature');
+      await notValid({ ...payload, residentialAddress: address }, 'an address without its street');
+      await notValid({ ...payload, expiresAt: 'tomorrow' }, 'expiresAt not a date-time');
+      await notValid({ ...payload, signature: 'not base64!' }, 'a signature not Base64');
+      await notValid({ ...payload, signature: 12345 }, 'a signature of another type');
+      await notValid({ ...payload, keyId: ['sandbox-payload-1'] }, 'a keyId of another type');
+      for (const body of [[], 'a string', 42, null]) await notValid(body, `the JSON ${JSON.stringify(body)}`);
+      assert.deepEqual((await verify(payload)).body, { valid: true }, 'the payload itself stays valid');
+      const raw = await stack.request('POST', '/entity/verify-signed-payload', {
+        key,
+        body: '{"firstName": ',
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(raw.status, 400, raw.text);
     });
 
     it('is read for a person verified by token sharing too', async () => {

@@ -25,6 +25,8 @@ import {
   DECISION_EVENT,
   EVENT_TYPES,
   eventProblems,
+  FEATURE_REQUIREMENT,
+  pause,
   isErrorBody,
   isIsoTimestamp,
   listItems,
@@ -541,6 +543,44 @@ describe('a client written from the interface document alone', () => {
         const withIt = await list();
         assert.equal(withIt.status, 200, `${what} with Accept-Version: ${show(withIt)}`);
       }
+    });
+
+    it("a feature's requirements are a JSON array of 2.2's fields (4.6: list of feature requirements)", async () => {
+      const list = await client.listFeatures();
+      assert.equal(list.status, 200, show(list));
+      const feature = listItems<{ id?: unknown }>(list.body, (f) => typeof f?.id === 'string')?.[0];
+      assert.ok(feature && typeof feature.id === 'string', show(list));
+      const r = await client.featureRequirements(feature.id as string);
+      assert.equal(r.status, 200, show(r));
+      assert.ok(Array.isArray(r.body), `a list, not an object: ${show(r)}`);
+      assert.ok(r.body.length > 0, show(r));
+      for (const req of r.body as Record<string, unknown>[]) {
+        for (const field of ['requirementId', 'requirementLevel', 'requirementSlug', 'associatedEntity', 'valueType'])
+          assert.ok(field in req, `${field} in ${JSON.stringify(req)}`);
+        assert.ok((FEATURE_REQUIREMENT.requirementLevel as readonly unknown[]).includes(req.requirementLevel), JSON.stringify(req));
+        assert.ok((FEATURE_REQUIREMENT.valueType as readonly unknown[]).includes(req.valueType), JSON.stringify(req));
+      }
+    });
+
+    it('sync import: cardProcessorPublicToken empty ("") or null, from a program that is not BIN-sponsored, is no token (2.5)', async () => {
+      const c = await newClient('Spec client: empty card token');
+      for (const cardProcessorPublicToken of ['', null]) {
+        const externalId = ext('empty-cpt');
+        await entity(c, externalId);
+        const r = await c.importSyncOnce({ externalId, shareToken: await donor.token(), cardProcessorPublicToken } as never);
+        assert.ok(is2xx(r), `${JSON.stringify(cardProcessorPublicToken)}: ${show(r)}`);
+        assert.ok(sameStatus(r.body.status, 'completed'), show(r));
+        await pause(400); // 3 sync calls per second per business (2.5)
+      }
+    });
+
+    it('list endpoints take the announced releases too (9.2: v1.0.2, v1.1.0) and refuse one it never named', async () => {
+      for (const version of ['v1.0.2', 'v1.1', 'v1.1.0']) {
+        const r = await client.request('GET', '/entity', { headers: { 'Accept-Version': version } });
+        assert.equal(r.status, 200, `Accept-Version ${version}: ${show(r)}`);
+      }
+      const unknown = await client.request('GET', '/entity', { headers: { 'Accept-Version': 'v9.0' } });
+      assert.ok(unknown.status >= 400 && unknown.status < 500 && isErrorBody(unknown.body), show(unknown));
     });
 
     it('sync import beyond 3 requests per second per business → 429', async () => {

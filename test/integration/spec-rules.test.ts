@@ -197,14 +197,21 @@ describe('interface rules', () => {
     }
   });
 
-  it('refuses an unknown Accept-Version on /features and /notification (and a missing one), and takes v1.0', async () => {
+  it('refuses an unknown Accept-Version on /features and /notification (and a missing one), and takes every release the spec names', async () => {
     for (const url of ['/features', '/notification', '/entity']) {
       const missing = await stack.request('GET', url, { key });
       assert.deepEqual([missing.status, missing.body.code, missing.body.parameter], [400, '0000000400', 'Accept-Version'], url);
-      const unknown = await stack.request('GET', url, { key, headers: { 'Accept-Version': 'v1.1' } });
-      assert.deepEqual([unknown.status, unknown.body.code, unknown.body.parameter], [400, '0000000410', 'Accept-Version'], url);
-      assert.match(unknown.body.message, /v1\.0/);
-      assert.equal((await stack.request('GET', url, { key, headers: { 'Accept-Version': 'v1.0' } })).status, 200, url);
+      for (const version of ['v2.0', 'v1.2', 'v1.0.3', '1.0', 'latest']) {
+        const unknown = await stack.request('GET', url, { key, headers: { 'Accept-Version': version } });
+        assert.deepEqual([unknown.status, unknown.body.code, unknown.body.parameter], [400, '0000000410', 'Accept-Version'], `${url} ${version}`);
+        assert.match(unknown.body.message, /v1\.0/);
+      }
+      // 9.1 names v1.0; 9.2 the releases v1.0.1, v1.0.2 and v1.1.0, all served by this one representation
+      for (const version of ['v1.0', 'v1.0.1', 'v1.0.2', 'v1.1', 'v1.1.0']) {
+        const ok = await stack.request('GET', url, { key, headers: { 'Accept-Version': version } });
+        assert.equal(ok.status, 200, `${url} ${version}`);
+        assert.equal(ok.headers.get('content-version'), version);
+      }
     }
   });
 });

@@ -223,7 +223,37 @@ describe('POST /entity/kyc/import/sync', () => {
     await createEntities(stack, binKey, [externalId]);
     const missing = await sync({ externalId, shareToken: await donor.token() }, binKey);
     assert.deepEqual([missing.status, missing.body.code, missing.body.parameter], [400, '0000000300', 'cardProcessorPublicToken']);
+    // empty or null is absent (as an empty cell of a batch file): still required here
+    for (const cardProcessorPublicToken of ['', null]) {
+      const empty = await sync({ externalId, shareToken: await donor.token(), cardProcessorPublicToken }, binKey);
+      assert.deepEqual(
+        [empty.status, empty.body.code, empty.body.parameter],
+        [400, '0000000300', 'cardProcessorPublicToken'],
+        JSON.stringify(cardProcessorPublicToken),
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1100)); // 3 requests a second per business, refused ones too
     assert.equal((await sync({ externalId, shareToken: await donor.token(), cardProcessorPublicToken: '123454321' }, binKey)).status, 200);
+  });
+
+  it('takes cardProcessorPublicToken "" or null from a program that is not BIN-sponsored as absent', async () => {
+    const { apiKey: own } = await stack.newBusiness({ name: 'Empty card token' }); // its own 3 requests a second
+    for (const cardProcessorPublicToken of ['', null]) {
+      const externalId = ext('empty-cpt');
+      await createEntities(stack, own, [externalId]);
+      const res = await sync({ externalId, shareToken: await donor.token(), cardProcessorPublicToken }, own);
+      assert.equal(res.status, 200, `${JSON.stringify(cardProcessorPublicToken)}: ${res.text}`);
+      const [row] = await stack.db.query<{ card_processor_public_token: string | null }>(
+        'SELECT card_processor_public_token FROM sync_imports WHERE request_id = $1',
+        [res.body.requestId],
+      );
+      assert.equal(row?.card_processor_public_token ?? null, null, 'nothing stored for it');
+    }
+    const bad = await sync({ externalId: ext('bad-cpt'), shareToken: 'x', cardProcessorPublicToken: 'not a token!' }, own);
+    assert.deepEqual([bad.status, bad.body.parameter], [400, 'cardProcessorPublicToken'], 'a value that is not a token is still refused');
+    const pan = await sync({ externalId: ext('pan-cpt'), shareToken: 'x', cardProcessorPublicToken: '4111111111111111' }, own);
+    assert.equal(pan.status, 400);
+    assert.ok(!pan.text.includes('4111111111111111'), 'a card number sent by mistake is not echoed');
   });
 
   it('limits a business to 3 requests per second (429 with Retry-After), counted apart from other businesses', async () => {

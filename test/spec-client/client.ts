@@ -23,6 +23,12 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** Section 2.2: a feature requirement's fields and their values. */
+export const FEATURE_REQUIREMENT = {
+  requirementLevel: ['REQUIRED', 'OPTIONAL', 'PREFERED'],
+  valueType: ['BOOLEAN', 'NUMERIC', 'STRING', 'FILE', 'JSON'],
+} as const;
+
 /** Section 6.2: the token-sharing decision event. */
 export const DECISION_EVENT = { eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change' } as const;
 
@@ -230,6 +236,11 @@ export class SpecClient {
 
   listFeatures(query = '', options: { acceptVersion?: string | null } = {}) {
     return this.request('GET', `/features${query}`, { headers: versionHeader(options.acceptVersion) });
+  }
+
+  /** 4.6: "list of feature requirements" (2.2's fields). */
+  featureRequirements(featureId: string) {
+    return this.request('GET', `/feature/${encodeURIComponent(featureId)}/requirement`);
   }
 
   // -- webhook subscriptions (2.6, 4.2)
