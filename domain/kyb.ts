@@ -39,6 +39,20 @@ export const KYB_STAGES = ['DRAFT', 'IN_REVIEW', 'DECIDED'] as const;
 export type KybStage = (typeof KYB_STAGES)[number];
 export const kybStageOf = (status: KybStatus): KybStage => (status === 'APPROVED' || status === 'REJECTED' ? 'DECIDED' : status);
 
+/** A submission's stage as a read may say it (verification_status_change's words): never its outcome (1.4). */
+export const KYB_SUBMISSION_STAGES = ['IN_REVIEW', 'DECIDED', 'SUPERSEDED'] as const;
+export type KybSubmissionStage = (typeof KYB_SUBMISSION_STAGES)[number];
+/**
+ * A stored submission status as its stage: `expired` (decided at its deadline, always REJECTED) and
+ * `decided` alike are DECIDED, so the read tells no outcome (issue 38, item 9); `waiting` (for its
+ * owners or its documents) is IN_REVIEW, as the profile's status says.
+ */
+export function kybSubmissionStageOf(status: string): KybSubmissionStage {
+  if (status === 'decided' || status === 'expired') return 'DECIDED';
+  if (status === 'superseded') return 'SUPERSEDED';
+  return 'IN_REVIEW';
+}
+
 const text = (min: number, max: number) =>
   z
     .string()

@@ -7,6 +7,8 @@ import {
   KYB_DOCUMENT_SLUGS,
   KYB_EVENT,
   KYB_STAGES,
+  KYB_SUBMISSION_STAGES,
+  kybSubmissionStageOf,
   OWNER_DOCUMENT_SLUG,
   OWNER_DOCUMENT_TYPES,
   mergeBusiness,
@@ -127,7 +129,15 @@ export function changeKybProfile(uc: UseCaseContext, caller: Caller, body: KybPa
 
 export const kybProfileReadSchema = kybProfileSavedSchema.extend({
   business: z.record(z.string(), z.unknown()),
-  latestSubmission: z.object({ submissionId: z.string(), status: z.string(), deadlineAt: z.string() }).nullable(),
+  latestSubmission: z
+    .object({
+      submissionId: z.string(),
+      status: z
+        .enum(KYB_SUBMISSION_STAGES)
+        .meta({ description: 'The stage, as verification_status_change names it; never the outcome (1.4: the webhook alone tells it).' }),
+      deadlineAt: z.string(),
+    })
+    .nullable(),
 });
 type KybProfileRead = z.input<typeof kybProfileReadSchema>;
 
@@ -137,7 +147,8 @@ export async function readKybProfile(uc: UseCaseContext, caller: Caller, entityI
   if (!entity.ok) return entity;
   const profile = await loadProfile(uc.db, caller.id, entityId);
   if (!profile) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
-  const latestSubmission = await latestKybSubmission(uc.db, entityId);
+  const latest = await latestKybSubmission(uc.db, entityId);
+  const latestSubmission = latest && { ...latest, status: kybSubmissionStageOf(latest.status) };
   // the stored business part is a KybBusiness: every write checks it (kybCreate, kybPatch)
   return done({ entityId, status: kybStageOf(profile.status), business: profile.business as KybBusiness, ubos: profile.owners, latestSubmission });
 }

@@ -550,7 +550,7 @@ describe('universal KYB', () => {
         );
         assert.equal('rejectLabels' in e!.body.data, false);
         const read = (await stack.request('GET', `/ukyb/${entityId}`, { key })).body;
-        assert.deepEqual([read.status, read.latestSubmission.status], ['DECIDED', 'decided'], 'the stage, not the outcome (1.4: the webhook alone tells it)');
+        assert.deepEqual([read.status, read.latestSubmission.status], ['DECIDED', 'DECIDED'], 'the stage, not the outcome (1.4: the webhook alone tells it)');
         const ent = (await stack.request('GET', `/entity/${entityId}`, { key })).body;
         assert.deepEqual(
           ent.enabledFeatures.map((f: any) => f.slug),
@@ -615,7 +615,8 @@ describe('universal KYB', () => {
           e!.body.data.ubos.map((u: any) => u.status),
           ['PENDING'],
         );
-        assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.latestSubmission.status, 'expired');
+        // decided at its deadline (always REJECTED): the read says DECIDED, as for any decision (1.4)
+        assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.latestSubmission.status, 'DECIDED');
 
         const second = await submit(entityId);
         assert.notEqual(second.body.submissionId, first.body.submissionId);

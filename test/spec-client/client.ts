@@ -134,6 +134,9 @@ export function eventProblems(e: WebhookEvent): string[] {
   // "Decisions where the spec is silent") is new_feature, which is about no entity
   if (e.eventType !== 'new_feature' && (typeof e.data.entityId !== 'string' || !UUID.test(e.data.entityId))) problems.push('data.entityId is not a UUID');
   if (e.eventType === 'new_feature' && 'entityId' in e.data) problems.push('new_feature names an entity');
+  // 1.4: a decision is told by its webhook alone (account_status_change, kyb_status_change): no other event carries an outcome
+  if (e.eventType !== DECISION_EVENT.eventType && e.eventType !== 'kyb_status_change' && 'status' in e.data)
+    problems.push(`${e.eventType} carries data.status`);
   if (e.eventType === DECISION_EVENT.eventType) {
     if (e.data.status !== 'APPROVED' && e.data.status !== 'REJECTED') problems.push(`data.status is ${String(e.data.status)}`);
     if (typeof e.data.entityId !== 'string') problems.push('data.entityId is missing');
