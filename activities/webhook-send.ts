@@ -170,7 +170,7 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
     const startedAt = new Date();
     const verdict = checkWebhookUrl(target.url, { allowInsecure: deps.allowInsecureUrls });
     if (!verdict.ok) return { url: target.url, startedAt, keyId: null, httpStatus: null, latencyMs: null, error: verdict.reason };
-    const key = signingKeyAt(deps.keys.signature, startedAt, target.eventId);
+    const key = signingKeyAt(deps.keys.signature, startedAt);
     const timestamp = String(Math.floor(startedAt.getTime() / 1000));
     const started = performance.now();
     const [signature, standardSignature] = await Promise.all([

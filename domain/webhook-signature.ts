@@ -48,20 +48,17 @@ export function validKeysAt<K extends SigningKey>(ring: readonly K[], at: Date):
 }
 
 /**
- * The key that signs at `at`: one of the oldest generation valid then — the keys whose window ends
- * first (then starts first), compared as instants, whatever their order in the ring; the pairs of
- * interface 5.5 share a window — so a newer generation signs only once the older one has ended.
- * `spread` (an event's id) picks among the generation's keys, so every key of a pair signs — the
- * same one for every attempt of one event — and a receiver must hold them all.
+ * The one key that signs at `at` (issue 38, item 1): of the keys valid then, the one that started
+ * last — a successor, published ahead in the ring, takes over at its validFrom (interface 5.5) — and
+ * of a pair sharing that start, the first by keyId; the other key of a pair is a standby, published
+ * and never signing. Exactly one key signs at any instant, whatever the keys' order in the ring, so a
+ * receiver that installs the one public key matching the environment (5.4) verifies every delivery
+ * until the next switch, and every retry of an event signed before it.
  */
-export function signingKeyAt(ring: readonly SigningKey[], at: Date, spread?: string): SigningKey {
+export function signingKeyAt(ring: readonly SigningKey[], at: Date): SigningKey {
   const valid = validKeysAt(ring, at);
   if (valid.length === 0) throw new Error(`no signing key of the ring is valid at ${at.toISOString()}`);
-  const window = (k: SigningKey) => [Date.parse(k.validUntil), Date.parse(k.validFrom)] as const;
-  const [until, from] = valid.map(window).sort((a, b) => a[0] - b[0] || a[1] - b[1])[0]!;
-  const generation = valid.filter((k) => window(k)[0] === until && window(k)[1] === from);
-  if (spread === undefined) return generation[0]!;
-  return generation[createHash('sha256').update(spread).digest().readUInt32BE(0) % generation.length]!;
+  return [...valid].sort((a, b) => Date.parse(b.validFrom) - Date.parse(a.validFrom) || (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : 0))[0]!;
 }
 
 export function publicKeyOf(key: SigningKey): PublicKey {

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { publicKeyOf } from '../../domain/webhook-signature.ts';
+import { publicKeyOf, signingKeyAt } from '../../domain/webhook-signature.ts';
 import { features } from '../../domain/feature-catalog.ts';
 import { applyKybDecision } from '../../store/decisions.ts';
 import { announceNewFeatures, remindWaitingSubmissions } from '../../store/scheduled-events.ts';
@@ -571,6 +571,31 @@ describe('a client written from the interface document alone', () => {
         assert.ok(is2xx(r), `${JSON.stringify(cardProcessorPublicToken)}: ${show(r)}`);
         assert.ok(sameStatus(r.body.status, 'completed'), show(r));
         await pause(400); // 3 sync calls per second per business (2.5)
+      }
+    });
+
+    it('a receiver that installs the one public key of the environment (5.4) verifies every delivery: one key signs at a time', async () => {
+      // the key its account manager gives it: the environment's key signing now (one of the current pair, 5.5)
+      const one = await startSpecReceiver({ svc: SVC, publicKeysPem: [publicKeyOf(signingKeyAt(testKeyRing(), new Date())).publicKeyPem] });
+      try {
+        const c = await newClient('Spec client: one key');
+        assertSubscription(await c.registerWebhook(`${one.url}/one`, ['account_status_change']), `${one.url}/one`, ['account_status_change']);
+        const ids: string[] = [];
+        for (let i = 0; i < 6; i++) {
+          const externalId = ext('one-key');
+          ids.push(await entity(c, externalId));
+          const r = await c.importSync({ externalId, shareToken: await donor.token() });
+          assert.ok(is2xx(r), show(r));
+          await pause(350); // 3 sync calls per second per business (2.5)
+        }
+        await one.until('every decision', (all) => ids.every((id) => all.some((a) => a.event.data.entityId === id)));
+        assert.deepEqual(
+          one.refused.map((r) => r.reason),
+          [],
+          'no delivery signed with a key the receiver does not hold',
+        );
+      } finally {
+        await one.close();
       }
     });
 

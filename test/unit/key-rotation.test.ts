@@ -1,7 +1,7 @@
 // Keys that never run out (issue 19.6): a rotation adds the next generation with an overlap; the
 // clock fixed on both sides of a switch shows which key signs, and a receiver holding the public
-// keys published at the rotation verifies across it while one holding only the old keys does not;
-// every key of a pair signs; the sandbox renews its rings before they end (once, however many
+// keys published at the rotation verifies across it while one holding only the old key does not;
+// exactly one key signs at any instant (issue 38, item 1); the sandbox renews its rings before they end (once, however many
 // processes start together); a process refuses to start with no key valid now; /health warns 30
 // days before a ring ends; `vouch webhook-keys rotate` writes the file (mode 600) and prints the
 // new public keys.
@@ -51,37 +51,52 @@ describe('signing key rotation', () => {
   });
 
   it(
-    'with the clock fixed on both sides of the switch: the old pair signs until it ends, the ' +
-      'new pair after; a receiver holding the published keys verifies both, one holding only the ' +
-      'old keys fails after',
+    "with the clock fixed on both sides of the switch: one key signs until its successor's validFrom, the successor after; a " +
+      'receiver holding the published keys verifies both, one holding only the key that signed before fails after',
     () => {
-      const before = new Date(end.getTime() - 1000);
-      const afterSwitch = new Date(end.getTime() + 1000);
-      const oldIds = new Set(ring.slice(2).map((k) => k.keyId));
-      const newIds = new Set(rotated.slice(ring.length).map((k) => k.keyId));
+      const switchAt = Date.parse(rotated[ring.length]!.validFrom); // the new pair's start, 30 days before the old one ends
+      const before = new Date(switchAt - 1000);
+      const afterSwitch = new Date(switchAt + 1000);
       const published = rotated.map((k) => publicKeyOf(k).publicKeyPem); // GET /webhook-keys after the rotation
-      const oldOnly = ring.map((k) => publicKeyOf(k).publicKeyPem);
-      for (const [at, expected] of [
-        [before, oldIds],
-        [afterSwitch, newIds],
+      const signedBefore = signingKeyAt(rotated, before);
+      const signedAfter = signingKeyAt(rotated, afterSwitch);
+      assert.ok(
+        ring.some((k) => k.keyId === signedBefore.keyId),
+        'an old key until the switch',
+      );
+      assert.ok(
+        rotated.slice(ring.length).some((k) => k.keyId === signedAfter.keyId),
+        'a new key from it',
+      );
+      const installed = [publicKeyOf(signedBefore).publicKeyPem]; // "the public key matching the environment" (5.4)
+      for (const [at, key] of [
+        [before, signedBefore],
+        [afterSwitch, signedAfter],
       ] as const) {
-        for (const eventId of ['e-1', 'e-2', 'e-3', 'e-4', 'e-5', 'e-6']) {
-          const key = signingKeyAt(rotated, at, eventId);
-          assert.ok(expected.has(key.keyId), `${at.toISOString()}: ${key.keyId}`);
-          const signature = signWebhookBody(body, key.privateKeyPem);
-          assert.equal(verifyWebhook(body, signature, published), true);
-          assert.equal(verifyWebhook(body, signature, oldOnly), at === before);
-        }
+        const signature = signWebhookBody(body, key.privateKeyPem);
+        assert.equal(verifyWebhook(body, signature, published), true);
+        assert.equal(verifyWebhook(body, signature, installed), at === before);
       }
     },
   );
 
-  it("the oldest generation signs whatever the keys' order in the ring, and a pair is one whatever its dates' spelling", () => {
-    const before = new Date(end.getTime() - 1000);
-    const newestFirst = [...rotated].reverse().map((k) => ({ ...k, validUntil: k.validUntil.replace('.000Z', 'Z') }));
-    const oldIds = new Set(ring.slice(2).map((k) => k.keyId));
-    const used = new Set(['e-1', 'e-2', 'e-3', 'e-4', 'e-5', 'e-6', 'e-7', 'e-8'].map((id) => signingKeyAt(newestFirst, before, id).keyId));
-    assert.deepEqual(used, oldIds, 'both keys of the old pair, none of the new');
+  it('exactly one key signs at any instant, for every event and attempt: a receiver with that one public key verifies them all', () => {
+    for (const at of [new Date(end.getTime() - 100 * DAY), new Date(Date.parse(rotated[ring.length]!.validFrom) + DAY)]) {
+      const signing = signingKeyAt(rotated, at);
+      const installed = [publicKeyOf(signing).publicKeyPem];
+      for (let i = 0; i < 20; i++) {
+        const b = JSON.stringify({ eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change', data: { eventId: `event-${i}` } });
+        assert.equal(signingKeyAt(rotated, new Date(at.getTime() + i * 60_000)).keyId, signing.keyId);
+        assert.equal(verifyWebhook(b, signWebhookBody(b, signingKeyAt(rotated, at).privateKeyPem), installed), true, `event-${i}`);
+      }
+    }
+  });
+
+  it("the signing key does not depend on the keys' order in the ring, nor on their dates' spelling", () => {
+    for (const at of [new Date(end.getTime() - 100 * DAY), new Date(end.getTime() - 1000), new Date(end.getTime() + 1000)]) {
+      const reordered = [...rotated].reverse().map((k) => ({ ...k, validUntil: k.validUntil.replace('.000Z', 'Z') }));
+      assert.equal(signingKeyAt(reordered, at).keyId, signingKeyAt(rotated, at).keyId, at.toISOString());
+    }
   });
 
   it('/health warns before a gap in a ring, not only before its end', () => {
@@ -99,16 +114,9 @@ describe('signing key rotation', () => {
     assert.deepEqual(warned, { status: 'degraded', endsAt: gapAt.toISOString() });
   });
 
-  it('every key of a pair signs (chosen by the event id, the same for every attempt of one event)', () => {
-    const at = new Date(end.getTime() - 100 * DAY);
-    const used = new Set(Array.from({ length: 40 }, (_, i) => signingKeyAt(ring, at, `event-${i}`).keyId));
-    assert.equal(used.size, 2);
-    assert.equal(signingKeyAt(ring, at, 'event-7').keyId, signingKeyAt(ring, new Date(at.getTime() + DAY), 'event-7').keyId);
-  });
-
   it('signed payloads across a switch of the Ed25519 ring: signed by the key valid then, valid until expiry with either', () => {
     const payloadRing = generateKeyRing('signed-payload', 'sandbox', new Date('2026-01-01T00:00:00Z'));
-    const switchAt = Date.parse(payloadRing[0]!.validUntil);
+    const switchAt = Date.parse(payloadRing[1]!.validFrom); // the successor takes over at its start (the first key stays valid a year more)
     const person = {
       firstName: 'Ada',
       lastName: 'Lovelace',
