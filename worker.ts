@@ -172,9 +172,16 @@ if (import.meta.main) {
     const { ensureSchedules } = await import('./temporal/schedules.ts');
     await ensureSchedules(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
-    const { loadSigningRing } = await import('./runtime/signing-keys.ts');
+    const { loadSigningRing, refreshRings } = await import('./runtime/signing-keys.ts');
     const webhookKeys = { signature: await loadSigningRing(config, 'webhook'), standard: await loadSigningRing(config, 'standard-webhook') };
     const checkpointKeys = await loadSigningRing(config, 'audit-checkpoint');
+    // a rotation reaches this worker within a minute, and a ring rolling over never stops it signing
+    const rings = refreshRings(
+      config,
+      { webhook: webhookKeys.signature, 'standard-webhook': webhookKeys.standard, 'audit-checkpoint': checkpointKeys },
+      { log },
+    );
+    onShutdown(() => rings.stop());
     const workers = await createWorkers(config, connection, {
       db: database.db,
       log,

@@ -36,8 +36,11 @@ if (import.meta.main) {
     onShutdown(() => database.close());
     const temporal = await connectClient(config);
     onShutdown(() => temporal.connection.close());
-    const { loadKeyRings } = await import('../runtime/signing-keys.ts');
-    const api = await listen({ config, db: database.db, temporal, log, keys: await loadKeyRings(config) });
+    const { loadKeyRings, refreshable, refreshRings } = await import('../runtime/signing-keys.ts');
+    const keys = await loadKeyRings(config);
+    const rings = refreshRings(config, refreshable(keys), { log }); // a rotation reaches this process within a minute
+    onShutdown(() => rings.stop());
+    const api = await listen({ config, db: database.db, temporal, log, keys });
     onShutdown(() => api.close());
     log.info({ url: api.url }, 'API listening');
   });

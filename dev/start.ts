@@ -13,7 +13,7 @@ import { ensureSchedules } from '../temporal/schedules.ts';
 import type { Config } from '../runtime/config.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { createProvider } from '../runtime/provider.ts';
-import { loadKeyRings, loadSigningRing } from '../runtime/signing-keys.ts';
+import { loadKeyRings, loadSigningRing, refreshable, refreshRings } from '../runtime/signing-keys.ts';
 import { runProcess } from '../runtime/process.ts';
 import { replaceAtomically } from '../runtime/secret-file.ts';
 import { connectClient, connectWorker } from '../temporal/connection.ts';
@@ -88,13 +88,17 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   onShutdown(() => connection.close());
   await ensureSchedules(client, config);
   const keys = await loadKeyRings(config);
+  const checkpointKeys = await loadSigningRing(config, 'audit-checkpoint');
+  // a rotation reaches the running processes within a minute (the API's rings are these same arrays)
+  const rings = refreshRings(config, { ...refreshable(keys), 'audit-checkpoint': checkpointKeys }, { log });
+  onShutdown(() => rings.stop());
   const workers = await createWorkers(config, connection, {
     db: database.db,
     log,
     provider: createProvider(config),
     temporal: client,
     webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks },
-    checkpointKeys: await loadSigningRing(config, 'audit-checkpoint'),
+    checkpointKeys,
   });
   onShutdown(() => workers.shutdown());
   workers.run().catch(fatal);

@@ -151,8 +151,8 @@ export async function loadKeyRing(
 
 /**
  * Adds the ring's next generation to its file (`vouch webhook-keys rotate` and the others; the
- * sandbox at start, RENEW_DAYS before a ring ends). Processes read their rings when they start:
- * restart them after a rotation, well before the overlap ends. `onlyIfEndingWithin` makes it
+ * sandbox at start and at each reload, RENEW_DAYS before a ring ends). Running processes take the
+ * new ring within a minute (refreshRings). `onlyIfEndingWithin` makes it
  * conditional, checked under the lock, so processes starting together renew once; a ring that
  * already holds a generation not yet started is left as it is unless `force`.
  */
@@ -209,7 +209,18 @@ export type KeyRings = {
   auditCheckpoints: readonly CheckpointPublicKey[];
 };
 
-export async function loadKeyRings(config: Config, now = new Date()): Promise<KeyRings> {
+/** The rings as loaded: arrays refreshRings may renew in place. */
+export type LoadedKeyRings = { webhooks: SigningKey[]; standardWebhooks: SigningKey[]; signedPayloads: SigningKey[]; auditCheckpoints: CheckpointPublicKey[] };
+
+/** What refreshRings keeps current of rings as loaded. */
+export const refreshable = (keys: LoadedKeyRings) => ({
+  webhook: keys.webhooks,
+  'standard-webhook': keys.standardWebhooks,
+  'signed-payload': keys.signedPayloads,
+  checkpointPublicKeys: keys.auditCheckpoints,
+});
+
+export async function loadKeyRings(config: Config, now = new Date()): Promise<LoadedKeyRings> {
   return {
     webhooks: await loadSigningRing(config, 'webhook', now),
     standardWebhooks: await loadSigningRing(config, 'standard-webhook', now),
@@ -256,4 +267,51 @@ export async function loadCheckpointPublicKeys(config: Config): Promise<Checkpoi
     }));
   }
   return (await loadKeyRing(config, 'audit-checkpoint')).map(checkpointPublicKeyOf);
+}
+
+/** How often a running process re-reads its rings (issue 38, item 7). */
+export const RING_RELOAD_MS = 60_000;
+
+/** What a ring holds, to tell a changed one: each key's id and window. */
+const ringShape = (ring: readonly { keyId: string; validFrom: string; validUntil: string }[]) =>
+  ring.map((k) => `${k.keyId}|${k.validFrom}|${k.validUntil}`).join('\n');
+
+/**
+ * Keeps a running process's rings current (issue 38, item 7): every `everyMs` each is read again
+ * from its variable or file — in the sandbox renewed first, as at start, when it ends within
+ * RENEW_DAYS — and, when it changed, its keys replace the old ones **in place**: every holder of the
+ * array (the webhook sender, the use cases, the checkpoint activity) signs and publishes with the
+ * new ring from then on, with no restart. A rotation by `vouch … rotate` reaches running processes
+ * within a minute, and a worker started long ago never stops signing when its ring rolls over. A read
+ * that fails (a file half edited, no key valid) keeps the ring as it was and is logged.
+ */
+export function refreshRings(
+  config: Config,
+  rings: Partial<Record<RingKind, SigningKey[]>> & { checkpointPublicKeys?: CheckpointPublicKey[] },
+  options: { everyMs?: number; now?: () => Date; log?: { info(o: object, m: string): void; warn(o: object, m: string): void } } = {},
+): { reload(): Promise<number>; stop(): void } {
+  const now = options.now ?? (() => new Date());
+  const replace = <T extends { keyId: string; validFrom: string; validUntil: string }>(ring: T[], next: readonly T[], kind: string): number => {
+    if (ringShape(ring) === ringShape(next)) return 0;
+    ring.splice(0, ring.length, ...next);
+    options.log?.info({ ring: kind, keyIds: next.map((k) => k.keyId) }, 'signing key ring reloaded');
+    return 1;
+  };
+  let running: Promise<number> | undefined;
+  const reload = () =>
+    (running ??= (async () => {
+      let changed = 0;
+      for (const [kind, ring] of Object.entries(rings) as [RingKind | 'checkpointPublicKeys', SigningKey[] | CheckpointPublicKey[]][]) {
+        try {
+          if (kind === 'checkpointPublicKeys') changed += replace(ring as CheckpointPublicKey[], await loadCheckpointPublicKeys(config), kind);
+          else changed += replace(ring as SigningKey[], await loadSigningRing(config, kind, now()), kind);
+        } catch (err) {
+          options.log?.warn({ err, ring: kind }, 'signing key ring could not be read again; the ring as it was stays in use');
+        }
+      }
+      return changed;
+    })().finally(() => (running = undefined)));
+  const timer = setInterval(() => void reload(), options.everyMs ?? RING_RELOAD_MS);
+  timer.unref();
+  return { reload, stop: () => clearInterval(timer) };
 }
