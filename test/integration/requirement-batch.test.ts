@@ -265,6 +265,16 @@ describe('requirement batches', () => {
     const other = await entity('INDIVIDUAL', otherKey);
     const unsubscribed = await upload(lines([{ entityId: other.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }]), { k: otherKey });
     assert.deepEqual([unsubscribed.status, unsubscribed.body.code], [409, '0707000100']);
+    // nor does a disabled subscription (its decisions would be held, not delivered): the refusal names it and how to enable it
+    const sub = await stack.request('POST', '/notification', {
+      key: otherKey,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
+    assert.equal(sub.status, 201, sub.text);
+    await stack.db.query("UPDATE notification_subscriptions SET failing_since = now() - interval '6 days', disabled_at = now() WHERE id = $1", [sub.body.id]);
+    const disabled = await upload(lines([{ entityId: other.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }]), { k: otherKey });
+    assert.deepEqual([disabled.status, disabled.body.code], [409, '0707000100']);
+    assert.ok(disabled.body.message.includes(`POST /notification/${sub.body.id}/enable`), disabled.body.message);
     const mine = await stack.request('GET', `/entity/${person.id}`, { key });
     assert.deepEqual(mine.body.submittedRequirements, []);
   });

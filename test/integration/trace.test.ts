@@ -235,4 +235,21 @@ describe('vouch trace', () => {
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /give one id/);
   });
+
+  it('shows a delivery waiting for its retry slot in PostgreSQL: who attempts it next, and when', async () => {
+    const [d] = await stack.db.query<{ id: string }>(
+      'SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.entity_id = $1 ORDER BY d.created_at LIMIT 1',
+      [entityId],
+    );
+    const slot = new Date(Date.now() + 3_600_000);
+    await stack.db.query("UPDATE webhook_deliveries SET status = 'pending', mode = 'waiting', next_attempt_at = $2 WHERE id = $1", [d!.id, slot]);
+    try {
+      const t = (await traced(entityId)).entities[0];
+      const waiting = t.pending.deliveries.find((x: any) => x.deliveryId === d!.id);
+      assert.deepEqual([waiting.attemptedBy, waiting.nextAttemptAt], ['dispatcher, at its next retry slot', slot.toISOString()]);
+      assert.ok(!t.runs.some((r: any) => r.workflowId.startsWith('webhook-retry-')), 'no retry workflow');
+    } finally {
+      await stack.db.query("UPDATE webhook_deliveries SET status = 'delivered' WHERE id = $1", [d!.id]);
+    }
+  });
 });
