@@ -5293,7 +5293,11 @@ export interface operations {
                         };
                         latestSubmission: {
                             submissionId: string;
-                            status: string;
+                            /**
+                             * @description The stage, as verification_status_change names it; never the outcome (1.4: the webhook alone tells it).
+                             * @enum {string}
+                             */
+                            status: "IN_REVIEW" | "DECIDED" | "SUPERSEDED";
                             deadlineAt: string;
                         } | null;
                     };
