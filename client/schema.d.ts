@@ -4646,11 +4646,7 @@ export interface operations {
                     };
                 };
             };
-            /**
-             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
-             *
-             *     `0000000310` The request body is not valid JSON; send a well-formed JSON document.
-             */
+            /** @description `0000000310` The request body is not valid JSON; send a well-formed JSON document. */
             400: {
                 headers: {
                     [name: string]: unknown;

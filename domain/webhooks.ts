@@ -46,11 +46,10 @@ export const RESUME_AFTER_FAILING_MS = 60_000;
  * How often a subscription failing for over RESUME_AFTER_FAILING_MS is probed (one of its waiting
  * deliveries sent early; if it succeeds, the whole backlog follows at once): every 30 s in its first
  * hour of failing, then every 5 minutes (its deliveries' own slots are hours apart by then). One
- * probe per subscription per interval, however many dispatchers run.
+ * probe per subscription per interval, however many dispatchers run. The one place of these numbers
+ * (store/subscription-health.ts probeFailingSubscriptions passes them to its statement).
  */
-export function probeIntervalMs(failingForMs: number): number {
-  return failingForMs < 3_600_000 ? 30_000 : 300_000;
-}
+export const PROBE = { firstMs: 30_000, firstForMs: 3_600_000, laterMs: 300_000 } as const;
 
 /** A subscription's health: `failing` since its first failed attempt after the last success; `disabled` after DISABLE_AFTER_MS of that. */
 export const SUBSCRIPTION_HEALTH_STATES = ['healthy', 'failing', 'disabled'] as const;

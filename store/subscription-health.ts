@@ -17,7 +17,7 @@
 // UPDATE, which the attempts' foreign-key locks do not conflict with). Races the locks do not close
 // (an event recorded for a subscription as it is enabled, disabled or deleted) are mended by the
 // reconciler within a minute (reconcileHeldDeliveries).
-import { probeIntervalMs, RESUME_AFTER_FAILING_MS } from '../domain/webhooks.ts';
+import { PROBE, RESUME_AFTER_FAILING_MS } from '../domain/webhooks.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Queryable, type Tx } from './db.ts';
 import { toSubscription, type Subscription } from './subscription-row.ts';
@@ -178,7 +178,7 @@ async function resumeBacklog(q: Queryable, subscriptionId: string, except: reado
  * Probes (issue 38, item 4): each subscription failing for over RESUME_AFTER_FAILING_MS, not
  * disabled, whose probe time has come, gets one waiting delivery — the one with the nearest slot —
  * sent now, as an early attempt (a new run remembering its slot, so a failure spends no place in its
- * schedule), and its next probe time set (probeIntervalMs). Once a probe succeeds, the success
+ * schedule), and its next probe time set (domain/webhooks.ts PROBE). Once a probe succeeds, the success
  * resumes the whole backlog (noteSubscriptionHealth). Subscriptions are locked first, then their
  * deliveries (the lock order above); one another dispatcher is probing is skipped. Returns how many
  * deliveries it sent early.
@@ -192,7 +192,8 @@ export async function probeFailingSubscriptions(q: Queryable, limit = 100): Prom
         ORDER BY s.next_probe_at NULLS FIRST, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED),
      timed AS (
        UPDATE notification_subscriptions s
-          SET next_probe_at = now() + make_interval(secs => CASE WHEN due.failing_since > now() - interval '1 hour' THEN $3::float8 ELSE $4::float8 END)
+          SET next_probe_at = now() + make_interval(secs =>
+                CASE WHEN due.failing_since > now() - make_interval(secs => $5::float8) THEN $3::float8 ELSE $4::float8 END)
          FROM due WHERE s.id = due.id RETURNING s.id),
      picked AS (
        SELECT p.id FROM due CROSS JOIN LATERAL (
@@ -202,7 +203,7 @@ export async function probeFailingSubscriptions(q: Queryable, limit = 100): Prom
      UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = d.next_attempt_at, ${NEW_RUN_NOW}
        FROM picked WHERE d.id = picked.id
      RETURNING d.id`,
-    [RESUME_AFTER_FAILING_MS / 1000, limit, probeIntervalMs(0) / 1000, probeIntervalMs(3_600_000) / 1000],
+    [RESUME_AFTER_FAILING_MS / 1000, limit, PROBE.firstMs / 1000, PROBE.laterMs / 1000, PROBE.firstForMs / 1000],
   );
   return rows.length;
 }

@@ -40,7 +40,8 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       tag: 'Verification',
       body: verifyBodySchema,
       responses: { 200: { description: 'The verdict', schema: payloadVerdictSchema } },
-      errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge'],
+      // any JSON body gets a verdict: only a body that is not JSON (or too large, or not JSON's media type) is refused
+      errors: ['malformedJson', 'unsupportedMediaType', 'bodyTooLarge'],
       handler: ({ body }) => verifySignedPayload(uc, body),
     }),
     route({
