@@ -20,7 +20,8 @@ import { createRuns } from './temporal/runs.ts';
 import { createStarters } from './temporal/starters.ts';
 import { workerDeploymentOptions } from './temporal/worker-deployment.ts';
 import { providerConcurrency, providerDispatchPerSecond, providerPace } from './domain/provider-pace.ts';
-import { encryptingDataConverter, loadCodecKeys } from './temporal/payload-codec.ts';
+import { encryptingDataConverter } from './temporal/payload-codec.ts';
+import { loadCodecKeys } from './runtime/codec-keys.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -173,7 +174,11 @@ if (import.meta.main) {
     await ensureSchedules(client, config);
     const { createProvider } = await import('./runtime/provider.ts');
     const { loadSigningRing, refreshRings } = await import('./runtime/signing-keys.ts');
-    const webhookKeys = { signature: await loadSigningRing(config, 'webhook'), standard: await loadSigningRing(config, 'standard-webhook') };
+    const webhookKeys = {
+      signature: await loadSigningRing(config, 'webhook'),
+      standard: await loadSigningRing(config, 'standard-webhook'),
+      sealing: await loadCodecKeys(config), // opens each subscription's sealed secret
+    };
     const checkpointKeys = await loadSigningRing(config, 'audit-checkpoint');
     // a rotation reaches this worker within a minute, and a ring rolling over never stops it signing
     const rings = refreshRings(

@@ -9,6 +9,9 @@ import type { KybSubmissionRun } from '../contract/universal-kyb.ts';
 import type { Db } from '../store/db.ts';
 import { adoptOverdueWorkflowDeliveries } from '../store/deliveries.ts';
 import { reconcileHeldDeliveries } from '../store/subscription-health.ts';
+import { issueMissingSecrets } from '../store/subscriptions.ts';
+import { createSecretBox, type SealingKey } from '../domain/secret-box.ts';
+import { newSubscriptionSecret } from '../domain/subscription-secret.ts';
 
 /** A delivery an earlier release's retry workflow owns, this late, has lost its workflow (a live one attempts within seconds of the due time). */
 export const OVERDUE_DELIVERY_GRACE_MS = 2 * 60_000;
@@ -20,6 +23,8 @@ export const OVERDUE_KYB_GRACE_MS = 60_000;
 export type ReconcileDeps = {
   db: Db;
   log: Logger;
+  /** The payload codec ring, which seals the secrets given to subscriptions made before secrets existed. */
+  webhookKeys: { sealing: readonly SealingKey[] };
   /** Whether a batch's run is running (temporal/runs.ts). */
   runs: { isBatchRunRunning(batchId: string, run: number): Promise<boolean>; isRequirementBatchRunRunning(batchId: string, run: number): Promise<boolean> };
   start: {
@@ -52,10 +57,12 @@ export function createReconcileActivities(deps: ReconcileDeps) {
   return {
     /**
      * Mends held deliveries that do not match their subscription's health (store/subscription-health.ts),
-     * and hands deliveries whose retry workflow (an earlier release's) is lost to the dispatchers;
-     * returns how many it touched.
+     * hands deliveries whose retry workflow (an earlier release's) is lost to the dispatchers, and
+     * gives a secret to each subscription made before secrets existed; returns how many it touched.
      */
     async reconcileDeliveries(): Promise<number> {
+      const issued = await issueMissingSecrets(db, (id) => createSecretBox(deps.webhookKeys.sealing).seal(id, newSubscriptionSecret()));
+      if (issued) log.info({ count: issued }, 'reconciler: gave a secret to subscriptions made before secrets existed');
       const mended = await reconcileHeldDeliveries(db);
       if (mended) log.warn({ count: mended }, 'reconciler: held, released or canceled deliveries to match their subscription');
       const adopted = await adoptOverdueWorkflowDeliveries(db, OVERDUE_DELIVERY_GRACE_MS);

@@ -106,8 +106,10 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       inFlight++;
       up(bySubscription, target.subscriptionId);
       up(byBusiness, target.businessId);
-      void send({ eventId: target.eventId, body: target.body, url: target.url })
+      void send({ ...target, url: target.url })
         .then((result) => {
+          if (result.secretError)
+            log.error({ deliveryId: target.deliveryId, subscriptionId: target.subscriptionId, err: result.secretError }, 'sent without the v1 signature');
           if (result.detail) log.debug({ deliveryId: target.deliveryId, detail: result.detail }, 'webhook attempt failed');
           results.push({ target, record: attemptRecord(target, result) });
         })

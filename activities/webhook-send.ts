@@ -16,6 +16,8 @@ import got from 'got';
 import { checkWebhookUrl, isNonPublicAddress } from '../domain/webhook-url.ts';
 import { signingKeyAt, signWebhookBodyOffLoop, validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
 import { standardWebhookSignatureOffLoop, type Ed25519Key } from '../domain/standard-webhooks.ts';
+import { createSecretBox, type SealingKey } from '../domain/secret-box.ts';
+import { hmacSignatures } from '../domain/subscription-secret.ts';
 import { afterAttempt, DELIVERY_TIMEOUT_MS, isGone, retryAfterOf } from '../domain/webhooks.ts';
 import type { AttemptRecord, DeliveryTarget } from '../store/deliveries.ts';
 
@@ -36,7 +38,12 @@ export type SendResult = {
   detail?: string;
   /** the wait the receiver asked for with Retry-After on a 429 or 503 (domain/webhooks.ts retryAfterOf) */
   retryAfterMs?: number;
+  /** why the subscription's `v1,` signatures are missing (its sealed secret did not open), for our own logs */
+  secretError?: string;
 };
+
+/** What one attempt sends: the event's bytes, where, and the subscription's sealed secrets (each signs a `v1,`). */
+export type SendTarget = { eventId: string; body: string; url: string; subscriptionId?: string; sealedSecrets?: readonly string[] };
 
 /** dns.lookup that refuses to hand back a non-public address: the check is on what is dialled. */
 export function publicOnlyLookup(
@@ -83,8 +90,12 @@ export function deliveryErrorText(code: string | undefined): string {
 
 type Exchange = { status: number; retryAfter?: string } | { code: string | undefined; detail: string };
 
-/** The rings a delivery is signed with: `vouch-signature` (RSA) and `webhook-signature` (Standard Webhooks, Ed25519). */
-export type WebhookKeys = { signature: readonly SigningKey[]; standard: readonly Ed25519Key[] };
+/**
+ * The rings a delivery is signed with: `vouch-signature` (RSA) and `webhook-signature` (Standard
+ * Webhooks: Ed25519 `v1a`), and the payload codec ring that opens each subscription's sealed secret
+ * (its `v1` HMAC).
+ */
+export type WebhookKeys = { signature: readonly SigningKey[]; standard: readonly Ed25519Key[]; sealing: readonly SealingKey[] };
 
 /** Signatures being made or made, by what they sign: concurrent sends share one signing; a failed one is forgotten; bounded. */
 function signatureCache(limit = 10_000) {
@@ -116,6 +127,26 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
   // Standard Webhooks one covers the attempt's timestamp (whole seconds), so the deliveries of one
   // event sent within one second share it too.
   const signed = signatureCache();
+  // A subscription's secrets, opened once per sealed value (bounded; a rotation seals a new value).
+  const box = createSecretBox(deps.keys.sealing);
+  const opened = new Map<string, string>();
+  const secretsOf = (target: SendTarget): { secrets: string[]; error?: string } => {
+    const secrets: string[] = [];
+    for (const sealed of target.sealedSecrets ?? []) {
+      let secret = opened.get(sealed);
+      if (secret === undefined) {
+        try {
+          secret = box.open(target.subscriptionId!, sealed);
+        } catch (err) {
+          return { secrets, error: (err as Error).message };
+        }
+        if (opened.size >= 10_000) opened.delete(opened.keys().next().value!);
+        opened.set(sealed, secret);
+      }
+      secrets.push(secret);
+    }
+    return { secrets };
+  };
   const signatureOf = (eventId: string, body: string, key: SigningKey) =>
     signed(`rsa/${key.keyId}/${eventId}`, () => signWebhookBodyOffLoop(body, privateKeyOf(key)));
   const standardSignatureOf = (eventId: string, timestamp: string, body: string, at: Date) => {
@@ -166,7 +197,7 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
       });
     });
 
-  return async function send(target: { eventId: string; body: string; url: string }): Promise<SendResult> {
+  return async function send(target: SendTarget): Promise<SendResult> {
     const startedAt = new Date();
     const verdict = checkWebhookUrl(target.url, { allowInsecure: deps.allowInsecureUrls });
     if (!verdict.ok) return { url: target.url, startedAt, keyId: null, httpStatus: null, latencyMs: null, error: verdict.reason };
@@ -177,6 +208,9 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
       signatureOf(target.eventId, target.body, key),
       standardSignatureOf(target.eventId, timestamp, target.body, startedAt),
     ]);
+    // the subscription's own `v1,` HMACs first (a few microseconds each), then the environment's `v1a,`
+    const { secrets, error: secretError } = secretsOf(target);
+    const hmacs = secrets.length ? `${hmacSignatures(secrets, { id: target.eventId, timestamp, body: target.body })} ` : '';
     const outcome = await exchange(
       verdict.url,
       {
@@ -186,12 +220,12 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
         'vouch-signature-key-id': key.keyId,
         'webhook-id': target.eventId,
         'webhook-timestamp': timestamp,
-        'webhook-signature': standardSignature,
+        'webhook-signature': hmacs + standardSignature,
       },
       target.body,
     );
     const latencyMs = Math.round(performance.now() - started);
-    const result = { url: target.url, startedAt, keyId: key.keyId, latencyMs };
+    const result = { url: target.url, startedAt, keyId: key.keyId, latencyMs, ...(secretError ? { secretError } : {}) };
     if ('code' in outcome) return { ...result, httpStatus: null, error: deliveryErrorText(outcome.code), detail: outcome.detail };
     const s = outcome.status;
     const error = s >= 200 && s < 300 ? null : s >= 300 && s < 400 ? `redirect (${s}) not followed` : `HTTP ${s}`;

@@ -62,7 +62,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
         await cancelDeliveries(db, [deliveryId]); // the subscription was deleted
         return { status: 'canceled', nextDelayMs: null };
       }
-      const record = attemptRecord(target, await deps.send({ eventId: target.eventId, body: target.body, url: target.url }));
+      const record = attemptRecord(target, await deps.send({ ...target, url: target.url }));
       const { healthChanges, held, superseded } = await recordAttempts(db, [record], { disableAfterMs: deps.disableAfterMs });
       countAttempt(record.next.status, target.createdAt);
       countHealthChanges(healthChanges);

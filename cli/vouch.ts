@@ -13,7 +13,7 @@ import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, type SigningKey } from '../domain/webhook-signature.ts';
 import { loadConfig, type Config } from '../runtime/config.ts';
 import { privateFiles } from '../runtime/process.ts';
-import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../temporal/payload-codec.ts';
+import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../runtime/codec-keys.ts';
 import { registerSearchAttributes } from '../temporal/search-attributes.ts';
 import { keyRingFile, loadKeyRing, rotateKeyRing, type RingKind } from '../runtime/signing-keys.ts';
 import { connectClient } from '../temporal/connection.ts';

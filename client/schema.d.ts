@@ -776,7 +776,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description HTTPS to a public address. At most 10 per business.
+         * @description HTTPS to a public address. At most 10 per business. The answer carries the subscription's own `secret` (whsec_…): every delivery to it is signed with it (`webhook-signature` v1, HMAC-SHA256, the Standard Webhooks form), so a Standard Webhooks or Svix library verifies it. No other read shows it but GET /notification/{notificationId}/secret.
          */
         post: operations["createSubscription"];
         delete?: never;
@@ -805,6 +805,46 @@ export interface paths {
          * @description Delivery stops at once, pending retries included.
          */
         delete: operations["deleteSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notification/{notificationId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The subscription's secret, which signs each delivery's v1 signature
+         * @description `webhook-signature` carries `v1,<Base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under this secret (the Standard Webhooks symmetric form) beside the environment-wide `v1a` (Ed25519). After a rotation the secret it replaced still signs too, a second `v1`, until `previousSecretExpiresAt`.
+         */
+        get: operations["getSubscriptionSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notification/{notificationId}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the subscription's secret; the old one keeps signing for 24 hours
+         * @description From now on deliveries carry two `v1` signatures, one per secret, until `previousSecretExpiresAt` (24 hours): switch your receiver to the new secret meanwhile. Rotating again within those 24 hours ends the older secret at once. Limited with the redelivery requests (10 per second per business).
+         */
+        post: operations["rotateSubscriptionSecret"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6188,7 +6228,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The subscription */
+            /** @description The subscription, with its secret */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -6216,6 +6256,8 @@ export interface operations {
                             /** @description when it was disabled (null unless disabled); POST /notification/{notificationId}/enable turns it back on */
                             disabledAt: string | null;
                         };
+                        /** @description whsec_ and the Base64 of 32 random bytes: verify `webhook-signature` v1 with a Standard Webhooks library */
+                        secret: string;
                     };
                 };
             };
@@ -6534,6 +6576,158 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscriptionSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whsec_ and the Base64 of 32 random bytes: verify `webhook-signature` v1 with a Standard Webhooks library */
+                        secret: string;
+                        /** @description Until then the secret this one replaced still signs too (a second v1 signature); null when none does */
+                        previousSecretExpiresAt: string | null;
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateSubscriptionSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whsec_ and the Base64 of 32 random bytes: verify `webhook-signature` v1 with a Standard Webhooks library */
+                        secret: string;
+                        /** @description Until then the secret this one replaced still signs too (a second v1 signature); null when none does */
+                        previousSecretExpiresAt: string | null;
+                    };
+                };
             };
             /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
             400: {
@@ -7143,7 +7337,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 entityId?: string;
-                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "operator.read" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
+                action?: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "subscription.secret_rotated" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "operator.read" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                 from?: string & (unknown & unknown);
                 to?: string & (unknown & unknown);
             };
@@ -7178,7 +7372,7 @@ export interface operations {
                             };
                             requestId: string | null;
                             /** @enum {string} */
-                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "operator.read" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
+                            action: "business.created" | "api_key.created" | "api_key.revoked" | "entity.created" | "entity.deleted" | "entity.sealed" | "entity.purged" | "requirement.submitted" | "member.declared" | "member.removed" | "file.submitted" | "file.retired" | "person_data.kept" | "verification.stage" | "decision.recorded" | "feature.enabled" | "feature.removed" | "event.recorded" | "event.redelivery_requested" | "batch.uploaded" | "batch.canceled" | "batch.retried" | "requirement_batch.uploaded" | "requirement_batch.canceled" | "requirement_batch.retried" | "sync_import.requested" | "share.failed" | "sdk_token.issued" | "provider_callback.received" | "ukyc.submitted" | "kyb.profile_saved" | "kyb.submitted" | "subscription.created" | "subscription.replaced" | "subscription.deleted" | "subscription.disabled" | "subscription.enabled" | "subscription.secret_rotated" | "sandbox.review_requested" | "signed_payload.issued" | "download_link.issued" | "file.downloaded" | "evidence.exported" | "operator.read" | "retention.policy_set" | "hold.added" | "hold.released" | "request.refused" | "business_member.declared" | "business_member.removed" | "feature.assigned" | "feature.unassigned";
                             /**
                              * Format: uuid
                              * @description The entity the entry concerns; absent when it concerns none (a subscription, a key).

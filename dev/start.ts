@@ -97,7 +97,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
     log,
     provider: createProvider(config),
     temporal: client,
-    webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks },
+    webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks, sealing: keys.sealing },
     checkpointKeys,
   });
   onShutdown(() => workers.shutdown());

@@ -23,7 +23,8 @@ export function createLogger(level: string, name = 'vouch', destination?: Destin
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     mixin: () => ({ ...context.getStore() }),
-    redact: { paths: ['apiKey', '*.apiKey', 'headers["x-vouch-api-key"]'], censor: '[redacted]' },
+    // an API key, and a webhook subscription's secret (it is in an answer's body only, never logged; this is the backstop)
+    redact: { paths: ['apiKey', '*.apiKey', 'headers["x-vouch-api-key"]', 'secret', '*.secret'], censor: '[redacted]' },
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { endsWithin, nextWindow, RENEW_DAYS, ringEndsAt, type Window } from '../domain/key-rotation.ts';
 import { checkpointPublicKeyOf, type CheckpointPublicKey } from '../domain/audit-checkpoint.ts';
 import { validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
+import { loadCodecKeys, type CodecKey } from './codec-keys.ts';
 import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce, replaceAtomically, withFileLock } from './secret-file.ts';
 
@@ -207,10 +208,18 @@ export type KeyRings = {
   signedPayloads: readonly SigningKey[];
   /** The public keys that check the audit chain's checkpoints (the API publishes them; only workers hold the private ring). */
   auditCheckpoints: readonly CheckpointPublicKey[];
+  /** The payload codec ring (runtime/codec-keys.ts): seals and opens subscription secrets at rest. */
+  sealing: readonly CodecKey[];
 };
 
 /** The rings as loaded: arrays refreshRings may renew in place. */
-export type LoadedKeyRings = { webhooks: SigningKey[]; standardWebhooks: SigningKey[]; signedPayloads: SigningKey[]; auditCheckpoints: CheckpointPublicKey[] };
+export type LoadedKeyRings = {
+  webhooks: SigningKey[];
+  standardWebhooks: SigningKey[];
+  signedPayloads: SigningKey[];
+  auditCheckpoints: CheckpointPublicKey[];
+  sealing: CodecKey[];
+};
 
 /** What refreshRings keeps current of rings as loaded. */
 export const refreshable = (keys: LoadedKeyRings) => ({
@@ -226,6 +235,7 @@ export async function loadKeyRings(config: Config, now = new Date()): Promise<Lo
     standardWebhooks: await loadSigningRing(config, 'standard-webhook', now),
     signedPayloads: await loadSigningRing(config, 'signed-payload', now),
     auditCheckpoints: await loadCheckpointPublicKeys(config),
+    sealing: await loadCodecKeys(config),
   };
 }
 

@@ -26,7 +26,7 @@ function document() {
     db: {} as never,
     temporal: {} as never,
     log: createLogger('silent'),
-    keys: { webhooks: [], standardWebhooks: [], signedPayloads: [], auditCheckpoints: [] },
+    keys: { webhooks: [], standardWebhooks: [], signedPayloads: [], auditCheckpoints: [], sealing: [] },
   });
   return buildOpenApi(routes);
 }

@@ -30,11 +30,17 @@ export type DeliveryTarget = {
   runAttempts: number;
   body: string;
   url: string | null;
+  /** The subscription's secrets as stored (sealed; domain/secret-box.ts), current first: each signs a `v1,` (none before it has one). */
+  sealedSecrets: string[];
   /** When the delivery was created (with its event). */
   createdAt: string;
   /** The retry slot it was waiting for when it was sent early (its subscription answered again, or was enabled); null otherwise. */
   resumedSlot: string | null;
 };
+
+/** What an attempt needs of its subscription (s): where, and the secrets that sign (a replaced one only while it still does). */
+const SUBSCRIPTION_COLUMNS =
+  's.url, s.secret_sealed, CASE WHEN s.previous_secret_until > now() THEN s.previous_secret_sealed END AS previous_secret_sealed';
 
 const toTarget = (r: Row): DeliveryTarget => ({
   deliveryId: String(r.id),
@@ -49,6 +55,7 @@ const toTarget = (r: Row): DeliveryTarget => ({
   body: String(r.body),
   createdAt: iso(r.created_at),
   url: (r.url as string | null) ?? null,
+  sealedSecrets: [r.secret_sealed, r.previous_secret_sealed].filter((x): x is string => typeof x === 'string'),
   resumedSlot: r.resumed_slot == null ? null : iso(r.resumed_slot),
 });
 
@@ -109,7 +116,7 @@ export async function claimDueDeliveries(
          FROM locked WHERE d.id = locked.id
           AND locked.status = 'pending' AND locked.mode = 'dispatcher' AND (locked.lease_until IS NULL OR locked.lease_until < now())
        RETURNING d.*)
-     SELECT c.*, e.body, s.url FROM claimed c
+     SELECT c.*, e.body, ${SUBSCRIPTION_COLUMNS} FROM claimed c
        JOIN picked p ON p.id = c.id
        JOIN events e ON e.id = c.event_id
        LEFT JOIN notification_subscriptions s ON s.id = c.subscription_id
@@ -130,7 +137,7 @@ export async function claimDueDeliveries(
 
 export async function deliveryTarget(q: Queryable, deliveryId: string): Promise<DeliveryTarget | undefined> {
   const [r] = await q.query(
-    `SELECT d.*, e.body, s.url FROM webhook_deliveries d
+    `SELECT d.*, e.body, ${SUBSCRIPTION_COLUMNS} FROM webhook_deliveries d
        JOIN events e ON e.id = d.event_id
        LEFT JOIN notification_subscriptions s ON s.id = d.subscription_id
       WHERE d.id = $1`,

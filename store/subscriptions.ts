@@ -5,7 +5,7 @@ import { MAX_SUBSCRIPTIONS, type SubscriptionInput, type SubscriptionView } from
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { sha256Hex } from '../domain/digests.ts';
 import { recordAudit } from './audit-log.ts';
-import { isTx, type Db, type Queryable, type Tx } from './db.ts';
+import { isTx, iso, type Db, type Queryable, type Tx } from './db.ts';
 import { enableIn } from './subscription-health.ts';
 import { toSubscription, type Subscription } from './subscription-row.ts';
 
@@ -23,19 +23,26 @@ function recordSubscription(q: Tx, businessId: string, s: Subscription, action: 
 
 export class SubscriptionLimitReached extends Error {}
 
-/** Creates a subscription unless the business already has MAX_SUBSCRIPTIONS (checked under a lock). */
-export async function createSubscription(db: Db, businessId: string, input: SubscriptionInput): Promise<Subscription> {
+/**
+ * Creates a subscription unless the business already has MAX_SUBSCRIPTIONS (checked under a lock),
+ * with its secret as `sealSecret` seals it for the new subscription's id (without one, it has none
+ * until issueMissingSecrets gives it one, as a subscription made before secrets existed).
+ */
+export async function createSubscription(
+  db: Db,
+  businessId: string,
+  input: SubscriptionInput,
+  sealSecret?: (subscriptionId: string) => string,
+): Promise<Subscription> {
   return db.tx(async (q) => {
     await q.query('SELECT id FROM businesses WHERE id = $1 FOR UPDATE', [businessId]);
     const [count] = await q.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
     if (Number(count!.n) >= MAX_SUBSCRIPTIONS) throw new SubscriptionLimitReached();
-    const [r] = await q.query('INSERT INTO notification_subscriptions (id, business_id, channel, types, url) VALUES ($1, $2, $3, $4, $5) RETURNING *', [
-      randomUUID(),
-      businessId,
-      input.notificationChannel,
-      input.notificationTypes,
-      input.webhookUrl,
-    ]);
+    const id = randomUUID();
+    const [r] = await q.query(
+      'INSERT INTO notification_subscriptions (id, business_id, channel, types, url, secret_sealed) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+      [id, businessId, input.notificationChannel, input.notificationTypes, input.webhookUrl, sealSecret?.(id) ?? null],
+    );
     const created = toSubscription(r!);
     recordSubscription(q, businessId, created, 'subscription.created');
     return created;
@@ -121,4 +128,79 @@ export async function subscribesTo(q: Queryable, businessId: string, eventType: 
     if (isTx(q)) q.memo.set(key, types);
   }
   return types.has(eventType);
+}
+
+/** A subscription's secrets as stored (sealed): the current one, and the one a rotation replaced while it still signs. */
+export type SealedSecrets = { sealed: string | null; previousSealed: string | null; previousUntil: string | null };
+
+export async function subscriptionSecrets(q: Queryable, businessId: string, id: string): Promise<SealedSecrets | undefined> {
+  const [r] = await q.query<{ secret_sealed: string | null; previous_secret_sealed: string | null; previous_secret_until: Date | null }>(
+    `SELECT secret_sealed,
+            CASE WHEN previous_secret_until > now() THEN previous_secret_sealed END AS previous_secret_sealed,
+            CASE WHEN previous_secret_until > now() THEN previous_secret_until END AS previous_secret_until
+       FROM notification_subscriptions WHERE id = $1 AND business_id = $2`,
+    [id, businessId],
+  );
+  if (!r) return undefined;
+  return { sealed: r.secret_sealed, previousSealed: r.previous_secret_sealed, previousUntil: r.previous_secret_until ? iso(r.previous_secret_until) : null };
+}
+
+/**
+ * A new secret (sealed by `sealSecret`) for the subscription; the one it replaces keeps signing beside
+ * it for `overlapMs`, and one rotated out earlier stops at once. With the audit entry (never the secret).
+ */
+export async function rotateSubscriptionSecret(
+  db: Db,
+  businessId: string,
+  id: string,
+  sealSecret: (subscriptionId: string) => string,
+  overlapMs: number,
+): Promise<SealedSecrets | undefined> {
+  return db.tx(async (q) => {
+    const [r] = await q.query<{ secret_sealed: string; previous_secret_sealed: string | null; previous_secret_until: Date | null }>(
+      `UPDATE notification_subscriptions
+          SET previous_secret_sealed = secret_sealed,
+              previous_secret_until = CASE WHEN secret_sealed IS NULL THEN NULL ELSE now() + make_interval(secs => $4) END,
+              secret_sealed = $3, updated_at = now()
+        WHERE id = $1 AND business_id = $2
+       RETURNING secret_sealed, previous_secret_sealed, previous_secret_until`,
+      [id, businessId, sealSecret(id), overlapMs / 1000],
+    );
+    if (!r) return undefined;
+    recordAudit(q, {
+      businessId,
+      action: 'subscription.secret_rotated',
+      subject: { type: 'subscription', id },
+      details: { previousSecretUntil: r.previous_secret_until ? iso(r.previous_secret_until) : null },
+    });
+    return {
+      sealed: r.secret_sealed,
+      previousSealed: r.previous_secret_sealed,
+      previousUntil: r.previous_secret_until ? iso(r.previous_secret_until) : null,
+    };
+  });
+}
+
+/**
+ * Gives subscriptions made before secrets existed (migration 033) one each, at most `limit` per call (or the `only` one);
+ * a subscription that got one meanwhile keeps it. Returns how many were given one.
+ */
+export async function issueMissingSecrets(
+  q: Queryable,
+  sealSecret: (subscriptionId: string) => string,
+  options: { limit?: number; only?: string } = {},
+): Promise<number> {
+  const rows = await q.query<{ id: string }>(
+    'SELECT id FROM notification_subscriptions WHERE secret_sealed IS NULL AND ($2::uuid IS NULL OR id = $2) LIMIT $1',
+    [options.limit ?? 500, options.only ?? null],
+  );
+  if (rows.length === 0) return 0;
+  const ids = rows.map((r) => String(r.id));
+  const issued = await q.query(
+    `UPDATE notification_subscriptions s SET secret_sealed = x.sealed
+       FROM unnest($1::uuid[], $2::text[]) AS x(id, sealed)
+      WHERE s.id = x.id AND s.secret_sealed IS NULL RETURNING s.id`,
+    [ids, ids.map(sealSecret)],
+  );
+  return issued.length;
 }

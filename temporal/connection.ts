@@ -4,7 +4,8 @@ import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from '../runtime/config.ts';
-import { encryptingDataConverter, loadCodecKeys } from './payload-codec.ts';
+import { encryptingDataConverter } from './payload-codec.ts';
+import { loadCodecKeys } from '../runtime/codec-keys.ts';
 import { freePort } from '../runtime/free-port.ts';
 import { setCoreMetricsUrl } from '../runtime/metrics-export.ts';
 

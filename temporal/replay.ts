@@ -5,7 +5,8 @@ import path from 'node:path';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { Config } from '../runtime/config.ts';
 import { connectClient } from './connection.ts';
-import { encryptingDataConverter, loadCodecKeys } from './payload-codec.ts';
+import { encryptingDataConverter } from './payload-codec.ts';
+import { loadCodecKeys } from '../runtime/codec-keys.ts';
 
 export type RunsToReplay = { query: string } | { workflowId: string; runId?: string | undefined };
 

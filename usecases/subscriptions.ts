@@ -2,6 +2,8 @@
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
 import { MAX_SUBSCRIPTIONS, subscriptionHealth, type SubscriptionInput, type SubscriptionPage, type SubscriptionView } from '../domain/webhooks.ts';
+import { createSecretBox, type SealingKey, type SecretBox } from '../domain/secret-box.ts';
+import { newSubscriptionSecret, SECRET_ROTATION_OVERLAP_MS, type SubscriptionSecret } from '../domain/subscription-secret.ts';
 import { enableSubscription as enableStoredSubscription } from '../store/subscription-health.ts';
 import {
   createSubscription as insertSubscription,
@@ -9,7 +11,11 @@ import {
   getSubscription as findSubscription,
   listSubscriptions as pageOfSubscriptions,
   replaceSubscription as updateSubscription,
+  issueMissingSecrets,
+  rotateSubscriptionSecret as rotateStoredSecret,
+  subscriptionSecrets,
   SubscriptionLimitReached,
+  type SealedSecrets,
   type Subscription,
 } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
@@ -31,11 +37,36 @@ export const subscriptionNotFound = (id: string) =>
     parameter: 'notificationId',
   });
 
-export async function createSubscription({ db, config }: UseCaseContext, caller: Caller, input: SubscriptionInput): Promise<Outcome<SubscriptionView>> {
+const boxes = new WeakMap<readonly SealingKey[], SecretBox>();
+/** The box that seals and opens subscription secrets with this process's payload codec ring. */
+const boxOf = (ring: readonly SealingKey[]): SecretBox => {
+  let box = boxes.get(ring);
+  if (!box) boxes.set(ring, (box = createSecretBox(ring)));
+  return box;
+};
+
+/** A new secret, sealed for the subscription (the clear secret kept only to answer this one request). */
+function freshSecret(ring: readonly SealingKey[]) {
+  const secret = newSubscriptionSecret();
+  return { secret, seal: (subscriptionId: string) => boxOf(ring).seal(subscriptionId, secret) };
+}
+
+const secretView = (ring: readonly SealingKey[], id: string, s: SealedSecrets): SubscriptionSecret => ({
+  secret: boxOf(ring).open(id, s.sealed!),
+  previousSecretExpiresAt: s.previousUntil,
+});
+
+/** Registers a subscription; the answer carries its secret (as GET …/secret does, and no other read). */
+export async function createSubscription(
+  { db, config, keys }: UseCaseContext,
+  caller: Caller,
+  input: SubscriptionInput,
+): Promise<Outcome<SubscriptionView & { secret: string }>> {
   const url = await checkDeliverableUrl(input.webhookUrl, config.webhooks.allowInsecureUrls);
   if (!url.ok) return url;
+  const { secret, seal } = freshSecret(keys.sealing);
   try {
-    return done(present(await insertSubscription(db, caller.id, input)));
+    return done({ ...present(await insertSubscription(db, caller.id, input, seal)), secret });
   } catch (err) {
     if (!(err instanceof SubscriptionLimitReached)) throw err;
     return refuse('subscriptionLimit', `Your business already has ${MAX_SUBSCRIPTIONS} webhook subscriptions; delete one before registering another.`);
@@ -93,4 +124,24 @@ export async function deleteSubscription({ db, runs, log }: UseCaseContext, call
 export async function enableSubscription({ db }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<SubscriptionView>> {
   const enabled = await enableStoredSubscription(db, caller.id, id);
   return enabled ? done(present(enabled.subscription)) : subscriptionNotFound(id);
+}
+
+/**
+ * The subscription's secret (and until when the one a rotation replaced still signs). A subscription
+ * made before secrets existed is given one now, if the reconciler has not yet.
+ */
+export async function getSubscriptionSecret({ db, keys }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<SubscriptionSecret>> {
+  let stored = await subscriptionSecrets(db, caller.id, id);
+  if (stored && stored.sealed === null) {
+    await issueMissingSecrets(db, (subscriptionId) => boxOf(keys.sealing).seal(subscriptionId, newSubscriptionSecret()), { only: id });
+    stored = await subscriptionSecrets(db, caller.id, id);
+  }
+  return stored ? done(secretView(keys.sealing, id, stored)) : subscriptionNotFound(id);
+}
+
+/** A new secret; the one it replaces keeps signing beside it for 24 hours (one replaced earlier stops now). */
+export async function rotateSubscriptionSecret({ db, keys }: UseCaseContext, caller: Caller, id: string): Promise<Outcome<SubscriptionSecret>> {
+  const { secret, seal } = freshSecret(keys.sealing);
+  const stored = await rotateStoredSecret(db, caller.id, id, seal, SECRET_ROTATION_OVERLAP_MS);
+  return stored ? done({ secret, previousSecretExpiresAt: stored.previousUntil }) : subscriptionNotFound(id);
 }

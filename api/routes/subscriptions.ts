@@ -11,13 +11,16 @@ import {
   subscriptionSchema,
 } from '../../domain/webhooks.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
+import { subscriptionSecretSchema } from '../../domain/subscription-secret.ts';
 import {
   createSubscription,
   deleteSubscription,
   enableSubscription,
   getSubscription,
+  getSubscriptionSecret,
   listSubscriptions,
   replaceSubscription,
+  rotateSubscriptionSecret,
 } from '../../usecases/subscriptions.ts';
 import {
   eventDeliveries,
@@ -39,10 +42,15 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       path: '/notification',
       operationId: 'createSubscription',
       summary: 'Register a webhook endpoint',
-      description: `HTTPS to a public address. At most ${MAX_SUBSCRIPTIONS} per business.`,
+      description:
+        `HTTPS to a public address. At most ${MAX_SUBSCRIPTIONS} per business. The answer carries the subscription's own ` +
+        '`secret` (whsec_…): every delivery to it is signed with it (`webhook-signature` v1, HMAC-SHA256, the Standard Webhooks form), ' +
+        'so a Standard Webhooks or Svix library verifies it. No other read shows it but GET /notification/{notificationId}/secret.',
       tag: 'Webhooks',
       body: subscriptionBody,
-      responses: { 201: { description: 'The subscription', schema: subscriptionSchema } },
+      responses: {
+        201: { description: 'The subscription, with its secret', schema: subscriptionSchema.extend({ secret: subscriptionSecretSchema.shape.secret }) },
+      },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'webhookUrlRefused', 'subscriptionLimit'],
       handler: ({ body, business }) => createSubscription(uc, business, body),
     }),
@@ -95,6 +103,37 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       responses: { 204: { description: 'Deleted' } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       handler: ({ params, business }) => deleteSubscription(uc, business, params.notificationId),
+    }),
+    route({
+      method: 'get',
+      path: '/notification/:notificationId/secret',
+      operationId: 'getSubscriptionSecret',
+      summary: "The subscription's secret, which signs each delivery's v1 signature",
+      description:
+        '`webhook-signature` carries `v1,<Base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under this secret (the ' +
+        'Standard Webhooks symmetric form) beside the environment-wide `v1a` (Ed25519). After a rotation the secret it replaced still ' +
+        'signs too, a second `v1`, until `previousSecretExpiresAt`.',
+      tag: 'Webhooks',
+      params: notificationIdParams,
+      responses: { 200: { description: 'The secret', schema: subscriptionSecretSchema } },
+      errors: ['invalidRequest', 'subscriptionNotFound'],
+      handler: ({ params, business }) => getSubscriptionSecret(uc, business, params.notificationId),
+    }),
+    route({
+      method: 'post',
+      path: '/notification/:notificationId/secret/rotate',
+      operationId: 'rotateSubscriptionSecret',
+      summary: "Replace the subscription's secret; the old one keeps signing for 24 hours",
+      description:
+        'From now on deliveries carry two `v1` signatures, one per secret, until `previousSecretExpiresAt` (24 hours): switch your ' +
+        'receiver to the new secret meanwhile. Rotating again within those 24 hours ends the older secret at once. Limited with the ' +
+        `redelivery requests (${uc.config.webhooks.redeliveriesPerSecond} per second per business).`,
+      tag: 'Webhooks',
+      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      params: notificationIdParams,
+      responses: { 200: { description: 'The new secret', schema: subscriptionSecretSchema } },
+      errors: ['invalidRequest', 'subscriptionNotFound'],
+      handler: ({ params, business }) => rotateSubscriptionSecret(uc, business, params.notificationId),
     }),
     route({
       method: 'get',

@@ -23,7 +23,7 @@ import { freePort } from '../helpers/ports.ts';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { start, type Running } from '../helpers/processes.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
-import { codecKeysFile } from '../../temporal/payload-codec.ts';
+import { codecKeysFile } from '../../runtime/codec-keys.ts';
 
 const ROWS = 600;
 const SUBSCRIPTIONS = ['a', 'b', 'c'];

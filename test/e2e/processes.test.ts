@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { findTemporalCli } from '../../dev/temporal-cli.ts';
 import { loadConfig } from '../../runtime/config.ts';
-import { codecKeysFile } from '../../temporal/payload-codec.ts';
+import { codecKeysFile } from '../../runtime/codec-keys.ts';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';

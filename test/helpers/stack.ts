@@ -21,7 +21,7 @@ import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import type { SimClient } from '../../provider-sim/state.ts';
 import { createWorkers, type Workers } from '../../worker.ts';
-import { codecKeysFile } from '../../temporal/payload-codec.ts';
+import { codecKeysFile, readCodecKeys, type CodecKey } from '../../runtime/codec-keys.ts';
 import { checkpointPublicKeyOf } from '../../domain/audit-checkpoint.ts';
 
 let ring: SigningKey[] | undefined;
@@ -33,6 +33,7 @@ export function testKeyRing(): SigningKey[] {
 let payloadRing: SigningKey[] | undefined;
 let standardRing: SigningKey[] | undefined;
 let checkpointRing: SigningKey[] | undefined;
+let sealingRing: CodecKey[] | undefined;
 /** Every ring: the webhook ring above, a Standard Webhooks ring and a signed-payload ring, made once per test process. */
 export function testKeyRings(): KeyRings {
   return {
@@ -40,7 +41,13 @@ export function testKeyRings(): KeyRings {
     standardWebhooks: (standardRing ??= generateKeyRing('standard-webhook', 'sandbox')),
     signedPayloads: (payloadRing ??= generateKeyRing('signed-payload', 'sandbox')),
     auditCheckpoints: testCheckpointRing().map(checkpointPublicKeyOf),
+    sealing: testSealingRing(),
   };
+}
+
+/** The run's payload codec ring (in its DATA_DIR, shared by every process of the run): it seals subscription secrets too. */
+export function testSealingRing(): CodecKey[] {
+  return (sealingRing ??= readCodecKeys(loadConfig(process.env)));
 }
 
 /** The ring that signs the audit chain's checkpoints in a test stack's workers (the API publishes its public halves). */
@@ -51,7 +58,7 @@ export function testCheckpointRing(): SigningKey[] {
 /** The rings a delivery is signed with, as the workers of a test stack use them. */
 export function testWebhookKeys() {
   const rings = testKeyRings();
-  return { signature: rings.webhooks, standard: rings.standardWebhooks };
+  return { signature: rings.webhooks, standard: rings.standardWebhooks, sealing: rings.sealing };
 }
 
 export function testEnv(name: string): string {

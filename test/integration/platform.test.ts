@@ -126,7 +126,7 @@ describe('errors and routing', () => {
       db: failing,
       temporal: stack.temporal,
       log,
-      keys: { webhooks: [], standardWebhooks: [], signedPayloads: [], auditCheckpoints: [] },
+      keys: { webhooks: [], standardWebhooks: [], signedPayloads: [], auditCheckpoints: [], sealing: [] },
     }).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const { port } = server.address() as { port: number };

@@ -130,7 +130,7 @@ describe('what enters an entry', () => {
         db: {} as never,
         temporal: {} as never,
         log: createLogger('silent'),
-        keys: { webhooks: [], standardWebhooks: [], signedPayloads: [], auditCheckpoints: [] },
+        keys: { webhooks: [], standardWebhooks: [], signedPayloads: [], auditCheckpoints: [], sealing: [] },
       }),
     );
     const vocabulary = apiVocabulary(doc);

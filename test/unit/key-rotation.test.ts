@@ -109,6 +109,7 @@ describe('signing key rotation', () => {
       standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox', now),
       auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox', now).map(checkpointPublicKeyOf),
+      sealing: [],
     };
     const warned = checkSigningKeys(rings, new Date(gapAt.getTime() - 10 * DAY));
     assert.deepEqual(warned, { status: 'degraded', endsAt: gapAt.toISOString() });
@@ -137,6 +138,7 @@ describe('signing key rotation', () => {
       standardWebhooks: generateKeyRing('standard-webhook', 'sandbox'),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox'),
       auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox').map(checkpointPublicKeyOf),
+      sealing: [],
     };
     const newEnd = ringEndsAt(rotated);
     assert.equal(checkSigningKeys(rings, new Date(newEnd.getTime() - 31 * DAY)).status, 'ok');

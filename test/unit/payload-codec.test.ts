@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
-import { createEncryptionCodec, ENCRYPTED_ENCODING, generateCodecKey } from '../../temporal/payload-codec.ts';
+import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../temporal/payload-codec.ts';
+import { generateCodecKey } from '../../runtime/codec-keys.ts';
 
 const json = (value: unknown): Payload => ({
   metadata: { encoding: new TextEncoder().encode('json/plain') },

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../runtime/config.ts';
 import { fileLinkSecret } from '../../runtime/file-store.ts';
-import { loadCodecKeys } from '../../temporal/payload-codec.ts';
+import { loadCodecKeys } from '../../runtime/codec-keys.ts';
 import { readOrCreateOnce, replaceAtomically } from '../../runtime/secret-file.ts';
 import { loadKeyRing } from '../../runtime/signing-keys.ts';
 

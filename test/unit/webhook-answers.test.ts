@@ -48,6 +48,7 @@ const target = (over: Partial<DeliveryTarget> = {}): DeliveryTarget => ({
   businessId: 'b1',
   status: 'pending',
   mode: 'dispatcher',
+  sealedSecrets: [],
   run: 1,
   attempts: 0,
   runAttempts: 0,

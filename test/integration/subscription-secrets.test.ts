@@ -1,0 +1,196 @@
+// A secret per subscription (issue 38, item 2), end to end: the secret is in the POST /notification
+// answer and GET …/secret only; every delivery carries its `v1,` HMAC, which the Standard Webhooks
+// reference libraries — npm's and PyPI's `standardwebhooks`, as receivers install them — verify with no
+// code of ours; a rotation signs with both secrets for 24 hours; the secret is sealed at rest and in
+// no audit entry, log line or other read; subscriptions made before secrets existed get one.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { createReconcileActivities } from '../../activities/reconcile.ts';
+import { venvBin } from '../../dev/temporal-cli.ts';
+import { createSubscription } from '../../store/subscriptions.ts';
+import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
+import { startReceiver, type Received, type Receiver } from '../helpers/receiver.ts';
+import { startStack, testSealingRing, type Stack } from '../helpers/stack.ts';
+
+/** What PyPI's standardwebhooks says of a delivery, run as a receiver would run it. */
+function verifyWithPython(secret: string, got: Received): Promise<string> {
+  const script = [
+    'import json, sys',
+    'from standardwebhooks import Webhook',
+    'm = json.load(sys.stdin)',
+    'try:',
+    "    print('verified', Webhook(m['secret']).verify(m['body'], m['headers'])['data']['eventId'])",
+    'except Exception as e:',
+    "    print('refused', type(e).__name__)",
+  ].join('\n');
+  const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(got.headers[h])]));
+  return new Promise((resolve, reject) => {
+    const child = execFile(path.join(venvBin, 'python'), ['-c', script], (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout.trim())));
+    child.stdin!.end(JSON.stringify({ secret, body: got.body.toString(), headers }));
+  });
+}
+
+const v1Count = (got: Received) =>
+  String(got.headers['webhook-signature'])
+    .split(' ')
+    .filter((s) => s.startsWith('v1,')).length;
+
+describe('subscription secrets', () => {
+  let stack: Stack;
+  let key: string;
+  let businessId: string;
+  let other: string;
+  let donor: Donor;
+  let receiver: Receiver;
+  let n = 0;
+
+  before(async () => {
+    stack = await startStack({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true', SYNC_IMPORT_RATE_LIMIT_PER_SECOND: '100' } });
+    ({ apiKey: key, businessId } = await stack.newBusiness());
+    ({ apiKey: other } = await stack.newBusiness());
+    donor = donorAt(stack);
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver.close();
+    await stack.close();
+  });
+  afterEach(async () => {
+    await stack.db.query('DELETE FROM notification_subscriptions WHERE business_id = $1', [businessId]);
+  });
+
+  const subscribe = async () => {
+    const res = await stack.request('POST', '/notification', {
+      key,
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+    });
+    assert.equal(res.status, 201, res.text);
+    return res.body as { id: string; secret: string };
+  };
+  /** Onboards one cardholder; resolves with the delivery of its decision. */
+  const delivery = async (): Promise<Received> => {
+    const seen = receiver.received.length;
+    const externalId = `secret-${n++}`;
+    await createEntities(stack, key, [externalId]);
+    const res = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId, shareToken: await donor.token('complete') } });
+    assert.equal(res.status, 200, res.text);
+    return (await receiver.waitFor(seen + 1))[seen]!;
+  };
+
+  it('answers the secret on creation and GET …/secret alone, and signs each delivery so both reference libraries verify it', async () => {
+    const sub = await subscribe();
+    assert.match(sub.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    const read = await stack.request('GET', `/notification/${sub.id}/secret`, { key });
+    assert.equal(read.status, 200, read.text);
+    assert.deepEqual(read.body, { secret: sub.secret, previousSecretExpiresAt: null });
+    for (const p of [`/notification/${sub.id}`, '/notification']) {
+      const res = await stack.request('GET', p, { key, headers: { 'accept-version': 'v1.0' } });
+      assert.equal(res.status, 200);
+      assert.ok(!res.text.includes(sub.secret.slice(6)) && !res.text.includes('secret'), `${p} shows no secret`);
+    }
+    assert.equal((await stack.request('GET', `/notification/${sub.id}/secret`, { key: other })).status, 404, "another business's subscription");
+
+    const got = await delivery();
+    assert.equal(v1Count(got), 1);
+    assert.match(String(got.headers['webhook-signature']), /^v1,\S+ v1a,\S+$/, 'the v1 HMAC beside the environment-wide v1a');
+    const event = new Webhook(sub.secret).verify(got.body.toString(), got.headers as Record<string, string>) as { data: { eventId: string } };
+    assert.equal(await verifyWithPython(sub.secret, got), `verified ${event.data.eventId}`);
+    // another subscription's secret (its own, of the same business) verifies nothing of this one's
+    const second = await subscribe();
+    assert.throws(() => new Webhook(second.secret).verify(got.body.toString(), got.headers as Record<string, string>), /No matching signature/);
+    assert.equal(await verifyWithPython(second.secret, got), 'refused WebhookVerificationError');
+    const forged = { ...got, body: Buffer.from(got.body.toString().replace('APPROVED', 'REJECTED')) };
+    assert.equal(await verifyWithPython(sub.secret, forged), 'refused WebhookVerificationError');
+  });
+
+  it('keeps the secret sealed at rest, and out of the audit log and the logs', async () => {
+    const sub = await subscribe();
+    await stack.request('POST', `/notification/${sub.id}/secret/rotate`, { key });
+    const { secret } = (await stack.request('GET', `/notification/${sub.id}/secret`, { key })).body as { secret: string };
+    const raw = sub.secret.slice(6);
+    const [row] = await stack.db.query<{ t: string }>('SELECT row_to_json(s)::text AS t FROM notification_subscriptions s WHERE id = $1', [sub.id]);
+    assert.match(row!.t, /"secret_sealed":"v1\./);
+    for (const s of [raw, secret.slice(6), Buffer.from(raw, 'base64').toString('hex')]) assert.ok(!row!.t.includes(s), 'the row holds no secret');
+    // linked into the chain or still waiting to be (store/audit-chainer.ts)
+    const audit = await stack.db.query<{ t: string; action: string }>(
+      `SELECT action, t FROM (SELECT action, business_id, subject_id, row_to_json(a)::text AS t FROM audit_log a
+                              UNION ALL SELECT action, business_id, subject_id, row_to_json(p)::text FROM audit_pending p) x
+        WHERE business_id = $1 AND subject_id = $2 AND action LIKE 'subscription.%'`,
+      [businessId, sub.id],
+    );
+    assert.deepEqual(audit.map((a) => a.action).sort(), ['subscription.created', 'subscription.secret_rotated']);
+    for (const a of audit) assert.ok(!a.t.includes(raw) && !a.t.includes(secret.slice(6)), `${a.action} names no secret`);
+    const logs = JSON.stringify(stack.logs);
+    assert.ok(!logs.includes(raw) && !logs.includes(secret.slice(6)), 'no log line names a secret');
+  });
+
+  it('signs with the new secret and the one it replaced for 24 hours after a rotation, then with the new one alone', async () => {
+    const sub = await subscribe();
+    const before = Date.now();
+    const rotated = await stack.request('POST', `/notification/${sub.id}/secret/rotate`, { key });
+    assert.equal(rotated.status, 200, rotated.text);
+    const { secret, previousSecretExpiresAt } = rotated.body as { secret: string; previousSecretExpiresAt: string };
+    assert.notEqual(secret, sub.secret);
+    const overlap = Date.parse(previousSecretExpiresAt) - before;
+    assert.ok(overlap > 23.9 * 3_600_000 && overlap < 24.1 * 3_600_000, `24 hours, not ${overlap} ms`);
+    assert.deepEqual((await stack.request('GET', `/notification/${sub.id}/secret`, { key })).body, { secret, previousSecretExpiresAt });
+
+    const during = await delivery();
+    assert.equal(v1Count(during), 2);
+    for (const s of [secret, sub.secret]) assert.match(await verifyWithPython(s, during), /^verified /);
+
+    // a second rotation within the window ends the oldest secret at once
+    const again = (await stack.request('POST', `/notification/${sub.id}/secret/rotate`, { key })).body as { secret: string };
+    const next = await delivery();
+    assert.equal(v1Count(next), 2);
+    assert.match(await verifyWithPython(again.secret, next), /^verified /);
+    assert.match(await verifyWithPython(secret, next), /^verified /);
+    assert.equal(await verifyWithPython(sub.secret, next), 'refused WebhookVerificationError');
+
+    // the window over (as 24 hours later), the replaced secret signs no more
+    await stack.db.query("UPDATE notification_subscriptions SET previous_secret_until = now() - interval '1 second' WHERE id = $1", [sub.id]);
+    const later = await delivery();
+    assert.equal(v1Count(later), 1);
+    assert.match(await verifyWithPython(again.secret, later), /^verified /);
+    assert.equal(await verifyWithPython(secret, later), 'refused WebhookVerificationError');
+    assert.equal((await stack.request('GET', `/notification/${sub.id}/secret`, { key })).body.previousSecretExpiresAt, null);
+    assert.equal((await stack.request('POST', `/notification/${crypto.randomUUID()}/secret/rotate`, { key })).status, 404);
+  });
+
+  it('gives a secret to subscriptions made before secrets existed: the reconciler, or the first GET …/secret', async () => {
+    const input = { notificationChannel: 'WEBHOOK' as const, notificationTypes: ['account_status_change' as const], webhookUrl: receiver.url };
+    const [a, b] = [await createSubscription(stack.db, businessId, input), await createSubscription(stack.db, businessId, input)];
+    const sealedOf = async (id: string) =>
+      (await stack.db.query<{ s: string | null }>('SELECT secret_sealed AS s FROM notification_subscriptions WHERE id = $1', [id]))[0]!.s;
+    assert.equal(await sealedOf(a.id), null);
+    // a delivery to one without a secret yet carries v1a alone (as before this release)
+    const bare = await delivery();
+    assert.match(String(bare.headers['webhook-signature']), /^v1a,\S+$/);
+
+    const read = await stack.request('GET', `/notification/${a.id}/secret`, { key });
+    assert.equal(read.status, 200);
+    assert.match(read.body.secret, /^whsec_/);
+    assert.equal((await stack.request('GET', `/notification/${a.id}/secret`, { key })).body.secret, read.body.secret, 'given once');
+
+    const reconcile = createReconcileActivities({
+      db: stack.db,
+      log: pino({ level: 'silent' }),
+      webhookKeys: { sealing: testSealingRing() },
+      runs: never(),
+      start: never(),
+    });
+    await reconcile.reconcileDeliveries();
+    assert.match((await sealedOf(b.id))!, /^v1\./);
+    assert.equal(
+      (await stack.request('GET', `/notification/${a.id}/secret`, { key })).body.secret,
+      read.body.secret,
+      'the reconciler left the first one alone',
+    );
+  });
+});
+
+const never = () => new Proxy({}, { get: () => () => assert.fail('not used') }) as never;
