@@ -2,7 +2,7 @@
 // subscribable type, with the body every delivery of it carries. The names and stage values come
 // from the domain modules that build the events, so the description cannot drift from them.
 import { z } from 'zod';
-import { CARD_ISSUANCE_EVENT } from '../domain/events.ts';
+import { CARD_ISSUANCE_EVENT, TEST_EVENT } from '../domain/events.ts';
 import { KYB_EVENT } from '../domain/kyb.ts';
 import {
   FEATURE_ACCESS_EVENT,
@@ -33,6 +33,10 @@ const envelope = (event: { eventName: string; eventType: string }, data: z.ZodTy
     eventType: z.literal(event.eventType),
     businessId: z.uuid().meta({ description: 'The business whose event it is (covered by both signatures)' }),
     data,
+    sequence: z
+      .number()
+      .int()
+      .meta({ description: "The event's place in the business's events feed (GET /events): only grows, in the order events became visible" }),
   });
 
 const EVENTS = [
@@ -120,10 +124,21 @@ const EVENTS = [
   },
 ];
 
+/** Not subscribable: sent on request to one subscription (POST /notification/{notificationId}/test). */
+const TEST = {
+  event: TEST_EVENT,
+  summary: 'A test event, sent on request',
+  description:
+    'Sent by POST /notification/{notificationId}/test to that subscription alone, whatever types it takes: check that your ' +
+    'receiver gets and verifies deliveries. It decides nothing and changes nothing; it is in the events feed like every event.',
+  data: z.object({ ...base, subscriptionId: z.uuid() }),
+};
+const DOCUMENTED = [...EVENTS, TEST];
+
 /** The `webhooks` section: keyed by event type. */
 export function webhookEventsDoc(toSchema: (schema: z.ZodType) => Record<string, unknown>) {
   return Object.fromEntries(
-    EVENTS.map(({ event, summary, description, data }) => [
+    DOCUMENTED.map(({ event, summary, description, data }) => [
       event.eventType,
       {
         post: {
@@ -139,9 +154,9 @@ export function webhookEventsDoc(toSchema: (schema: z.ZodType) => Record<string,
 
 /** The documented body of an event type's deliveries (tests check what is delivered against it). */
 export function eventBodySchema(eventType: string): z.ZodType | undefined {
-  const e = EVENTS.find((x) => x.event.eventType === eventType);
+  const e = DOCUMENTED.find((x) => x.event.eventType === eventType);
   return e && envelope(e.event, e.data);
 }
 
-/** The event types the description documents (a test keeps them equal to the subscribable types). */
+/** The subscribable event types the description documents (a test keeps them equal to the subscribable types; `test` is documented beside them). */
 export const DOCUMENTED_EVENT_TYPES = EVENTS.map((e) => e.event.eventType);

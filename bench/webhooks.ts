@@ -15,6 +15,7 @@
 //          (10 subscriptions each, 2 events/s) against the same before it came back. The receiver
 //          that comes back answers in --receiver-ms (20 ms).
 //   node bench/webhooks.ts [--database postgres|pglite] [--only peak,slow,burst,recovery] [--rows 300] [--burst 10000] [--backlog 10000] [--receiver-ms 20]
+//     [--no-secrets]   subscriptions without their own secret (no `v1` HMAC per delivery: the figures before issue 38, item 2)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,7 +28,9 @@ import { createSubscription } from '../store/subscriptions.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload } from '../test/helpers/imports.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
-import { startStack, type Stack } from '../test/helpers/stack.ts';
+import { startStack, testSealingRing, type Stack } from '../test/helpers/stack.ts';
+import { createSecretBox } from '../domain/secret-box.ts';
+import { newSubscriptionSecret } from '../domain/subscription-secret.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,8 +41,11 @@ const { values } = parseArgs({
     backlog: { type: 'string', default: '10000' },
     'receiver-ms': { type: 'string', default: '20' },
     subscriptions: { type: 'string', default: '10' },
+    'no-secrets': { type: 'boolean', default: false },
   },
 });
+/** Each subscription's secret, sealed as the API seals it (unless --no-secrets): every delivery then carries its `v1` HMAC. */
+const sealSecret = values['no-secrets'] ? undefined : (id: string) => createSecretBox(testSealingRing()).seal(id, newSubscriptionSecret());
 const only = new Set(values.only.split(','));
 const ROWS = Number(values.rows);
 const BURST = Number(values.burst);
@@ -105,7 +111,12 @@ async function peak(stack: Stack, slowOne: boolean) {
   const slow = await receiver(6000);
   for (let i = 0; i < SUBSCRIPTIONS; i++) {
     const url = slowOne && i === 0 ? slow.url('slow') : fast.url(`sub-${i}`);
-    await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: url });
+    await createSubscription(
+      stack.db,
+      businessId,
+      { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: url },
+      sealSecret,
+    );
   }
   const externalIds = Array.from({ length: ROWS }, (_, i) => `${label}-${i}`);
   await bulkEntities(stack.db, businessId, externalIds);
@@ -173,11 +184,16 @@ async function burst(stack: Stack, subscriptions: number) {
   const { businessId } = await stack.newBusiness({ name: `bench-burst-${subscriptions}` });
   const r = await receiver();
   for (let i = 0; i < subscriptions; i++) {
-    await createSubscription(stack.db, businessId, {
-      notificationChannel: 'WEBHOOK',
-      notificationTypes: ['account_status_change'],
-      webhookUrl: r.url(`sub-${i}`),
-    });
+    await createSubscription(
+      stack.db,
+      businessId,
+      {
+        notificationChannel: 'WEBHOOK',
+        notificationTypes: ['account_status_change'],
+        webhookUrl: r.url(`sub-${i}`),
+      },
+      sealSecret,
+    );
   }
   await stack.db.tx(async (q) => {
     for (let i = 0; i < events; i++) {
@@ -228,11 +244,16 @@ async function recovery(stack: Stack) {
   const { businessId } = await stack.newBusiness({ name: 'bench-recovery' });
   const back = await receiver(RECEIVER_MS);
   back.answer(503);
-  const subscription = await createSubscription(stack.db, businessId, {
-    notificationChannel: 'WEBHOOK',
-    notificationTypes: ['account_status_change'],
-    webhookUrl: back.url('back'),
-  });
+  const subscription = await createSubscription(
+    stack.db,
+    businessId,
+    {
+      notificationChannel: 'WEBHOOK',
+      notificationTypes: ['account_status_change'],
+      webhookUrl: back.url('back'),
+    },
+    sealSecret,
+  );
   // the backlog, as an hour's outage leaves it: each delivery attempted twice, its next slot minutes away
   await stack.db.tx(async (q) => {
     for (let from = 0; from < BACKLOG; from += 1000)
@@ -255,11 +276,16 @@ async function recovery(stack: Stack) {
     const other = await stack.newBusiness({ name: `bench-steady-${b}` });
     others.push(other.businessId);
     for (let i = 0; i < 10; i++)
-      await createSubscription(stack.db, other.businessId, {
-        notificationChannel: 'WEBHOOK',
-        notificationTypes: ['account_status_change'],
-        webhookUrl: steady.url(`b${b}-s${i}`),
-      });
+      await createSubscription(
+        stack.db,
+        other.businessId,
+        {
+          notificationChannel: 'WEBHOOK',
+          notificationTypes: ['account_status_change'],
+          webhookUrl: steady.url(`b${b}-s${i}`),
+        },
+        sealSecret,
+      );
   }
   let sending = true;
   let n = 0;

@@ -907,6 +907,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notification/{notificationId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test event to this subscription now
+         * @description Event type `test`, name `webhook_test`: delivered to this subscription alone, whatever types it takes, signed and retried like every delivery (a disabled subscription holds it until enabled). It decides nothing and changes nothing. Follow it with GET /events/{eventId}/deliveries. Limited with the redelivery requests (10 per second per business).
+         */
+        post: operations["sendTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The business's events, oldest first, by sequence (reconcile after an outage)
+         * @description Every event recorded for your business (those some subscription of yours took when it happened, and test events), in the order they became visible, each with its `sequence` — a number of your business that only grows and that every event body carries too — its payload as delivered, and how its deliveries stand. Page with `after`: the last sequence you have handled (meta.lastSequence); an event that becomes visible later always has a larger sequence than any you have read, so paging by `after` misses nothing. Numbers may skip (an event deleted with its business data).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/{eventId}/deliveries": {
         parameters: {
             query?: never;
@@ -1172,6 +1212,8 @@ export interface webhooks {
                              */
                             reviewRejectType?: "RETRY" | "FINAL";
                         };
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
+                        sequence: number;
                     };
                 };
             };
@@ -1258,6 +1300,8 @@ export interface webhooks {
                              */
                             reviewRejectType?: "RETRY" | "FINAL";
                         };
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
+                        sequence: number;
                     };
                 };
             };
@@ -1335,6 +1379,8 @@ export interface webhooks {
                             /** @description A batch row's number */
                             rowNumber?: number;
                         };
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
+                        sequence: number;
                     };
                 };
             };
@@ -1409,6 +1455,8 @@ export interface webhooks {
                             /** @enum {string} */
                             access: "ENABLED" | "REMOVED";
                         };
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
+                        sequence: number;
                     };
                 };
             };
@@ -1482,6 +1530,8 @@ export interface webhooks {
                             deadlineAt: string;
                             waitingFor: string[];
                         };
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
+                        sequence: number;
                     };
                 };
             };
@@ -1550,6 +1600,73 @@ export interface webhooks {
                                 description: string;
                             };
                         };
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
+                        sequence: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event, sent on request
+         * @description Sent by POST /notification/{notificationId}/test to that subscription alone, whatever types it takes: check that your receiver gets and verifies deliveries. It decides nothing and changes nothing; it is in the events feed like every event. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        eventName: "webhook_test";
+                        /** @constant */
+                        eventType: "test";
+                        /**
+                         * Format: uuid
+                         * @description The business whose event it is (covered by both signatures)
+                         */
+                        businessId: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Deduplicate on it: the same on every retry and redelivery
+                             */
+                            eventId: string;
+                            message: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                            /** Format: uuid */
+                            subscriptionId: string;
+                        };
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
+                        sequence: number;
                     };
                 };
             };
@@ -7051,6 +7168,181 @@ export interface operations {
             };
             /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test event, queued (the dispatcher sends it within moments) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        eventId: string;
+                        /** Format: uuid */
+                        subscriptionId: string;
+                    };
+                };
+            };
+            /** @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0705000100` No webhook subscription with this id in your business; GET /notification lists your subscriptions. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000999` Internal error; the response carries a requestId to quote to support. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                after?: number;
+                limit?: number;
+            };
+            header: {
+                "Accept-Version": "v1.0" | "v1.0.1" | "v1.0.2" | "v1.1" | "v1.1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            eventId: string;
+                            sequence: number;
+                            eventName: string;
+                            eventType: string;
+                            entityId: string | null;
+                            createdAt: string;
+                            /** @description The body every delivery of the event carries (parsed) */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            deliveries: {
+                                total: number;
+                                delivered: number;
+                                pending: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                        }[];
+                        meta: {
+                            limit: number;
+                            after: number;
+                            /** @description Pass it as `after` for the next page (the same `after` when this page is empty) */
+                            lastSequence: number;
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `0000000300` A body field, query or path parameter is missing, of the wrong type, too long or unknown; `parameter` names it and `message` says what it must be. Correct it and send again.
+             *
+             *     `0000000400` The Accept-Version header is required on this list endpoint; send Accept-Version: v1.0.
+             *
+             *     `0000000410` The Accept-Version header names a version this service does not serve; send Accept-Version: v1.0.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `0000000100` The x-vouch-api-key header is missing; send your API key in it.
+             *
+             *     `0000000200` The API key is unknown or revoked; check the key you send in x-vouch-api-key, or use a current one.
+             */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

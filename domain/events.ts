@@ -10,6 +10,24 @@ export const EVENT_TYPES = [
   'reminder',
 ] as const;
 
+/**
+ * POST /notification/{id}/test (issue 38, item 6): an event of its own name and type, delivered to that
+ * subscription alone, whatever types it takes; it decides nothing and changes nothing.
+ */
+export const TEST_EVENT = { eventName: 'webhook_test', eventType: 'test' } as const;
+
+export function testEvent(input: { eventId: string; subscriptionId: string; timestamp: string }) {
+  return {
+    ...TEST_EVENT,
+    data: {
+      eventId: input.eventId,
+      message: 'A test event, sent on request (POST /notification/{notificationId}/test). It records no decision and changes nothing.',
+      timestamp: input.timestamp,
+      subscriptionId: input.subscriptionId,
+    },
+  };
+}
+
 export const CARD_ISSUANCE_EVENT = { eventName: 'card_issuance_api_access_updated', eventType: 'account_status_change' } as const;
 
 /** How a person was verified; the event's message says it. */

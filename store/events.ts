@@ -4,7 +4,8 @@
 // dispatcher: nothing between the record and the first attempt can be lost.
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from './audit-log.ts';
-import type { Tx } from './db.ts';
+import { TEST_EVENT, testEvent } from '../domain/events.ts';
+import type { Db, Tx } from './db.ts';
 import { modeUnlessDisabled } from './subscription-health.ts';
 import { inTx, type Writer } from './in-tx.ts';
 
@@ -17,6 +18,8 @@ export type NewEvent = {
   payload(eventId: string): object;
   /** Makes recording idempotent: a second record with the same key returns the first event's id. */
   sourceKey: string;
+  /** Delivered to this subscription alone, whatever types it takes (a test event); otherwise to every subscription taking the type. */
+  onlySubscription?: string;
 };
 
 /**
@@ -31,10 +34,32 @@ export function recordEvent(q: Writer, event: NewEvent): Promise<string> {
 /**
  * The bytes every delivery attempt sends; the business is named in them (and so under both
  * signatures), so a receiver serving several businesses cannot be handed one's event as another's.
+ * The last member, `sequence`, is written 0 here and numbered when the transaction commits
+ * (migration 034): the business's events feed (GET /events) in the order they became visible.
  */
 function eventBody(event: NewEvent, eventId: string): string {
   const { data, ...envelope } = event.payload(eventId) as { data?: unknown };
-  return JSON.stringify({ ...envelope, businessId: event.businessId, data });
+  return JSON.stringify({ ...envelope, businessId: event.businessId, data, sequence: 0 });
+}
+
+/**
+ * A test event for the subscription (domain/events.ts testEvent), delivered to it alone; undefined
+ * when the business has no such subscription. The subscription is held (FOR SHARE) while the event is
+ * recorded, so a delete racing it leaves either both or the subscription's deletion canceling the delivery.
+ */
+export async function recordTestEvent(db: Db, businessId: string, subscriptionId: string, now: Date): Promise<string | undefined> {
+  return db.tx(async (q) => {
+    const [s] = await q.query('SELECT id FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR SHARE', [subscriptionId, businessId]);
+    if (!s) return undefined;
+    return insertEvent(q, {
+      businessId,
+      entityId: null,
+      ...TEST_EVENT,
+      payload: (eventId) => testEvent({ eventId, subscriptionId, timestamp: now.toISOString() }),
+      sourceKey: `test:${randomUUID()}`,
+      onlySubscription: subscriptionId,
+    });
+  });
 }
 
 async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
@@ -48,11 +73,11 @@ async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
        INSERT INTO webhook_deliveries (id, event_id, subscription_id, business_id, mode)
        SELECT gen_random_uuid(), e.id, s.id, s.business_id, ${modeUnlessDisabled('dispatcher', 's.disabled_at')}
          FROM e, notification_subscriptions s
-        WHERE s.business_id = $2 AND $5 = ANY (s.types)
+        WHERE s.business_id = $2 AND CASE WHEN $9::uuid IS NULL THEN $5 = ANY (s.types) ELSE s.id = $9 END
        ON CONFLICT (event_id, subscription_id) DO NOTHING
      )
      SELECT id FROM e`,
-    [eventId, event.businessId, event.entityId, event.eventName, event.eventType, body, body, event.sourceKey],
+    [eventId, event.businessId, event.entityId, event.eventName, event.eventType, body, body, event.sourceKey, event.onlySubscription ?? null],
   );
   if (inserted) {
     recordAudit(q, {

@@ -5,11 +5,17 @@ import { pageMeta, type Page } from '../domain/pagination.ts';
 import { STANDARD_WEBHOOK_SCHEME, standardWebhookPublicKeyOf, standardWebhookPublicKeySchema } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, publicKeySchema, SIGNATURE_SCHEME } from '../domain/webhook-signature.ts';
 import type { DeliveryPage } from '../domain/webhooks.ts';
+import type { EventFeed, EventFeedQuery } from '../domain/event-feed.ts';
 import { requeueDeliveries } from '../store/deliveries.ts';
+import { eventFeed } from '../store/event-feed.ts';
+import { recordTestEvent } from '../store/events.ts';
 import { deliveryLog, eventOfBusiness } from '../store/delivery-log.ts';
 import { getSubscription } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { subscriptionNotFound } from './subscriptions.ts';
+
+/** POST /notification/{id}/test: the event sent, whose deliveries GET /events/{eventId}/deliveries shows. */
+export const testEventSchema = z.object({ eventId: z.uuid(), subscriptionId: z.uuid() });
 
 /** How many deliveries went back to the dispatcher. */
 export const redeliverySchema = z.object({ redeliveries: z.number().int() });
@@ -60,4 +66,16 @@ export function webhookKeys({ config, keys }: UseCaseContext): Outcome<z.input<t
     keys: keys.webhooks.map(publicKeyOf),
     standardWebhooks: { algorithm: STANDARD_WEBHOOK_SCHEME, keys: keys.standardWebhooks.map(standardWebhookPublicKeyOf) },
   });
+}
+
+/** A signed test event to the subscription alone, now (as every delivery: a disabled subscription holds it until enabled). */
+export async function sendTestEvent({ db }: UseCaseContext, caller: Caller, subscriptionId: string): Promise<Outcome<z.input<typeof testEventSchema>>> {
+  const eventId = await recordTestEvent(db, caller.id, subscriptionId, new Date());
+  return eventId ? done({ eventId, subscriptionId }) : subscriptionNotFound(subscriptionId);
+}
+
+/** The business's events after a sequence, oldest first, with how each one's deliveries stand. */
+export async function eventsFeed({ db }: UseCaseContext, caller: Caller, query: EventFeedQuery): Promise<Outcome<EventFeed>> {
+  const { items, hasMore } = await eventFeed(db, caller.id, query.after, query.limit);
+  return done({ items, meta: { limit: query.limit, after: query.after, lastSequence: items.at(-1)?.sequence ?? query.after, hasMore } });
 }

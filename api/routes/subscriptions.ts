@@ -12,6 +12,7 @@ import {
 } from '../../domain/webhooks.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { subscriptionSecretSchema } from '../../domain/subscription-secret.ts';
+import { eventFeedQuery, eventFeedSchema } from '../../domain/event-feed.ts';
 import {
   createSubscription,
   deleteSubscription,
@@ -24,7 +25,10 @@ import {
 } from '../../usecases/subscriptions.ts';
 import {
   eventDeliveries,
+  eventsFeed,
   redeliverEvent,
+  sendTestEvent,
+  testEventSchema,
   redeliverSubscriptionFailures,
   redeliverySchema,
   subscriptionDeliveries,
@@ -183,6 +187,41 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       responses: { 200: { description: 'The subscription, healthy', schema: subscriptionSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       handler: ({ params, business }) => enableSubscription(uc, business, params.notificationId),
+    }),
+    route({
+      method: 'post',
+      path: '/notification/:notificationId/test',
+      operationId: 'sendTestEvent',
+      summary: 'Send a signed test event to this subscription now',
+      description:
+        'Event type `test`, name `webhook_test`: delivered to this subscription alone, whatever types it takes, signed and retried like ' +
+        'every delivery (a disabled subscription holds it until enabled). It decides nothing and changes nothing. Follow it with ' +
+        'GET /events/{eventId}/deliveries. Limited with the redelivery requests ' +
+        `(${uc.config.webhooks.redeliveriesPerSecond} per second per business).`,
+      tag: 'Webhooks',
+      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      params: notificationIdParams,
+      responses: { 202: { description: 'The test event, queued (the dispatcher sends it within moments)', schema: testEventSchema } },
+      errors: ['invalidRequest', 'subscriptionNotFound'],
+      handler: ({ params, business }) => sendTestEvent(uc, business, params.notificationId),
+    }),
+    route({
+      method: 'get',
+      path: '/events',
+      operationId: 'listEvents',
+      summary: "The business's events, oldest first, by sequence (reconcile after an outage)",
+      description:
+        'Every event recorded for your business (those some subscription of yours took when it happened, and test events), ' +
+        'in the order they became visible, each with its `sequence` — a number of your business that only grows and that every ' +
+        'event body carries too — its payload as delivered, and how its deliveries stand. Page with `after`: the last sequence ' +
+        'you have handled (meta.lastSequence); an event that becomes visible later always has a larger sequence than any you ' +
+        'have read, so paging by `after` misses nothing. Numbers may skip (an event deleted with its business data).',
+      tag: 'Webhooks',
+      versioned: true,
+      query: eventFeedQuery,
+      responses: { 200: { description: 'A page of events', schema: eventFeedSchema } },
+      errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
+      handler: ({ query, business }) => eventsFeed(uc, business, query),
     }),
     route({
       method: 'get',

@@ -107,7 +107,7 @@ describe('GET /openapi.json and /docs', () => {
     assert.match(init, /Scalar\.createApiReference\('#app', \{"url":"\/openapi\.json","withDefaultFonts":false,"telemetry":false/);
   });
 
-  it('carries the interface release as its version (spec 9.2) and a webhooks section with every subscribable type', () => {
+  it('carries the interface release as its version (spec 9.2) and a webhooks section with every subscribable type, and the test event', () => {
     assert.equal(doc.info.version, '1.1.0');
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
       'account_status_change',
@@ -115,6 +115,7 @@ describe('GET /openapi.json and /docs', () => {
       'kyb_status_change',
       'new_feature',
       'reminder',
+      'test',
       'verification_status_change',
     ]);
   });

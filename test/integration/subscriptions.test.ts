@@ -23,13 +23,16 @@ describe('webhook subscriptions', () => {
   it('registers (201, the shape of 2.6), reads, lists, replaces and deletes', async () => {
     const created = await stack.request('POST', '/notification', { key, json: body(PUBLIC, ['account_status_change', 'kyb_status_change']) });
     assert.equal(created.status, 201, created.text);
-    assert.deepEqual(Object.keys(created.body).sort(), ['channel', 'config', 'createdAt', 'health', 'id', 'types', 'updatedAt']);
+    // 2.6's fields, our health, and (in this answer alone) the subscription's secret
+    assert.deepEqual(Object.keys(created.body).sort(), ['channel', 'config', 'createdAt', 'health', 'id', 'secret', 'types', 'updatedAt']);
     assert.deepEqual(created.body.health, { state: 'healthy', failingSince: null, disabledAt: null });
     assert.equal(created.body.channel, 'WEBHOOK');
     assert.deepEqual(created.body.types, ['account_status_change', 'kyb_status_change']);
     assert.deepEqual(created.body.config, { webhook: { url: PUBLIC } });
     const id = created.body.id;
-    assert.deepEqual((await stack.request('GET', `/notification/${id}`, { key })).body, created.body);
+    const { secret, ...view } = created.body;
+    assert.match(secret, /^whsec_/);
+    assert.deepEqual((await stack.request('GET', `/notification/${id}`, { key })).body, view);
     const list = await stack.request('GET', '/notification?limit=5', { key, headers: V });
     assert.equal(list.status, 200);
     assert.ok(list.body.items.some((s: any) => s.id === id));
