@@ -85,6 +85,22 @@ describe('test events and the events feed', () => {
     }
   });
 
+  it('limits test events and secret rotations with the redelivery requests: beyond, 429 and nothing sent or changed', async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness();
+    const sub = await subscribe(key, ['reminder']);
+    const answers = await Promise.all(Array.from({ length: 15 }, () => stack.request('POST', `/notification/${sub.id}/test`, { key })));
+    const refused = answers.filter((a) => a.status === 429);
+    assert.ok(refused.length > 0, 'some refused');
+    assert.ok(refused.every((a) => a.headers.get('retry-after')));
+    const [events] = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE business_id = $1', [businessId]);
+    assert.equal(Number(events!.n), answers.filter((a) => a.status === 202).length, 'a refused request records no event');
+    const { secret } = (await stack.request('GET', `/notification/${sub.id}/secret`, { key })).body as { secret: string };
+    const rotations = await Promise.all(Array.from({ length: 15 }, () => stack.request('POST', `/notification/${sub.id}/secret/rotate`, { key })));
+    assert.ok(rotations.some((r) => r.status === 429));
+    const last = rotations.filter((r) => r.status === 200).map((r) => r.body.secret as string);
+    assert.ok(!last.includes(secret));
+  });
+
   it('lists events oldest first by a sequence that every body carries, paged by after, one business at a time', async () => {
     const { apiKey: key, businessId } = await stack.newBusiness();
     const { apiKey: otherKey, businessId: otherId } = await stack.newBusiness();

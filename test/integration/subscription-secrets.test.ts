@@ -11,6 +11,9 @@ import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { createReconcileActivities } from '../../activities/reconcile.ts';
 import { venvBin } from '../../dev/temporal-cli.ts';
+import { createSecretBox } from '../../domain/secret-box.ts';
+import { newSubscriptionSecret } from '../../domain/subscription-secret.ts';
+import { generateCodecKey } from '../../runtime/codec-keys.ts';
 import { createSubscription } from '../../store/subscriptions.ts';
 import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver.ts';
@@ -159,6 +162,20 @@ describe('subscription secrets', () => {
     assert.equal(await verifyWithPython(secret, later), 'refused WebhookVerificationError');
     assert.equal((await stack.request('GET', `/notification/${sub.id}/secret`, { key })).body.previousSecretExpiresAt, null);
     assert.equal((await stack.request('POST', `/notification/${crypto.randomUUID()}/secret/rotate`, { key })).status, 404);
+  });
+
+  it('sends without the v1 signature, and logs why, when its sealed secret does not open (a ring without its key)', async () => {
+    const sub = await subscribe();
+    const elsewhere = createSecretBox([generateCodecKey('elsewhere')]).seal(sub.id, newSubscriptionSecret());
+    await stack.db.query('UPDATE notification_subscriptions SET secret_sealed = $2 WHERE id = $1', [sub.id, elsewhere]);
+    const got = await delivery();
+    assert.match(String(got.headers['webhook-signature']), /^v1a,\S+$/, 'delivered all the same, with the keys only we hold');
+    assert.ok(
+      stack.logs.some(
+        (l) => l.msg === 'sent without the v1 signature' && l.subscriptionId === sub.id && /not in the payload codec key ring/.test(String(l.err)),
+      ),
+      'the cause is logged',
+    );
   });
 
   it('gives a secret to subscriptions made before secrets existed: the reconciler, or the first GET …/secret', async () => {
