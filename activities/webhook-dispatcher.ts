@@ -13,11 +13,15 @@
 // business, and claims that take each business's oldest due deliveries in turn (store/deliveries.ts):
 // a business's slow or dead receivers (5 s timeouts, refused connections, a backlog of retries) hold
 // a bounded share of the dispatcher and never delay another business's deliveries, and a slow
-// receiver never holds all of its own business's share.
+// receiver never holds all of its own business's share. A subscription whose last attempt failed
+// gets at most FAILING_ATTEMPTS_PER_SECOND attempts a second from this dispatcher until one succeeds
+// (the pace of a receiver that is down), so refusals that come back at once cost a few attempts a
+// second, not all the dispatcher's CPU.
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.ts';
 import { cancelDeliveries, claimDueDeliveries, promoteDueDeliveries, recordAttempts, type AttemptRecord, type DeliveryTarget } from '../store/deliveries.ts';
 import { probeFailingSubscriptions } from '../store/subscription-health.ts';
+import { FAILING_ATTEMPTS_PER_SECOND } from '../domain/webhooks.ts';
 import { attemptRecord, type WebhookSender } from './webhook-send.ts';
 import { countAttempt, countHealthChanges } from './activity-metrics.ts';
 
@@ -84,6 +88,20 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       else m.set(k, n);
     };
     let inFlight = 0;
+    // subscriptions whose last attempt here failed: attempts started in the current second, and when it began
+    const paced = new Map<string, { second: number; started: number }>();
+    const secondNow = () => Math.floor(Date.now() / 1000);
+    /** What the claim sees in flight: a paced subscription's spent second counts as full (no more room than its pace leaves). */
+    const inFlightForClaim = (): Map<string, number> => {
+      if (paced.size === 0) return bySubscription;
+      const seen = new Map(bySubscription);
+      const now = secondNow();
+      for (const [id, p] of paced) {
+        const left = p.second === now ? Math.max(0, FAILING_ATTEMPTS_PER_SECOND - p.started) : FAILING_ATTEMPTS_PER_SECOND;
+        seen.set(id, Math.max(seen.get(id) ?? 0, settings.perSubscription - left));
+      }
+      return seen;
+    };
     const results: { target: DeliveryTarget; record: AttemptRecord }[] = [];
     const gone: string[] = [];
     let wake = () => {};
@@ -106,8 +124,19 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       inFlight++;
       up(bySubscription, target.subscriptionId);
       up(byBusiness, target.businessId);
+      const pace = paced.get(target.subscriptionId);
+      if (pace) {
+        const now = secondNow();
+        if (pace.second !== now) Object.assign(pace, { second: now, started: 0 });
+        pace.started++;
+      }
       void send({ ...target, url: target.url })
         .then((result) => {
+          if (result.error === null) paced.delete(target.subscriptionId);
+          else if (!paced.has(target.subscriptionId)) {
+            if (paced.size >= 10_000) paced.delete(paced.keys().next().value!); // bounded: the oldest forgotten
+            paced.set(target.subscriptionId, { second: secondNow(), started: 0 });
+          }
           if (result.secretError)
             log.error({ deliveryId: target.deliveryId, subscriptionId: target.subscriptionId, err: result.secretError }, 'sent without the v1 signature');
           if (result.detail) log.debug({ deliveryId: target.deliveryId, detail: result.detail }, 'webhook attempt failed');
@@ -180,7 +209,7 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
               leaseMs: settings.leaseMs,
               perSubscription: settings.perSubscription,
               perBusiness: settings.perBusiness,
-              inFlight: { bySubscription, byBusiness },
+              inFlight: { bySubscription: inFlightForClaim(), byBusiness },
             });
             stats.claimed += claimed.length;
             for (const target of claimed) launch(target);

@@ -51,6 +51,15 @@ export const RESUME_AFTER_FAILING_MS = 60_000;
  */
 export const PROBE = { firstMs: 30_000, firstForMs: 3_600_000, laterMs: 300_000 } as const;
 
+/**
+ * Attempts a dispatcher starts in a second to a subscription whose last attempt (of this dispatcher's)
+ * failed: a receiver that is down is asked at this pace, not as fast as its refusals come back, and
+ * the rest of its due deliveries wait their turn (a retry slot is a not-before time). Its first
+ * success lifts the pace. So a business whose receivers are down spends a few attempts a second on
+ * them, not the CPU its healthy receivers would need (issue 38, item 0).
+ */
+export const FAILING_ATTEMPTS_PER_SECOND = 10;
+
 /** A subscription's health: `failing` since its first failed attempt after the last success; `disabled` after DISABLE_AFTER_MS of that. */
 export const SUBSCRIPTION_HEALTH_STATES = ['healthy', 'failing', 'disabled'] as const;
 export type SubscriptionHealthState = (typeof SUBSCRIPTION_HEALTH_STATES)[number];
