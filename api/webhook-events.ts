@@ -36,7 +36,12 @@ const envelope = (event: { eventName: string; eventType: string }, data: z.ZodTy
     sequence: z
       .number()
       .int()
-      .meta({ description: "The event's place in the business's events feed (GET /events): only grows, in the order events became visible" }),
+      .optional()
+      .meta({
+        description:
+          "The event's place in the business's events feed (GET /events): only grows, in the order events became visible. " +
+          'Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy',
+      }),
   });
 
 const EVENTS = [

@@ -1212,8 +1212,8 @@ export interface webhooks {
                              */
                             reviewRejectType?: "RETRY" | "FINAL";
                         };
-                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
-                        sequence: number;
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible. Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy */
+                        sequence?: number;
                     };
                 };
             };
@@ -1300,8 +1300,8 @@ export interface webhooks {
                              */
                             reviewRejectType?: "RETRY" | "FINAL";
                         };
-                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
-                        sequence: number;
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible. Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy */
+                        sequence?: number;
                     };
                 };
             };
@@ -1379,8 +1379,8 @@ export interface webhooks {
                             /** @description A batch row's number */
                             rowNumber?: number;
                         };
-                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
-                        sequence: number;
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible. Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy */
+                        sequence?: number;
                     };
                 };
             };
@@ -1455,8 +1455,8 @@ export interface webhooks {
                             /** @enum {string} */
                             access: "ENABLED" | "REMOVED";
                         };
-                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
-                        sequence: number;
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible. Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy */
+                        sequence?: number;
                     };
                 };
             };
@@ -1530,8 +1530,8 @@ export interface webhooks {
                             deadlineAt: string;
                             waitingFor: string[];
                         };
-                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
-                        sequence: number;
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible. Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy */
+                        sequence?: number;
                     };
                 };
             };
@@ -1600,8 +1600,8 @@ export interface webhooks {
                                 description: string;
                             };
                         };
-                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
-                        sequence: number;
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible. Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy */
+                        sequence?: number;
                     };
                 };
             };
@@ -1665,8 +1665,8 @@ export interface webhooks {
                             /** Format: uuid */
                             subscriptionId: string;
                         };
-                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible */
-                        sequence: number;
+                        /** @description The event's place in the business's events feed (GET /events): only grows, in the order events became visible. Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy */
+                        sequence?: number;
                     };
                 };
             };

@@ -12,7 +12,13 @@ import { createServer, type Server } from 'node:http';
 import { createVouchClient } from '../client/index.ts';
 import { verifyStandardWebhook, verifyWebhook } from './verify-webhook.ts';
 
-export type VouchEvent = { eventName: string; eventType: string; data: { eventId: string; entityId: string; status: string; [k: string]: unknown } };
+/** What every event has; `data.entityId` and `data.status` only where the event type has them (README, "Event types"). */
+export type VouchEvent = {
+  eventName: string;
+  eventType: string;
+  sequence?: number;
+  data: { eventId: string; entityId?: string; status?: string; [k: string]: unknown };
+};
 
 const MAX_BODY = 1024 * 1024;
 
@@ -66,7 +72,8 @@ if (import.meta.main) {
       const why = Array.isArray(e.data.rejectLabels)
         ? ` ${e.data.rejectLabels.join(',')} (${String(e.data.reviewRejectType)}): ${String(e.data.moderationComment ?? '')}`
         : '';
-      console.log(`${e.eventName} ${e.data.status} entity ${e.data.entityId} (event ${e.data.eventId})${why}`);
+      const about = [e.data.status, e.data.entityId && `entity ${e.data.entityId}`].filter(Boolean).join(' ');
+      console.log(`${e.eventName}${about ? ` ${about}` : ''} (event ${e.data.eventId}, sequence ${e.sequence ?? '-'})${why}`);
     },
   }).listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${port}/ with ${keys.length} public keys`));
 }
