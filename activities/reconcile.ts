@@ -9,7 +9,7 @@ import type { KybSubmissionRun } from '../contract/universal-kyb.ts';
 import type { Db } from '../store/db.ts';
 import { adoptOverdueWorkflowDeliveries } from '../store/deliveries.ts';
 import { reconcileHeldDeliveries } from '../store/subscription-health.ts';
-import { issueMissingSecrets } from '../store/subscriptions.ts';
+import { issueMissingSecrets, resealSecrets } from '../store/subscriptions.ts';
 import { createSecretBox, type SealingKey } from '../domain/secret-box.ts';
 import { newSubscriptionSecret } from '../domain/subscription-secret.ts';
 
@@ -54,6 +54,27 @@ export function createReconcileActivities(deps: ReconcileDeps) {
     }
     return restarted;
   };
+  /**
+   * Subscriptions' secrets: one for each subscription made before secrets existed (all of them,
+   * 500 a statement), and those sealed under an older key of the payload codec ring sealed again
+   * under its first, so the older key can be retired.
+   */
+  async function reconcileSecrets(): Promise<{ issued: number; resealed: number }> {
+    const box = createSecretBox(deps.webhookKeys.sealing);
+    let issued = 0;
+    for (let n = -1; n !== 0 && issued < 100_000; issued += n) n = await issueMissingSecrets(db, (id) => box.seal(id, newSubscriptionSecret()));
+    if (issued) log.info({ count: issued }, 'reconciler: gave a secret to subscriptions made before secrets existed');
+    let resealed = 0;
+    for (let n = -1; n !== 0 && resealed < 100_000;) {
+      const r = await resealSecrets(db, box.sealingPrefix, (id, sealed) => box.seal(id, box.open(id, sealed)));
+      if (r.unopened.length) log.error({ subscriptions: r.unopened }, 'reconciler: subscription secrets that no key of the payload codec ring opens');
+      n = r.resealed;
+      resealed += n;
+    }
+    if (resealed) log.info({ count: resealed }, 'reconciler: sealed subscription secrets again under the first key of the payload codec ring');
+    return { issued, resealed };
+  }
+
   return {
     /**
      * Mends held deliveries that do not match their subscription's health (store/subscription-health.ts),
@@ -61,8 +82,7 @@ export function createReconcileActivities(deps: ReconcileDeps) {
      * gives a secret to each subscription made before secrets existed; returns how many it touched.
      */
     async reconcileDeliveries(): Promise<number> {
-      const issued = await issueMissingSecrets(db, (id) => createSecretBox(deps.webhookKeys.sealing).seal(id, newSubscriptionSecret()));
-      if (issued) log.info({ count: issued }, 'reconciler: gave a secret to subscriptions made before secrets existed');
+      await reconcileSecrets();
       const mended = await reconcileHeldDeliveries(db);
       if (mended) log.warn({ count: mended }, 'reconciler: held, released or canceled deliveries to match their subscription');
       const adopted = await adoptOverdueWorkflowDeliveries(db, OVERDUE_DELIVERY_GRACE_MS);

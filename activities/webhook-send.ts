@@ -127,13 +127,16 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
   // Standard Webhooks one covers the attempt's timestamp (whole seconds), so the deliveries of one
   // event sent within one second share it too.
   const signed = signatureCache();
-  // A subscription's secrets, opened once per sealed value (bounded; a rotation seals a new value).
+  // A subscription's secrets, opened once per (subscription, sealed value): the key names the
+  // subscription, so a sealed value copied onto another subscription's row is opened — and refused —
+  // for that one (bounded; a rotation seals a new value).
   const box = createSecretBox(deps.keys.sealing);
   const opened = new Map<string, string>();
   const secretsOf = (target: SendTarget): { secrets: string[]; error?: string } => {
     const secrets: string[] = [];
     for (const sealed of target.sealedSecrets ?? []) {
-      let secret = opened.get(sealed);
+      const key = `${target.subscriptionId}\u0000${sealed}`;
+      let secret = opened.get(key);
       if (secret === undefined) {
         try {
           secret = box.open(target.subscriptionId!, sealed);
@@ -141,7 +144,7 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
           return { secrets, error: (err as Error).message };
         }
         if (opened.size >= 10_000) opened.delete(opened.keys().next().value!);
-        opened.set(sealed, secret);
+        opened.set(key, secret);
       }
       secrets.push(secret);
     }

@@ -51,6 +51,7 @@ export const AUDIT_ACTIONS = {
     '(details: failing since, deliveries held, reason failing or gone).',
   'subscription.enabled':
     'A webhook subscription was enabled again (details: by request, by a new URL, or by a delivery that succeeded; the state it left; deliveries sent now).',
+  'subscription.secret_read': "A webhook subscription's secret was read (GET /notification/{id}/secret; never the secret).",
   'subscription.secret_rotated': "A webhook subscription's secret was replaced (details: until when the one it replaced still signs; never a secret).",
   'sandbox.review_requested': 'A sandbox review outcome was requested (sandbox only).',
   'signed_payload.issued': "A person's signed payload was read.",

@@ -9,7 +9,7 @@ export const eventFeedQuery = z
   .object({
     after: z
       .string()
-      .regex(/^\d{1,18}$/, 'after must be a sequence number (a whole number, 0 or more)')
+      .regex(/^\d{1,15}$/, 'after must be a sequence number (a whole number, 0 or more, at most 15 digits)')
       .transform(Number)
       .default(0)
       .meta({

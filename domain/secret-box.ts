@@ -20,6 +20,8 @@ export type SecretBox = {
   seal(subscriptionId: string, secret: string): string;
   /** The secret; throws when no key of the ring opens it, or it was sealed for another subscription. */
   open(subscriptionId: string, sealed: string): string;
+  /** How every value sealed now begins (`v1.<first key's id>.`): one that does not was sealed under an older key. */
+  readonly sealingPrefix: string;
 };
 
 export function createSecretBox(ring: readonly SealingKey[]): SecretBox {
@@ -27,6 +29,7 @@ export function createSecretBox(ring: readonly SealingKey[]): SecretBox {
   const derived = new Map(ring.map((k) => [k.id, Buffer.from(hkdfSync('sha256', k.key, Buffer.alloc(0), INFO, 32))]));
   const aad = (subscriptionId: string, keyId: string) => Buffer.from(`${FORMAT}.${keyId}.${subscriptionId}`, 'utf8');
   return {
+    sealingPrefix: `${FORMAT}.${ring[0]!.id}.`,
     seal(subscriptionId, secret) {
       const keyId = ring[0]!.id;
       const nonce = randomBytes(NONCE_BYTES);
@@ -36,8 +39,11 @@ export function createSecretBox(ring: readonly SealingKey[]): SecretBox {
       return `${FORMAT}.${keyId}.${sealed.toString('base64')}`;
     },
     open(subscriptionId, sealed) {
-      const [format, keyId, data] = sealed.split('.');
-      if (format !== FORMAT || !keyId || !data) throw new Error('not a sealed subscription secret');
+      // `v1.<keyId>.<Base64>`: a key id may hold dots, Base64 never does
+      const first = sealed.indexOf('.');
+      const last = sealed.lastIndexOf('.');
+      const [format, keyId, data] = [sealed.slice(0, first), sealed.slice(first + 1, last), sealed.slice(last + 1)];
+      if (first < 0 || last <= first || format !== FORMAT || !keyId || !data) throw new Error('not a sealed subscription secret');
       const key = derived.get(keyId);
       if (!key) throw new Error(`subscription secret sealed with key "${keyId}", which is not in the payload codec key ring`);
       const bytes = Buffer.from(data, 'base64');

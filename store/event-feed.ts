@@ -1,6 +1,8 @@
 // The events feed a business reads (domain/event-feed.ts): its events after a sequence, oldest first,
 // each with how its deliveries stand. An event is numbered as its transaction commits (migration
-// 034), so one not numbered yet is not visible yet either.
+// 034), so one not numbered yet is not visible yet either. An event about an entity that is gone from
+// the API (deleted, or sealed under a retention policy) is not listed: what is deleted is gone on
+// every path (README), the feed's too.
 import type { FeedEvent } from '../domain/event-feed.ts';
 import { iso, type Queryable } from './db.ts';
 
@@ -17,6 +19,7 @@ export async function eventFeed(q: Queryable, businessId: string, after: number,
                 count(*) FILTER (WHERE status = 'canceled') AS canceled
            FROM webhook_deliveries WHERE event_id = e.id) d
       WHERE e.business_id = $1 AND e.sequence > $2
+        AND (e.entity_id IS NULL OR EXISTS (SELECT 1 FROM entities x WHERE x.id = e.entity_id))
       ORDER BY e.sequence
       LIMIT $3`,
     [businessId, after, limit + 1],

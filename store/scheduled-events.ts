@@ -77,31 +77,32 @@ export async function remindWaitingSubmissions(db: Db, now: Date): Promise<numbe
 }
 
 /**
- * Adds the catalog's features that are not yet known and tells every business of each, once, in the
- * same transaction (a failed pass adds nothing and is done again). Returns how many features were new.
+ * Adds the catalog's features that are not yet known and tells every business of each, once: each
+ * business's event in a transaction of its own (an event's number is taken at commit under its
+ * business's counter, migration 034: one transaction across thousands of businesses would hold every
+ * counter until it commits), then the feature marked known. A pass that fails part way is done again;
+ * the events' source keys tell each business once. Returns how many features were new.
  */
 export async function announceNewFeatures(db: Db, catalog: readonly Feature[], now: Date): Promise<number> {
   let added = 0;
   for (const feature of catalog) {
-    const isNew = await db.tx(async (q) => {
-      const [inserted] = await q.query('INSERT INTO catalog_features (feature_id, added_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [
-        feature.id,
-        now,
-      ]);
-      if (!inserted) return false;
-      const businesses = await q.query<{ id: string }>('SELECT id FROM businesses WHERE created_at < $1 ORDER BY id', [now]);
-      for (const b of businesses) {
-        await recordIfSubscribed(q, {
-          businessId: String(b.id),
-          entityId: null,
-          ...NEW_FEATURE_EVENT,
-          payload: (eventId) => newFeatureEvent({ eventId, timestamp: now.toISOString(), feature }),
-          sourceKey: `new-feature:${feature.id}:${b.id}`,
-        });
-      }
-      return true;
-    });
-    if (isNew) added++;
+    const [known] = await db.query('SELECT 1 FROM catalog_features WHERE feature_id = $1', [feature.id]);
+    if (known) continue;
+    const businesses = await db.query<{ id: string }>('SELECT id FROM businesses WHERE created_at < $1 ORDER BY id', [now]);
+    for (const b of businesses) {
+      await recordIfSubscribed(db, {
+        businessId: String(b.id),
+        entityId: null,
+        ...NEW_FEATURE_EVENT,
+        payload: (eventId) => newFeatureEvent({ eventId, timestamp: now.toISOString(), feature }),
+        sourceKey: `new-feature:${feature.id}:${b.id}`,
+      });
+    }
+    const [inserted] = await db.query('INSERT INTO catalog_features (feature_id, added_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [
+      feature.id,
+      now,
+    ]);
+    if (inserted) added++;
   }
   return added;
 }

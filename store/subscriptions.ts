@@ -133,6 +133,11 @@ export async function subscribesTo(q: Queryable, businessId: string, eventType: 
 /** A subscription's secrets as stored (sealed): the current one, and the one a rotation replaced while it still signs. */
 export type SealedSecrets = { sealed: string | null; previousSealed: string | null; previousUntil: string | null };
 
+/** A caller reads the subscription's secret: its audit entry (subscription.secret_read), in a transaction of its own. */
+export async function noteSecretRead(db: Db, businessId: string, id: string): Promise<void> {
+  await db.tx(async (q) => recordAudit(q, { businessId, action: 'subscription.secret_read', subject: { type: 'subscription', id } }));
+}
+
 export async function subscriptionSecrets(q: Queryable, businessId: string, id: string): Promise<SealedSecrets | undefined> {
   const [r] = await q.query<{ secret_sealed: string | null; previous_secret_sealed: string | null; previous_secret_until: Date | null }>(
     `SELECT secret_sealed,
@@ -203,4 +208,43 @@ export async function issueMissingSecrets(
     [ids, ids.map(sealSecret)],
   );
   return issued.length;
+}
+
+/**
+ * Seals again, under the ring's first key, the secrets sealed under another (a key put first by
+ * `vouch payload-keys rotate`), at most `limit` per call, so an old key of the ring can be retired
+ * once none is left. A secret that no key of the ring opens is left as it is (reported). Returns how
+ * many were sealed again, and the subscriptions whose secrets did not open.
+ */
+export async function resealSecrets(
+  q: Queryable,
+  current: string,
+  reseal: (subscriptionId: string, sealed: string) => string,
+  limit = 500,
+): Promise<{ resealed: number; unopened: string[] }> {
+  const rows = await q.query<{ id: string; secret_sealed: string | null; previous_secret_sealed: string | null }>(
+    `SELECT id, secret_sealed, previous_secret_sealed FROM notification_subscriptions
+      WHERE left(secret_sealed, length($1)) <> $1 OR left(previous_secret_sealed, length($1)) <> $1 LIMIT $2`,
+    [current, limit],
+  );
+  let resealed = 0;
+  const unopened: string[] = [];
+  for (const r of rows) {
+    const again = (sealed: string | null) => (sealed === null || sealed.startsWith(current) ? sealed : reseal(String(r.id), sealed));
+    let next: [string | null, string | null];
+    try {
+      next = [again(r.secret_sealed), again(r.previous_secret_sealed)];
+    } catch {
+      unopened.push(String(r.id));
+      continue;
+    }
+    // only if no rotation changed them meanwhile
+    const done = await q.query(
+      `UPDATE notification_subscriptions SET secret_sealed = $2, previous_secret_sealed = $3
+        WHERE id = $1 AND secret_sealed IS NOT DISTINCT FROM $4 AND previous_secret_sealed IS NOT DISTINCT FROM $5 RETURNING id`,
+      [r.id, next[0], next[1], r.secret_sealed, r.previous_secret_sealed],
+    );
+    resealed += done.length;
+  }
+  return { resealed, unopened };
 }

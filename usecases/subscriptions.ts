@@ -12,6 +12,7 @@ import {
   listSubscriptions as pageOfSubscriptions,
   replaceSubscription as updateSubscription,
   issueMissingSecrets,
+  noteSecretRead,
   rotateSubscriptionSecret as rotateStoredSecret,
   subscriptionSecrets,
   SubscriptionLimitReached,
@@ -136,7 +137,9 @@ export async function getSubscriptionSecret({ db, keys }: UseCaseContext, caller
     await issueMissingSecrets(db, (subscriptionId) => boxOf(keys.sealing).seal(subscriptionId, newSubscriptionSecret()), { only: id });
     stored = await subscriptionSecrets(db, caller.id, id);
   }
-  return stored ? done(secretView(keys.sealing, id, stored)) : subscriptionNotFound(id);
+  if (!stored) return subscriptionNotFound(id);
+  await noteSecretRead(db, caller.id, id);
+  return done(secretView(keys.sealing, id, stored));
 }
 
 /** A new secret; the one it replaces keeps signing beside it for 24 hours (one replaced earlier stops now). */

@@ -37,6 +37,9 @@ import {
 } from '../../usecases/webhook-deliveries.ts';
 import { route } from '../route.ts';
 
+/** The headers of an answer that carries a secret: never kept by a cache on the way. */
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
 const eventIdParams = z.object({ eventId: z.uuid({ message: 'eventId must be a UUID' }) }).strict();
 
 export function subscriptionRoutes(uc: UseCaseContext) {
@@ -57,6 +60,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'webhookUrlRefused', 'subscriptionLimit'],
       handler: ({ body, business }) => createSubscription(uc, business, body),
+      present: (body) => ({ status: 201, body, headers: NO_STORE }),
     }),
     route({
       method: 'get',
@@ -122,6 +126,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       responses: { 200: { description: 'The secret', schema: subscriptionSecretSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       handler: ({ params, business }) => getSubscriptionSecret(uc, business, params.notificationId),
+      present: (body) => ({ status: 200, body, headers: NO_STORE }),
     }),
     route({
       method: 'post',
@@ -138,6 +143,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       responses: { 200: { description: 'The new secret', schema: subscriptionSecretSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
       handler: ({ params, business }) => rotateSubscriptionSecret(uc, business, params.notificationId),
+      present: (body) => ({ status: 200, body, headers: NO_STORE }),
     }),
     route({
       method: 'get',
@@ -195,7 +201,8 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       summary: 'Send a signed test event to this subscription now',
       description:
         'Event type `test`, name `webhook_test`: delivered to this subscription alone, whatever types it takes, signed and retried like ' +
-        'every delivery (a disabled subscription holds it until enabled). It decides nothing and changes nothing. Follow it with ' +
+        'every delivery (a disabled subscription holds it until enabled). It decides nothing; its delivery counts toward the ' +
+        "subscription's health like any other (a 410 disables it). Follow it with " +
         'GET /events/{eventId}/deliveries. Limited with the redelivery requests ' +
         `(${uc.config.webhooks.redeliveriesPerSecond} per second per business).`,
       tag: 'Webhooks',
@@ -211,11 +218,13 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       operationId: 'listEvents',
       summary: "The business's events, oldest first, by sequence (reconcile after an outage)",
       description:
-        'Every event recorded for your business (those some subscription of yours took when it happened, and test events), ' +
+        'Every event recorded for your business (decisions always; the lifecycle types while a subscription of yours takes them; test ' +
+        'events), but those about an entity since deleted, ' +
         'in the order they became visible, each with its `sequence` — a number of your business that only grows and that every ' +
         'event body carries too — its payload as delivered, and how its deliveries stand. Page with `after`: the last sequence ' +
         'you have handled (meta.lastSequence); an event that becomes visible later always has a larger sequence than any you ' +
-        'have read, so paging by `after` misses nothing. Numbers may skip (an event deleted with its business data).',
+        'have read, so paging by `after` misses nothing. Keep `after` from the feed, not from webhook bodies (deliveries arrive in ' +
+        'no particular order). Numbers may skip (an event about a deleted entity is not listed).',
       tag: 'Webhooks',
       versioned: true,
       query: eventFeedQuery,

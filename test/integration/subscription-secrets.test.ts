@@ -17,7 +17,10 @@ import { generateCodecKey } from '../../runtime/codec-keys.ts';
 import { createSubscription } from '../../store/subscriptions.ts';
 import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver.ts';
-import { startStack, testSealingRing, type Stack } from '../helpers/stack.ts';
+import { isolatedDatabaseUrl, startStack, testSealingRing, type Stack } from '../helpers/stack.ts';
+import { createBusiness } from '../../store/businesses.ts';
+import { connectDb, type Db } from '../../store/db.ts';
+import type { CodecKey } from '../../runtime/codec-keys.ts';
 
 /** What PyPI's standardwebhooks says of a delivery, run as a receiver would run it. */
 function verifyWithPython(secret: string, got: Received): Promise<string> {
@@ -66,12 +69,13 @@ describe('subscription secrets', () => {
     await stack.db.query('DELETE FROM notification_subscriptions WHERE business_id = $1', [businessId]);
   });
 
-  const subscribe = async () => {
+  const subscribe = async (url = receiver.url) => {
     const res = await stack.request('POST', '/notification', {
       key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
+      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: url },
     });
     assert.equal(res.status, 201, res.text);
+    assert.equal(res.headers.get('cache-control'), 'no-store');
     return res.body as { id: string; secret: string };
   };
   /** Onboards one cardholder; resolves with the delivery of its decision. */
@@ -90,12 +94,15 @@ describe('subscription secrets', () => {
     const read = await stack.request('GET', `/notification/${sub.id}/secret`, { key });
     assert.equal(read.status, 200, read.text);
     assert.deepEqual(read.body, { secret: sub.secret, previousSecretExpiresAt: null });
+    assert.equal(read.headers.get('cache-control'), 'no-store', 'no cache on the way keeps it');
     for (const p of [`/notification/${sub.id}`, '/notification']) {
       const res = await stack.request('GET', p, { key, headers: { 'accept-version': 'v1.0' } });
       assert.equal(res.status, 200);
       assert.ok(!res.text.includes(sub.secret.slice(6)) && !res.text.includes('secret'), `${p} shows no secret`);
     }
     assert.equal((await stack.request('GET', `/notification/${sub.id}/secret`, { key: other })).status, 404, "another business's subscription");
+    assert.equal((await stack.request('POST', `/notification/${sub.id}/secret/rotate`, { key: other })).status, 404, 'nor rotates it');
+    assert.equal((await stack.request('GET', `/notification/${sub.id}/secret`, { key })).body.secret, sub.secret, 'unchanged');
 
     const got = await delivery();
     assert.equal(v1Count(got), 1);
@@ -125,7 +132,7 @@ describe('subscription secrets', () => {
         WHERE business_id = $1 AND subject_id = $2 AND action LIKE 'subscription.%'`,
       [businessId, sub.id],
     );
-    assert.deepEqual(audit.map((a) => a.action).sort(), ['subscription.created', 'subscription.secret_rotated']);
+    assert.deepEqual(audit.map((a) => a.action).sort(), ['subscription.created', 'subscription.secret_read', 'subscription.secret_rotated']);
     for (const a of audit) assert.ok(!a.t.includes(raw) && !a.t.includes(secret.slice(6)), `${a.action} names no secret`);
     const logs = JSON.stringify(stack.logs);
     assert.ok(!logs.includes(raw) && !logs.includes(secret.slice(6)), 'no log line names a secret');
@@ -178,35 +185,84 @@ describe('subscription secrets', () => {
     );
   });
 
-  it('gives a secret to subscriptions made before secrets existed: the reconciler, or the first GET …/secret', async () => {
+  it('a sealed secret copied onto another subscription opens for neither (not even once opened for its own)', async () => {
+    const second = await startReceiver();
+    try {
+      const a = await subscribe();
+      const b = await subscribe(second.url);
+      const seenA = receiver.received.length;
+      await delivery(); // A's secret opened (and kept) by the dispatcher
+      await second.waitFor(1);
+      const [{ s: sealedA }] = (await stack.db.query<{ s: string }>('SELECT secret_sealed AS s FROM notification_subscriptions WHERE id = $1', [a.id])) as [
+        { s: string },
+      ];
+      await stack.db.query('UPDATE notification_subscriptions SET secret_sealed = $2 WHERE id = $1', [b.id, sealedA]);
+      await delivery();
+      const [toB] = (await second.waitFor(2)).slice(1);
+      assert.match(String(toB!.headers['webhook-signature']), /^v1a,\S+$/, "B's delivery carries no v1 under A's secret");
+      assert.equal(await verifyWithPython(a.secret, toB!), 'refused WebhookVerificationError');
+      assert.ok(receiver.received.length >= seenA + 2);
+      assert.equal((await stack.request('GET', `/notification/${b.id}/secret`, { key })).status, 500, "nor does the API hand it out as B's");
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('gives a secret to a subscription made before secrets existed at its first GET …/secret', async () => {
     const input = { notificationChannel: 'WEBHOOK' as const, notificationTypes: ['account_status_change' as const], webhookUrl: receiver.url };
-    const [a, b] = [await createSubscription(stack.db, businessId, input), await createSubscription(stack.db, businessId, input)];
-    const sealedOf = async (id: string) =>
-      (await stack.db.query<{ s: string | null }>('SELECT secret_sealed AS s FROM notification_subscriptions WHERE id = $1', [id]))[0]!.s;
-    assert.equal(await sealedOf(a.id), null);
+    const a = await createSubscription(stack.db, businessId, input);
     // a delivery to one without a secret yet carries v1a alone (as before this release)
     const bare = await delivery();
     assert.match(String(bare.headers['webhook-signature']), /^v1a,\S+$/);
-
     const read = await stack.request('GET', `/notification/${a.id}/secret`, { key });
     assert.equal(read.status, 200);
     assert.match(read.body.secret, /^whsec_/);
     assert.equal((await stack.request('GET', `/notification/${a.id}/secret`, { key })).body.secret, read.body.secret, 'given once');
+    assert.match(await verifyWithPython(read.body.secret, await delivery()), /^verified /);
+  });
+});
 
-    const reconcile = createReconcileActivities({
-      db: stack.db,
-      log: pino({ level: 'silent' }),
-      webhookKeys: { sealing: testSealingRing() },
-      runs: never(),
-      start: never(),
-    });
-    await reconcile.reconcileDeliveries();
-    assert.match((await sealedOf(b.id))!, /^v1\./);
-    assert.equal(
-      (await stack.request('GET', `/notification/${a.id}/secret`, { key })).body.secret,
-      read.body.secret,
-      'the reconciler left the first one alone',
+// The reconciler on a database of its own (it looks at every subscription of the database it is given).
+describe('the reconciler and subscription secrets', () => {
+  let db: Db;
+  before(async () => {
+    db = connectDb(await isolatedDatabaseUrl(), 2);
+  });
+  after(async () => db?.close());
+
+  it('gives every subscription made before secrets existed one, and seals every secret again under a new first key of the ring', async () => {
+    const { business } = await createBusiness(db, { name: 'Older', binSponsored: false, environment: 'sandbox' });
+    const input = { notificationChannel: 'WEBHOOK' as const, notificationTypes: ['account_status_change' as const], webhookUrl: 'https://93.184.216.34/hook' };
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await createSubscription(db, business.id, input)).id);
+    const sealedOf = async () =>
+      await db.query<{ s: string | null; p: string | null }>(
+        'SELECT secret_sealed AS s, previous_secret_sealed AS p FROM notification_subscriptions WHERE id = ANY ($1::uuid[]) ORDER BY id',
+        [ids],
+      );
+    const reconcile = (ring: CodecKey[]) =>
+      createReconcileActivities({ db, log: pino({ level: 'silent' }), webhookKeys: { sealing: ring }, runs: never(), start: never() }).reconcileDeliveries();
+    const old = testSealingRing();
+    await reconcile(old);
+    const first = await sealedOf();
+    const oldBox = createSecretBox(old);
+    assert.ok(
+      first.every((r) => r.s!.startsWith(oldBox.sealingPrefix)),
+      'each given one',
     );
+    const secrets = ids.sort().map((id, i) => oldBox.open(id, first[i]!.s!));
+    // a rotation of the payload codec ring (a new key first): every secret sealed again under it, the same secret
+    const rotated = [generateCodecKey('next'), ...old];
+    const newBox = createSecretBox(rotated);
+    await reconcile(rotated);
+    const again = await sealedOf();
+    assert.ok(again.every((r) => r.s!.startsWith(newBox.sealingPrefix)));
+    assert.deepEqual(
+      ids.map((id, i) => newBox.open(id, again[i]!.s!)),
+      secrets,
+    );
+    assert.throws(() => createSecretBox([rotated[0]!]).open(ids[0]!, first[0]!.s!), 'the old sealing needed the old key');
+    assert.equal(createSecretBox([rotated[0]!]).open(ids[0]!, again[0]!.s!), secrets[0], 'the new one does not');
   });
 });
 

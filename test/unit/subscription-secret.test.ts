@@ -55,6 +55,11 @@ describe('subscription secrets', () => {
     assert.match(box.seal(mine, secret), new RegExp(`^v1\\.${current.id}\\.`), 'the first key seals');
     assert.throws(() => box.open(other, sealedByOld), 'copied onto another subscription it does not open');
     assert.throws(() => createSecretBox([current]).open(mine, sealedByOld), /not in the payload codec key ring/);
+    // a ring key id may hold dots (runtime/codec-keys.ts allows them)
+    const dotted = { ...generateCodecKey('test'), id: 'prod.2026-11.a' };
+    const dottedBox = createSecretBox([dotted]);
+    assert.equal(dottedBox.open(mine, dottedBox.seal(mine, secret)), secret);
+    assert.ok(dottedBox.seal(mine, secret).startsWith(dottedBox.sealingPrefix));
     const tampered = sealedByOld.slice(0, -4) + (sealedByOld.endsWith('AAA=') ? 'BBB=' : 'AAA=');
     assert.throws(() => box.open(mine, tampered));
   });
