@@ -40,7 +40,8 @@ const envelope = (event: { eventName: string; eventType: string }, data: z.ZodTy
       .meta({
         description:
           "The event's place in the business's events feed (GET /events): only grows, in the order events became visible. " +
-          'Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of an earlier release records during a rolling deploy',
+          'Absent from events recorded before it existed (their bodies are sent as they were) and from those a process of ' +
+          'an earlier release records during a rolling deploy',
       }),
   });
 

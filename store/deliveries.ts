@@ -39,8 +39,7 @@ export type DeliveryTarget = {
 };
 
 /** What an attempt needs of its subscription (s): where, and the secrets that sign (a replaced one only while it still does). */
-const SUBSCRIPTION_COLUMNS =
-  's.url, s.secret_sealed, CASE WHEN s.previous_secret_until > now() THEN s.previous_secret_sealed END AS previous_secret_sealed';
+const SUBSCRIPTION_COLUMNS = 's.url, s.secret_sealed, CASE WHEN s.previous_secret_until > now() THEN s.previous_secret_sealed END AS previous_secret_sealed';
 
 const toTarget = (r: Row): DeliveryTarget => ({
   deliveryId: String(r.id),
