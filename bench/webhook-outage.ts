@@ -13,7 +13,6 @@
 //           the database bytes they cost, this process's memory, and what a dispatcher's turn
 //           (promotion and claim) costs with them waiting against without.
 //   node bench/webhook-outage.ts [--people 1000,5000] [--subscriptions 10] [--waiting 100000] [--b-every-ms 250]
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { claimDueDeliveries, promoteDueDeliveries } from '../store/deliveries.ts';
@@ -23,6 +22,7 @@ import { bulkEntities, bulkIdDocuments, entityIdsOf } from '../test/helpers/bulk
 import { canonicalRecords, jsonLines, uploadRecords, waitForRequirementBatch } from '../test/helpers/requirement-batches.ts';
 import type { Stack } from '../test/helpers/stack.ts';
 import { canonicalPayload } from '../test/helpers/ukyc.ts';
+import { refusingUrl } from '../test/helpers/receiver.ts';
 import { loopbackReceiver, onBenchStack, pct, waitUntil } from './helpers.ts';
 
 const { values } = parseArgs({
@@ -44,15 +44,6 @@ const B_PEOPLE = 1500;
 const say = (s: string) => process.stdout.write(`${s}\n`);
 const figures: Record<string, string>[] = [];
 const ms = (x: number) => x.toFixed(0);
-
-/** A loopback address nothing listens on: every connection is refused. */
-async function refusingUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return `http://127.0.0.1:${port}`;
-}
 
 /** Business B: people with their documents, one subscription; decides one every B_EVERY_MS until stopped. */
 async function businessB(stack: Stack, label: string, n: number) {

@@ -3,7 +3,7 @@
 // so a receiver that was down reconciles from the last sequence it handled (as Stripe's and Svix's
 // polling endpoints allow). Paged by cursor: `after` is the last sequence read.
 import { z } from 'zod';
-import { DEFAULT_LIMIT, MAX_LIMIT } from './pagination.ts';
+import { limitQueryParam } from './pagination.ts';
 
 export const eventFeedQuery = z
   .object({
@@ -18,13 +18,7 @@ export const eventFeedQuery = z
         default: 0,
         description: 'The last sequence you have read (meta.lastSequence of the previous page); 0 from the start',
       }),
-    limit: z
-      .string()
-      .regex(/^\d{1,9}$/, 'limit must be a positive whole number')
-      .transform(Number)
-      .pipe(z.number().min(1, 'limit must be at least 1').max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`))
-      .default(DEFAULT_LIMIT)
-      .meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }),
+    limit: limitQueryParam,
   })
   .strict();
 export type EventFeedQuery = z.infer<typeof eventFeedQuery>;

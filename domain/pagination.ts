@@ -14,10 +14,13 @@ const intParam = (name: string) =>
 const pageParam = intParam('page').pipe(z.number().min(1, 'page must be 1 or more'));
 const limitParam = intParam('limit').pipe(z.number().min(1, 'limit must be at least 1').max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`));
 
+/** `limit`, as every list takes it (1..MAX_LIMIT, default DEFAULT_LIMIT); also the events feed's. */
+export const limitQueryParam = limitParam.default(DEFAULT_LIMIT).meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT });
+
 export const paginationQuery = z
   .object({
     page: pageParam.default(1).meta({ type: 'integer', minimum: 1, maximum: 999_999_999, default: 1 }),
-    limit: limitParam.default(DEFAULT_LIMIT).meta({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }),
+    limit: limitQueryParam,
   })
   .strict();
 

@@ -1,7 +1,7 @@
 // A webhook receiver on 127.0.0.1 that records every request (raw body and headers) and answers
 // as the test says.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 
 export type Received = { body: Buffer; headers: IncomingHttpHeaders; at: number };
 export type Behaviour = { status?: number; delayMs?: number; location?: string; retryAfter?: string };
@@ -51,4 +51,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         server.closeAllConnections();
       }),
   };
+}
+
+/** A loopback URL nothing listens on (a port bound, then released): every connection to it is refused at once. */
+export async function refusingUrl(path = ''): Promise<string> {
+  const server = createNetServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return `http://127.0.0.1:${port}${path}`;
 }

@@ -3,7 +3,6 @@
 // however fast its refusals come back, while a healthy subscription of the same business takes its
 // deliveries at full speed. Counts, not timings: the bound holds however slow the machine is.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createWebhookDispatcher } from '../../activities/webhook-dispatcher.ts';
 import { createWebhookSender } from '../../activities/webhook-send.ts';
@@ -13,20 +12,11 @@ import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { createSubscription } from '../../store/subscriptions.ts';
 import { recordTestEvent } from '../helpers/events.ts';
-import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { refusingUrl, startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { isolatedDatabaseUrl, testWebhookKeys } from '../helpers/stack.ts';
 
 const EVENTS = 300;
 const SETTINGS = { maxInFlight: 64, perSubscription: 16, perBusiness: 64, leaseMs: 30_000, pollMs: 20 };
-
-/** A loopback address nothing listens on: every connection is refused at once. */
-async function refusingUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return `http://127.0.0.1:${port}/down`;
-}
 
 describe('a receiver that is down is asked at a pace', () => {
   let db: Db;
