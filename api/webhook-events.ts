@@ -136,7 +136,8 @@ const TEST = {
   summary: 'A test event, sent on request',
   description:
     'Sent by POST /notification/{notificationId}/test to that subscription alone, whatever types it takes: check that your ' +
-    'receiver gets and verifies deliveries. It decides nothing and changes nothing; it is in the events feed like every event.',
+    "receiver gets and verifies deliveries. It decides nothing; its delivery counts toward the subscription's health like any other. " +
+    'It is in the events feed like every event.',
   data: z.object({ ...base, subscriptionId: z.uuid() }),
 };
 const DOCUMENTED = [...EVENTS, TEST];

@@ -1632,7 +1632,7 @@ export interface webhooks {
         put?: never;
         /**
          * A test event, sent on request
-         * @description Sent by POST /notification/{notificationId}/test to that subscription alone, whatever types it takes: check that your receiver gets and verifies deliveries. It decides nothing and changes nothing; it is in the events feed like every event. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
+         * @description Sent by POST /notification/{notificationId}/test to that subscription alone, whatever types it takes: check that your receiver gets and verifies deliveries. It decides nothing; its delivery counts toward the subscription's health like any other. It is in the events feed like every event. Signed like every delivery (vouch-signature, webhook-signature); answer 2xx within 5 seconds.
          */
         post: {
             parameters: {

@@ -12,7 +12,7 @@ export const EVENT_TYPES = [
 
 /**
  * POST /notification/{id}/test (issue 38, item 6): an event of its own name and type, delivered to that
- * subscription alone, whatever types it takes; it decides nothing and changes nothing.
+ * subscription alone, whatever types it takes; it decides nothing (its delivery counts toward the subscription's health).
  */
 export const TEST_EVENT = { eventName: 'webhook_test', eventType: 'test' } as const;
 
@@ -21,7 +21,9 @@ export function testEvent(input: { eventId: string; subscriptionId: string; time
     ...TEST_EVENT,
     data: {
       eventId: input.eventId,
-      message: 'A test event, sent on request (POST /notification/{notificationId}/test). It records no decision and changes nothing.',
+      message:
+        'A test event, sent on request (POST /notification/{notificationId}/test). It records no decision; ' +
+        "its delivery counts toward the subscription's health like any other.",
       timestamp: input.timestamp,
       subscriptionId: input.subscriptionId,
     },
