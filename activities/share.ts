@@ -152,7 +152,7 @@ export function createShareActivities(deps: ShareDeps) {
 
     /** General queue: a record whose provider call kept failing until the retries ran out. */
     async failShare(ref: ShareRef, category: ImportErrorCategory): Promise<void> {
-      await failRecord(db, ref, recordError(category));
+      await fail(ref, category);
     },
   };
 }

@@ -74,6 +74,25 @@ describe('metrics', () => {
     for (const name of queried) assert.match(text, new RegExp(`^${name}[{ ]`, 'm'), `the dashboard queries ${name}, which /metrics does not serve`);
   });
 
+  it('counts a record whose provider calls failed until the retries ran out, once', async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Metrics outage' });
+    await bulkEntities(stack.db, businessId, ['m-out']);
+    const [token] = bulkTokens(stack.sim!, 'metrics-outage-donor', stack.recipient!.clientId, ['complete']);
+    const counted = async () => {
+      const text = await (await fetch(`${stack.url}/metrics`)).text();
+      return value(text, /^vouch_records_total\{kind="sync",outcome="failed",category="PROVIDER_UNAVAILABLE"\}/) ?? 0;
+    };
+    const before = await counted();
+    stack.sim!.state.faults = { ...stack.sim!.state.faults, errorRate: 1, pathPattern: 'reusableIdentity' };
+    try {
+      const res = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId: 'm-out', shareToken: token } });
+      assert.deepEqual([res.status, res.body.code], [503, '0704000600'], res.text);
+    } finally {
+      stack.sim!.state.faults = { ...stack.sim!.state.faults, errorRate: 0, pathPattern: '' };
+    }
+    assert.equal(await counted(), before + 1);
+  });
+
   it('outside the sandbox answers only the holder of METRICS_TOKEN', async () => {
     const token = randomBytes(24).toString('hex');
     const staging = await startStack({ env: stagingEnv({ METRICS_TOKEN: token }) });
