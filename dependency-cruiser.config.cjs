@@ -7,6 +7,11 @@
 
 /** @type {Record<string, { path: string; holds: string; may: string[]; typesFrom?: string[] }>} */
 const LAYERS = {
+  lib: {
+    path: '^lib/',
+    holds: 'helpers that know nothing of Vouch (the worker pool): no package, nothing from Node; every layer may import it',
+    may: [],
+  },
   contract: {
     path: '^contract/',
     holds:
@@ -88,7 +93,7 @@ const ours = `(${Object.values(LAYERS)
 
 const forbidden = [];
 for (const [name, layer] of Object.entries(LAYERS)) {
-  const allowed = [name, ...layer.may, ...(layer.typesFrom ?? [])].map((n) => LAYERS[n].path.slice(1));
+  const allowed = [name, 'lib', ...layer.may, ...(layer.typesFrom ?? [])].map((n) => LAYERS[n].path.slice(1));
   forbidden.push({
     name: `${name}-imports`,
     comment:
@@ -122,6 +127,13 @@ forbidden.push(
     severity: 'error',
     from: { path: LAYERS.workflows.path },
     to: { dependencyTypes: ['npm', 'npm-dev', 'core'], pathNot: 'node_modules/@temporalio/workflow/', dependencyTypesNot: ['type-only'] },
+  },
+  {
+    name: 'lib-pure',
+    comment: 'lib imports no package and nothing from Node (types aside): every layer, workflow code too, may use it',
+    severity: 'error',
+    from: { path: '^lib/' },
+    to: { dependencyTypes: ['npm', 'npm-dev', 'core'], dependencyTypesNot: ['type-only'] },
   },
   {
     name: 'contract-pure',

@@ -5,6 +5,7 @@
 // rerun the same command after a crash or Ctrl-C and it carries on where it stopped.
 import { parseArgs } from 'node:util';
 import { ProviderError } from '../provider/errors.ts';
+import { inPool } from '../lib/pool.ts';
 import { createSumsubClient } from '../provider/sumsub/client.ts';
 import { InputError, readInput, type InputRow } from './share-tokens/csv.ts';
 import { AppendCsv, OUTPUT_HEADER, resumeOutput } from './share-tokens/output.ts';
@@ -142,12 +143,7 @@ async function main(argv: string[]): Promise<number> {
     }
   }
 
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(o.concurrency, todo.length) }, async () => {
-      while (!interrupted && !fatal && next < todo.length) await mint(todo[next++]!);
-    }),
-  );
+  await inPool(todo, o.concurrency, mint, { until: () => interrupted || fatal !== undefined });
   progress.end();
   await out.close();
   await errors.close();

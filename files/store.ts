@@ -5,6 +5,7 @@
 // (download-links.ts): the API checks each use against PostgreSQL, so a replaced or deleted file is
 // gone from every link ever issued.
 import type { Readable } from 'node:stream';
+import { inPool } from '../lib/pool.ts';
 
 /** A file on local disk (an upload as received), its bytes about to be stored. */
 export type LocalFile = { path: string; size: number };
@@ -61,19 +62,14 @@ export async function removeAll(
 ): Promise<{ removed: string[]; failed: { key: string; err: unknown }[] }> {
   const removed: string[] = [];
   const failed: { key: string; err: unknown }[] = [];
-  let next = 0;
-  const remover = async () => {
-    while (next < keys.length) {
-      const key = keys[next++]!;
-      try {
-        await store.delete(key);
-        removed.push(key);
-      } catch (err) {
-        failed.push({ key, err });
-      }
+  await inPool(keys, atOnce, async (key) => {
+    try {
+      await store.delete(key);
+      removed.push(key);
+    } catch (err) {
+      failed.push({ key, err });
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(atOnce, keys.length) }, remover));
+  });
   return { removed, failed };
 }
 

@@ -8,7 +8,7 @@ import { type BatchImportInput } from '../contract/batch-import.ts';
 import { providerPriority } from '../contract/provider-queue.ts';
 import { RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE } from '../contract/share-record.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
-import { inPool } from './pool.ts';
+import { inPool } from '../lib/pool.ts';
 import { setVouchStatus } from './status.ts';
 
 // Database steps take milliseconds; a short timeout lets a crashed worker's tasks move on quickly.

@@ -7,7 +7,7 @@
 import { ActivityFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { GeneralActivities } from '../activities/index.ts';
 import type { RequirementBatchInput } from '../contract/requirement-batch.ts';
-import { inPool } from './pool.ts';
+import { inPool } from '../lib/pool.ts';
 import { setVouchStatus } from './status.ts';
 
 const general = proxyActivities<GeneralActivities>({
