@@ -14,7 +14,7 @@ import { createDownloadLinks, createFileStore } from '../runtime/file-store.ts';
 import { providerWebhookVerifier } from '../runtime/provider.ts';
 import { createRuns } from '../temporal/runs.ts';
 import { createStarters } from '../temporal/starters.ts';
-import type { UseCaseContext } from '../usecases/context.ts';
+import { routeSettingsOf, type UseCaseContext } from '../usecases/context.ts';
 import { done } from '../domain/outcome.ts';
 import { DOCS_ASSETS, DOCS_CSP, docsInit, docsPage, SCALAR_VERSION, scalarBundle } from './docs-page.ts';
 import { authenticate } from './middleware/auth.ts';
@@ -104,6 +104,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...deps,
     start: createStarters(deps.temporal, deps.config),
     runs: createRuns(deps.temporal),
+    settings: routeSettingsOf(deps.config),
     verifyProviderCallback: providerWebhookVerifier(deps.config),
     files: createFileStore(deps.config),
     links: createDownloadLinks(deps.config),

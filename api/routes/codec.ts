@@ -4,7 +4,7 @@ import { codecPayloadsSchema, runCodec } from '../../usecases/codec.ts';
 import { route } from '../route.ts';
 
 export function codecRoutes(uc: UseCaseContext) {
-  const open = uc.config.environment === 'sandbox';
+  const open = uc.settings.sandbox;
   const auth = open ? 'Open in the sandbox.' : 'Needs Authorization: Bearer <CODEC_ACCESS_TOKEN>.';
   return (['encode', 'decode'] as const).map((direction) =>
     route({

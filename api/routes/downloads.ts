@@ -11,7 +11,7 @@ import { route, type Presented } from '../route.ts';
 const tag = 'Business verification' as const;
 
 export function downloadRoutes(uc: UseCaseContext) {
-  const { presignedUrlTtlSeconds } = uc.config.files;
+  const { presignedUrlTtlSeconds } = uc.settings.files;
   return [
     route({
       method: 'get',

@@ -33,8 +33,8 @@ import { route } from '../route.ts';
 const tag = 'Business verification' as const;
 
 export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
-  const { maxFileBytes, maxFiles } = uc.config.files;
-  const deadlineDays = uc.config.universalKyb.deadlineSeconds / 86_400;
+  const { maxFileBytes, maxFiles } = uc.settings.files;
+  const deadlineDays = uc.settings.universalKybDeadlineSeconds / 86_400;
   return [
     route({
       method: 'post',

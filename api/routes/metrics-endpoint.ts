@@ -5,7 +5,7 @@ import { readMetrics } from '../../usecases/read-metrics.ts';
 import { route } from '../route.ts';
 
 export function metricsRoutes(uc: UseCaseContext) {
-  const open = uc.config.environment === 'sandbox';
+  const open = uc.settings.sandbox;
   return [
     route({
       method: 'get',

@@ -8,7 +8,7 @@ import { completeSandboxKyc, sandboxReviewAnswerSchema } from '../../usecases/sa
 import { route } from '../route.ts';
 
 export function sandboxRoutes(uc: UseCaseContext) {
-  if (uc.config.environment !== 'sandbox') return [];
+  if (!uc.settings.sandbox) return [];
   return [
     route({
       method: 'post',

@@ -136,9 +136,9 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       description:
         'From now on deliveries carry two `v1` signatures, one per secret, until `previousSecretExpiresAt` (24 hours): switch your ' +
         'receiver to the new secret meanwhile. Rotating again within those 24 hours ends the older secret at once. Limited with the ' +
-        `redelivery requests (${uc.config.webhooks.redeliveriesPerSecond} per second per business).`,
+        `redelivery requests (${uc.settings.webhooks.redeliveriesPerSecond} per second per business).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       responses: { 200: { description: 'The new secret', schema: subscriptionSecretSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
@@ -164,11 +164,11 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       summary: 'Redeliver every failed event of a subscription since a time',
       description:
         `Redelivery requests (this one and POST /events/{eventId}/redeliver) are limited to ` +
-        `${uc.config.webhooks.redeliveriesPerSecond} per second per business ` +
+        `${uc.settings.webhooks.redeliveriesPerSecond} per second per business ` +
         `(WEBHOOK_REDELIVERIES_PER_SECOND); redelivered events take their turn beside every other ` +
         `business's deliveries.`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       body: z.object({ since: z.iso.datetime({ offset: true, message: 'since must be an ISO 8601 date-time' }) }).strict(),
       responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
@@ -181,14 +181,14 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       operationId: 'enableSubscription',
       summary: 'Turn a webhook subscription back on and send its waiting deliveries now',
       description:
-        `A subscription whose every attempt fails for ${Math.round(uc.config.webhooks.disableAfterMs / 3_600_000)} hours ` +
+        `A subscription whose every attempt fails for ${Math.round(uc.settings.webhooks.disableAfterMs / 3_600_000)} hours ` +
         '(WEBHOOK_DISABLE_AFTER_MS) is disabled: nothing is sent to it and ' +
         'its pending deliveries are kept (`health.state` is `disabled`). This makes it healthy again and hands every delivery it ' +
         'holds, or that waits for a retry slot, to the dispatcher at once, at most ' +
-        `${uc.config.webhooks.maxInFlightPerSubscription} in flight per dispatcher. Safe to repeat. Limited with the redelivery requests ` +
-        `(${uc.config.webhooks.redeliveriesPerSecond} per second per business).`,
+        `${uc.settings.webhooks.maxInFlightPerSubscription} in flight per dispatcher. Safe to repeat. Limited with the redelivery requests ` +
+        `(${uc.settings.webhooks.redeliveriesPerSecond} per second per business).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       responses: { 200: { description: 'The subscription, healthy', schema: subscriptionSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
@@ -204,9 +204,9 @@ export function subscriptionRoutes(uc: UseCaseContext) {
         'every delivery (a disabled subscription holds it until enabled). It decides nothing; its delivery counts toward the ' +
         "subscription's health like any other (a 410 disables it). Follow it with " +
         'GET /events/{eventId}/deliveries. Limited with the redelivery requests ' +
-        `(${uc.config.webhooks.redeliveriesPerSecond} per second per business).`,
+        `(${uc.settings.webhooks.redeliveriesPerSecond} per second per business).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       responses: { 202: { description: 'The test event, queued (the dispatcher sends it within moments)', schema: testEventSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
@@ -251,10 +251,10 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       summary: 'Deliver an event again to each of its subscriptions that still exists',
       description:
         `The same body and the same data.eventId as before: receivers deduplicate on it. At most ` +
-        `${uc.config.webhooks.redeliveriesPerSecond} redelivery requests per second per business ` +
+        `${uc.settings.webhooks.redeliveriesPerSecond} redelivery requests per second per business ` +
         `(WEBHOOK_REDELIVERIES_PER_SECOND).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.config.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
       params: eventIdParams,
       responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
       errors: ['invalidRequest', 'eventNotFound'],

@@ -6,7 +6,6 @@ import { syncImport } from '../../usecases/sync-imports.ts';
 import { route } from '../route.ts';
 
 export function syncImportRoutes(uc: UseCaseContext) {
-  const { config } = uc;
   return [
     route({
       method: 'post',
@@ -15,7 +14,7 @@ export function syncImportRoutes(uc: UseCaseContext) {
       summary: 'Share and onboard one applicant now',
       description:
         `Answers when the shared applicant is onboarded; the APPROVED or REJECTED decision arrives ` +
-        `by webhook. At most ${config.http.syncImportRateLimitPerSecond} requests per second per ` +
+        `by webhook. At most ${uc.settings.syncImportsPerSecond} requests per second per ` +
         `business. With an Idempotency-Key, a retried request gets the first one's answer and never` +
         ` shares the token twice.`,
       tag: 'Token sharing',
@@ -30,7 +29,7 @@ export function syncImportRoutes(uc: UseCaseContext) {
           schema: IDEMPOTENCY_KEY_SCHEMA,
         },
       ],
-      rateLimit: { bucket: 'sync-import', perSecond: config.http.syncImportRateLimitPerSecond },
+      rateLimit: { bucket: 'sync-import', perSecond: uc.settings.syncImportsPerSecond },
       responses: { 200: { description: 'Onboarded', schema: syncImportResponse } },
       errors: [
         'invalidRequest',

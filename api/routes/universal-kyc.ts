@@ -41,7 +41,7 @@ const uploadParams = z
   .strict();
 
 export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
-  const { maxFileBytes, maxFiles } = uc.config.files;
+  const { maxFileBytes, maxFiles } = uc.settings.files;
   return [
     route({
       method: 'post',

@@ -47,3 +47,12 @@ it('lints every layer', () => {
 const LINTED = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['lint:deps']!.split(
   /\s+/,
 ).slice(3);
+
+it('keeps routes off the configuration: they read uc.settings (usecases/context.ts), never uc.config', async () => {
+  const dir = path.join(root, 'api', 'routes');
+  const { readdirSync } = await import('node:fs');
+  const readers = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .filter((f) => /\buc\.config\b|\bconfig\./.test(readFileSync(path.join(dir, f), 'utf8')));
+  assert.deepEqual(readers, []);
+});
