@@ -75,10 +75,10 @@ export type WorkerDeps = Omit<ActivityDeps, 'settings' | 'start' | 'runs' | 'fil
 
 /**
  * Up to four workers, one per role of WORKER_ROLES (runtime/worker-roles.ts), share one connection and one workflow bundle:
- * - general queue: the batch import, person verification (hosted SDK), sandbox review, universal
- *   KYC, universal KYB and housekeeping workflows, and the database activities;
- * - provider queue: every provider call (batch rows and sync imports, sync first), at most
- *   PROVIDER_RATE_LIMIT_PER_SECOND across the fleet;
+ * - general queue: the batch import, requirement batch, person verification (hosted SDK), sandbox review,
+ *   universal KYC, universal KYB, retention, housekeeping and audit checkpoint workflows, and the database activities;
+ * - provider queue: every provider call (batch rows, sync imports, hosted SDK, sandbox), at most
+ *   PROVIDER_RATE_LIMIT_PER_SECOND across the fleet, each business's lanes served in turn (contract/provider-queue.ts);
  * - sync queue: sync-import workflows and their database steps, so a waiting caller never queues behind a batch;
  * - webhook queue: the dispatcher and the retry workflows of deliveries, apart from imports.
  * With the webhook role, the webhook dispatcher workflow is started (if it is not running) before they poll.

@@ -55,10 +55,10 @@ export type ActivityDeps = {
   checkpointKeys: readonly SigningKey[];
 };
 
-/** Activities of the general task queue (database work, housekeeping, the reconciler). */
 /** What every deciding activity calls once a person's decision is committed. */
 const personDecidedHook = (deps: ActivityDeps) => createPersonDecidedHook({ db: deps.db, log: deps.log, ownerDecided: deps.start.kybOwnerDecided });
 
+/** Activities of the general task queue (database work, housekeeping, the reconciler). */
 export function createActivities(deps: ActivityDeps) {
   const personDecided = personDecidedHook(deps);
   return {

@@ -13,8 +13,6 @@ import { validKeysAt, type SigningKey } from './webhook-signature.ts';
 export type Ed25519Key = SigningKey;
 
 export const STANDARD_WEBHOOK_SCHEME = 'v1a: Ed25519 over "<webhook-id>.<webhook-timestamp>.<body>", Base64' as const;
-/** How old a `webhook-timestamp` a receiver should accept (the standard's suggestion; our retries send a fresh one). */
-export const STANDARD_WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** The content a signature covers. */
 export const signedContent = (m: { id: string; timestamp: string; body: string }) => `${m.id}.${m.timestamp}.${m.body}`;

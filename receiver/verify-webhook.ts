@@ -27,6 +27,9 @@ export function verifyWebhook(
   });
 }
 
+/** How far a `webhook-timestamp` may be from now, by default: the standard's five minutes (each retry is signed anew). */
+export const TOLERANCE_SECONDS = 300;
+
 /**
  * Checks `webhook-signature` (Standard Webhooks, v1a: Ed25519 over `<webhook-id>.<webhook-timestamp>.<raw body>`)
  * and refuses a `webhook-timestamp` more than `toleranceSeconds` from now, so a captured delivery
@@ -49,7 +52,7 @@ export function verifyStandardWebhook(
   const signatures = header('webhook-signature');
   if (!id || !timestamp || !signatures || !/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'missing headers' };
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300)) return { ok: false, reason: 'timestamp outside tolerance' };
+  if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? TOLERANCE_SECONDS)) return { ok: false, reason: 'timestamp outside tolerance' };
   // the body's bytes as received (decoding them could replace an invalid sequence and still verify)
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
   const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]);

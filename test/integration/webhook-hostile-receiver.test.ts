@@ -10,7 +10,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server, type So
 import { after, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { createWebhookSender, type SendResult } from '../../activities/webhook-send.ts';
-import { verifyStandardWebhook } from '../../receiver/verify-webhook.ts';
+import { TOLERANCE_SECONDS, verifyStandardWebhook } from '../../receiver/verify-webhook.ts';
 import { standardWebhookPublicKeyOf } from '../../domain/standard-webhooks.ts';
 import { testKeyRings, testWebhookKeys } from '../helpers/stack.ts';
 
@@ -192,6 +192,10 @@ describe('a hostile webhook receiver', () => {
     // a captured delivery replayed with a fresh timestamp: the signature no longer holds
     const replayed = { ...headers, 'webhook-timestamp': String(Math.floor(Date.now() / 1000) + 60) };
     assert.deepEqual(verifyStandardWebhook(body, replayed, keys), { ok: false, reason: 'no valid signature' });
+    // within the standard's five minutes it holds; past them it is refused for its age
+    const sentAt = Number(headers['webhook-timestamp']) * 1000;
+    assert.deepEqual(verifyStandardWebhook(body, headers, keys, { now: new Date(sentAt + (TOLERANCE_SECONDS - 1) * 1000) }), { ok: true });
+    assert.equal(verifyStandardWebhook(body, headers, keys, { now: new Date(sentAt + (TOLERANCE_SECONDS + 1) * 1000) }).ok, false);
     // replayed as captured, an hour later: refused for its age
     assert.deepEqual(verifyStandardWebhook(body, headers, keys, { now: new Date(Date.now() + 3_600_000) }), {
       ok: false,
