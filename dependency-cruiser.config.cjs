@@ -1,5 +1,5 @@
 // The import rules between this repository's layers, written once. `npm run lint:deps` (and so
-// `npm test`, through test/unit/layers.test.ts) checks every import against them; the README's
+// `npm test`, through test/unit/layers.test.ts) checks every import against them; docs/architecture.md's
 // layer table is printed from LAYERS (`npm run docs:layers`) and kept equal to it by the same test.
 //
 // A layer may import its own files and the layers in `may`; `typesFrom` layers only with

@@ -12,7 +12,7 @@ type JsonSchema = Record<string, unknown>;
 /**
  * The interface release this API implements (spec 9.2), the API description's version. v1.1.0:
  * batch requirement submissions and multi-member feature assignments, as the spec announces them
- * (README "Changelog"); v1.0.2 before it.
+ * (CHANGELOG.md, "Changelog"); v1.0.2 before it.
  */
 export const INTERFACE_RELEASE = '1.1.0';
 

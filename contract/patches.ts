@@ -1,5 +1,5 @@
 // Every patch (`patched()` / `deprecatePatch()` of @temporalio/workflow) in workflow code, with the
-// release that introduced it. The retirement rule (README, "Changing a workflow"): a patch made in
+// release that introduced it. The retirement rule (docs/architecture.md, "Changing a workflow"): a patch made in
 // release N stays `patched(id)` through N+1; in N+2 it becomes `deprecatePatch(id)`, its old branch
 // and its `*-before-<name>` fixtures go and the touched histories are recorded again; in N+3 the
 // call goes too. test/unit/patches.test.ts holds the code, the fixtures and this table to it.
@@ -23,7 +23,7 @@ export const PATCHES = {
   reconcileRequirementBatches: { id: 'reconcile-requirement-batches', introducedIn: '1.1.0', touches: ['housekeepingWorkflow'] },
 } as const satisfies Record<string, Patch>;
 
-/** The service's releases, oldest first (README, "Changelog"); the last is package.json's version. */
+/** The service's releases, oldest first (CHANGELOG.md, "Changelog"); the last is package.json's version. */
 export const RELEASES = ['1.0.1', '1.0.2', '1.0.3', '1.1.0'] as const;
 export type Release = (typeof RELEASES)[number];
 

@@ -2,7 +2,7 @@
 
 /**
  * Search attributes on every workflow (all Keyword), registered by the development server at start
- * and on a real cluster by `npm run vouch -- temporal-setup` (README, "Operating Vouch"): so
+ * and on a real cluster by `npm run vouch -- temporal-setup` (docs/operations.md, "Operating Vouch"): so
  * `BusinessId='…' AND VouchStatus='failed'` finds runs in the CLI and the UI. Ids only: never a
  * name, a date of birth or a token.
  */
@@ -17,7 +17,7 @@ export const SEARCH_ATTRIBUTE_KEYS = {
 export type RunTags = { businessId: string; entityId?: string | undefined; batchId?: string | undefined };
 
 /**
- * Each long workflow's stage in VouchStatus (README, "What each VouchStatus means"):
+ * Each long workflow's stage in VouchStatus (docs/operations.md, "What each VouchStatus means"):
  *   batch import          pending → in_progress → completed | failed | canceled
  *   sync import           in_progress → completed | failed
  *   person verification   waiting → deciding → approved | rejected (the latest decision; then waiting again for a new review)

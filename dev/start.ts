@@ -44,7 +44,7 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
       uiPort: config.temporal.uiPort,
       dataDir: config.dataDir,
       namespace: config.temporal.namespace,
-      // the Web UI shows decrypted payloads through our codec endpoint (README, "Operating Vouch")
+      // the Web UI shows decrypted payloads through our codec endpoint (docs/operations.md, "Operating Vouch")
       uiCodecEndpoint: `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${config.http.port}/codec`,
       ownProcessGroup: true, // Ctrl-C stops it last, after the workers (not at once, under their feet)
     });

@@ -39,7 +39,7 @@ export async function startTemporalDevServer(options: {
   // exactly (with the default four, each partition gets a quarter of the rate and its own priority
   // order, and a batch reached 91 % of the limit). Fairness: each run of a business carries it as its
   // fairness key (temporal/starters.ts), so a small batch is not queued behind a large one of another
-  // business. Real clusters: see README, "Task queues" and "Fair shares".
+  // business. Real clusters: see docs/architecture.md, "Task queues on a real cluster", and docs/guarantees.md, "Fair shares".
   for (const [key, value] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
   args.push(...devServerSearchAttributeFlags()); // BusinessId, BatchId, EntityId, VouchStatus (operators filter runs by them)
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);

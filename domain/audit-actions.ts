@@ -1,5 +1,5 @@
 // Every action the audit log records (issue 21), with what it means. One place: the store refuses
-// an action not named here, GET /audit-log's `action` filter accepts exactly these, and the README's
+// an action not named here, GET /audit-log's `action` filter accepts exactly these, and docs/compliance.md's
 // table is printed from this list (npm run docs:audit) and kept equal by test/unit/audit.test.ts.
 // An entry names ids and hashes only; the decision's outcome is never in it (spec 1.4: only the
 // webhook carries it) — a decision entry names the event that carried it and the SHA-256 of the

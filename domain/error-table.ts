@@ -1,4 +1,4 @@
-// The README's error table, made from the catalogue so the two cannot drift (a test compares them).
+// The error table of docs/api/README.md, made from the catalogue so the two cannot drift (a test compares them).
 import { errorCatalogue } from './errors.ts';
 
 export function errorTableMarkdown(): string {

@@ -1,5 +1,5 @@
 // The error catalogue: every error a client can receive, with its stable 10-digit code and HTTP
-// status. The README's table is printed from this list (npm run docs:errors; a test compares them).
+// status. The table in docs/api/README.md is printed from this list (npm run docs:errors; a test compares them).
 
 export type ErrorSpec = { code: string; status: number; summary: string };
 

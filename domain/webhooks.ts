@@ -160,7 +160,7 @@ export const subscriptionSchema = z.object({
   config: z.object({ webhook: z.object({ url: z.string() }) }),
   createdAt: z.string(),
   updatedAt: z.string(),
-  /** Ours beside the interface's fields (README: "Decisions where the spec is silent"). */
+  /** Ours beside the interface's fields (docs/decisions/). */
   health: subscriptionHealthSchema,
 });
 export type SubscriptionView = z.input<typeof subscriptionSchema>;

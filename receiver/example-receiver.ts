@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import { createVouchClient } from '../client/index.ts';
 import { verifyStandardWebhook, verifyWebhook } from './verify-webhook.ts';
 
-/** What every event has; `data.entityId` and `data.status` only where the event type has them (README, "Event types"). */
+/** What every event has; `data.entityId` and `data.status` only where the event type has them (docs/api/webhooks.md, "Event types"). */
 export type VouchEvent = {
   eventName: string;
   eventType: string;

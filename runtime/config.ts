@@ -11,17 +11,17 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
 /**
- * How the README shows a setting's default: by default the schema's own default value (`3000`) or
+ * How docs/operations.md shows a setting's default: by default the schema's own default value (`3000`) or
  * "unset"; `default` says it in words instead, `note` adds words after the value.
  */
 export type DefaultText = { default?: string; note?: string };
 export type Setting = DefaultText & {
   schema: z.ZodType;
-  /** Its row's "meaning" in the README table; undefined: it shares the row of the setting before it. */
+  /** Its row's "meaning" in docs/operations.md's table; undefined: it shares the row of the setting before it. */
   meaning: string | undefined;
 };
 
-/** A setting that opens a row of the README's configuration table. */
+/** A setting that opens a row of docs/operations.md's configuration table. */
 const setting = <S extends z.ZodType>(schema: S, meaning: string, shown: DefaultText = {}) => ({ schema, meaning, ...shown });
 /** A setting documented in the row of the one before it (settings read together, e.g. `PORT`, `HOST`). */
 const sameRow = <S extends z.ZodType>(schema: S, shown: DefaultText = {}) => ({ schema, meaning: undefined, ...shown });
@@ -33,7 +33,7 @@ const CLOSED_OUTSIDE_SANDBOX = 'outside the sandbox (≥ 32 characters; unset th
 
 /**
  * Every setting the service reads from its environment, each declared once: its variable, how it
- * is parsed and defaulted, and its row of the README table (scripts/print-config-table.ts prints
+ * is parsed and defaulted, and its row of docs/operations.md's table (scripts/print-config-table.ts prints
  * the table; loadConfig below shapes the parsed values into the Config the code uses).
  */
 export const SETTINGS = {

@@ -1,5 +1,5 @@
 // What a worker process polls (WORKER_ROLES): each role is one task queue. A fleet runs them apart so
-// each is sized on its own — provider-bound work, webhook deliveries and the rest (README, "Running
+// each is sized on its own — provider-bound work, webhook deliveries and the rest (docs/operations.md, "Running
 // a fleet"); one process may run all four (`npm start`, `npm run start:worker` by default).
 import { z } from 'zod';
 import type { Config } from './config.ts';

@@ -1,4 +1,4 @@
-// The layer rules of dependency-cruiser.config.cjs, for the README table and the tests.
+// The layer rules of dependency-cruiser.config.cjs, for docs/architecture.md's table and the tests.
 import { createRequire } from 'node:module';
 
 type Layer = { path: string; holds: string; may: string[]; typesFrom?: string[] };
@@ -18,7 +18,7 @@ const where = (path: string) =>
         .join(', '),
     );
 
-/** The README's layer table: each layer, where it lives, what it holds, what it may import. */
+/** docs/architecture.md's layer table: each layer, where it lives, what it holds, what it may import. */
 export function layerTableMarkdown(): string {
   const rows = Object.entries(LAYERS).map(([name, l]) => {
     const may = [...l.may.map((m) => `\`${m}\``), ...(l.typesFrom ?? []).map((t) => `types of \`${t}\``)];

@@ -1,4 +1,4 @@
-// `npm run docs:audit`: prints the README's table of audit actions from domain/audit-actions.ts.
+// `npm run docs:audit`: prints docs/compliance.md's table of audit actions from domain/audit-actions.ts.
 import { AUDIT_ACTIONS } from '../domain/audit-actions.ts';
 
 export function auditActionsMarkdown(): string {

@@ -1,7 +1,7 @@
-// `npm run docs:config`: prints the README's configuration table from the settings of runtime/config.ts.
+// `npm run docs:config`: prints docs/operations.md's configuration table from the settings of runtime/config.ts.
 import { SETTINGS, type Setting } from '../runtime/config.ts';
 
-/** A setting's default as the README shows it: in words if it says so, else its schema's default value, or "unset". */
+/** A setting's default as docs/operations.md shows it: in words if it says so, else its schema's default value, or "unset". */
 export function defaultText(s: Setting): string {
   if (s.default !== undefined) return s.default;
   const parsed = s.schema.safeParse(undefined);
@@ -21,7 +21,7 @@ export function configTableRows(): { names: string[]; defaults: string[]; meanin
   return rows;
 }
 
-/** The README's configuration table; a row's defaults are said once when they are all the same. */
+/** docs/operations.md's configuration table; a row's defaults are said once when they are all the same. */
 export function configTableMarkdown(): string {
   const lines = configTableRows().map(({ names, defaults, meaning }) => {
     const shown = new Set(defaults).size === 1 ? defaults[0]! : defaults.join(', ');

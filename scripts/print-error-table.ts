@@ -1,4 +1,4 @@
-// `npm run docs:errors`: prints the error table for the README.
+// `npm run docs:errors`: prints the error table for docs/api/README.md.
 import { errorTableMarkdown } from '../domain/error-table.ts';
 
 process.stdout.write(`${errorTableMarkdown()}\n`);

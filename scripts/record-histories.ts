@@ -4,7 +4,7 @@
 // on every `npm test`, so a change that would break runs already in flight fails the build.
 // Record again only when a workflow changes in a way that is meant to be replay-compatible (a
 // patch), after copying the old fixture to `<name>-before-<patch id>.json`, which stays until the
-// patch is deprecated (contract/patches.ts; README, "Changing a workflow").
+// patch is deprecated (contract/patches.ts; docs/architecture.md, "Changing a workflow").
 // Names given as arguments (`npm run histories:record -- universal-kyc-decided`) record only those,
 // leaving the other fixtures as they were recorded.
 import { mkdir, writeFile } from 'node:fs/promises';

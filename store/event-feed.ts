@@ -2,7 +2,7 @@
 // each with how its deliveries stand. An event is numbered as its transaction commits (migration
 // 034), so one not numbered yet is not visible yet either. An event about an entity that is gone from
 // the API (deleted, or sealed under a retention policy) is not listed: what is deleted is gone on
-// every path (README), the feed's too.
+// every path (docs/guarantees.md), the feed's too.
 import type { FeedEvent } from '../domain/event-feed.ts';
 import { iso, type Queryable } from './db.ts';
 

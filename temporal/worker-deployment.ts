@@ -1,4 +1,4 @@
-// Worker Versioning (README, "Releasing workflow code"): with TEMPORAL_WORKER_BUILD_ID set, every
+// Worker Versioning (docs/architecture.md, "Releasing workflow code"): with TEMPORAL_WORKER_BUILD_ID set, every
 // worker of the process joins the Worker Deployment TEMPORAL_WORKER_DEPLOYMENT as that version; the
 // server sends new runs to the deployment's current version, keeps pinned runs on theirs and moves
 // auto-upgrade runs along (workflows/versioning.ts says which is which). Unset (`npm start`, tests),

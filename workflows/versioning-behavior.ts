@@ -8,7 +8,7 @@ import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
  * running the run's first task here has a deployment version. (A run started by unversioned
  * workers and moved to a versioned one, then replayed there from its start, reads no version at its
  * first task and so takes the worker's default, auto-upgrade: such runs are under the patch rule
- * anyway — README, "Releasing workflow code".)
+ * anyway — docs/architecture.md, "Releasing workflow code".)
  */
 export function setVersioningBehavior(workflow: (...args: never[]) => Promise<unknown>, behavior: VersioningBehavior): void {
   // an unversioned worker reports a version too (its build id, no deployment name)

@@ -1,4 +1,4 @@
-// How each workflow type moves between releases under Worker Versioning (README, "Releasing workflow
+// How each workflow type moves between releases under Worker Versioning (docs/architecture.md, "Releasing workflow
 // code"), one row each; test/unit/workflow-versioning.test.ts checks every exported workflow has one.
 // - PINNED: a run finishes on the release that started it, whatever is released meanwhile; that
 //   release's workers stay until its runs are done (the version drains). For the runs that decide a

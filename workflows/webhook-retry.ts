@@ -3,7 +3,7 @@
 // delivery. Nothing starts this workflow any more; it stays registered, unchanged, so that runs an
 // earlier release started move to this release (auto-upgrade) and end at their next step — their
 // delivery is no longer theirs (mode 'waiting' since migration 031), so they send nothing. Remove it
-// once no release that started it runs anywhere (README, "Releasing workflow code").
+// once no release that started it runs anywhere (docs/architecture.md, "Releasing workflow code").
 //
 // What it did: a delivery whose attempt failed waited here for its next attempts, on the schedule of
 // domain/webhooks.ts (about three days with jitter): durable timers, so a receiver down for days

@@ -1,5 +1,5 @@
 // The soak's processes (bench/soak.ts): each a slot — api-1, worker-general, … — that runs one
-// entry point of the project as a child process (`node <entry>.ts`, as README "Production:
+// entry point of the project as a child process (`node <entry>.ts`, as docs/operations.md, "Production:
 // separate processes" runs them), its output appended to a log file of the run (never kept in
 // memory: a 30-minute run logs tens of megabytes), started again in the same slot after a stop or
 // a kill, and probed on its own /health until it answers 200.

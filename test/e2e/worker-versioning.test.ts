@@ -1,4 +1,4 @@
-// Releasing workflow code with Worker Versioning, on the run's Temporal server, as the README's
+// Releasing workflow code with Worker Versioning, on the run's Temporal server, as docs/architecture.md's
 // "Releasing workflow code" says: release 1's workers join the Worker Deployment with Vouch's own
 // options (temporal/worker-deployment.ts) and are made current with the Temporal CLI; runs start;
 // release 2 ships a change that is not replay-safe; once it is current, release 1's pinned run still

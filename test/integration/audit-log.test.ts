@@ -641,7 +641,7 @@ describe('audit log entries of every change and read', () => {
       assert.equal(first.body.items[1].subject.id, keyId);
     });
 
-    it("lets the client check the chain itself, by the README's rule, from the pages alone", async () => {
+    it('lets the client check the chain itself, by the documented rule, from the pages alone', async () => {
       const items: any[] = [];
       for (let p = 1; ; p++) {
         const res = await page(`?page=${p}&limit=100`);

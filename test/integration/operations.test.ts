@@ -1,5 +1,5 @@
 // What an operator finds in Temporal: every run carries BusinessId / BatchId / EntityId / VouchStatus
-// search attributes (queried here with the real `temporal` CLI, as the README's operator guide does),
+// search attributes (queried here with the real `temporal` CLI, as docs/operations.md does),
 // a readable summary and details, and no personal data in any of them.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

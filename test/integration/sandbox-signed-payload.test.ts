@@ -214,7 +214,7 @@ describe('sandbox control and signed payloads', () => {
       assert.ok(Date.parse(payload.expiresAt) > Date.now());
       assert.deepEqual((await verify(payload)).body, { valid: true });
 
-      // offline, as the README shows: the key by its id, the canonical form with jq, openssl
+      // offline, as docs/api/verifying-a-person.md shows: the key by its id, the canonical form with jq, openssl
       const keys = (await stack.request('GET', '/signed-payload-keys', { key })).body;
       assert.equal(keys.algorithm, 'Ed25519');
       const pem = keys.keys.find((k: any) => k.keyId === payload.keyId).publicKeyPem;

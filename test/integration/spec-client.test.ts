@@ -1,8 +1,8 @@
 // A client written from the interface document alone (test/spec-client/: only fetch, node:crypto,
 // node:http and the spec's names and codes) goes through token sharing (sync and batch), webhooks
 // with every event type, and the error cases of section 7 — with no special case for Vouch beyond
-// the word the spec's neutral `svc` stands for ('vouch', README "Decisions where the spec is
-// silent") and the X-Provider value (the spec's `<provider_a>` placeholder: 'sumsub').
+// the word the spec's neutral `svc` stands for ('vouch', docs/decisions/001-header-names.md) and the
+// X-Provider value (the spec's `<provider_a>` placeholder: 'sumsub').
 //
 // The project's test harness is used only to boot the service and to play the parts that are not
 // Vouch's API: the business and its API key (in real life: the dashboard), the donor's share tokens

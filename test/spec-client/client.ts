@@ -130,8 +130,7 @@ export function eventProblems(e: WebhookEvent): string[] {
   if (typeof e.data.eventId !== 'string' || !UUID.test(e.data.eventId)) problems.push('data.eventId is not a UUID');
   if (!isIsoTimestamp(e.data.timestamp)) problems.push('data.timestamp is not ISO 8601');
   if (typeof e.data.message !== 'string') problems.push('data.message is not a string');
-  // 2.10 lists data.entityId for every event; the one documented exception (the service's README,
-  // "Decisions where the spec is silent") is new_feature, which is about no entity
+  // 2.10 lists data.entityId for every event; the one documented exception (the service's docs/decisions/) is new_feature, which is about no entity
   if (e.eventType !== 'new_feature' && (typeof e.data.entityId !== 'string' || !UUID.test(e.data.entityId))) problems.push('data.entityId is not a UUID');
   if (e.eventType === 'new_feature' && 'entityId' in e.data) problems.push('new_feature names an entity');
   // 1.4: a decision is told by its webhook alone (account_status_change, kyb_status_change): no other event carries an outcome

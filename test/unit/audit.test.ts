@@ -1,6 +1,6 @@
 // The audit log's rules (issue 21): the chain finds a changed, removed, reordered, added or cut-off
 // entry and nothing in an intact one; every action of the catalogue is written somewhere in the code
-// and none is written that the catalogue lacks; the README's table is the catalogue's; the CLI's
+// and none is written that the catalogue lacks; docs/compliance.md's table is the catalogue's; the CLI's
 // commands do not declare one option two ways.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { chainChecker, entryHash, GENESIS_HASH, verifyChain, type AuditEntry, ty
 import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { auditActionsMarkdown } from '../../scripts/print-audit-actions.ts';
+import { markedTable } from '../helpers/docs.ts';
 import { COMMANDS } from '../../cli/commands/index.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -157,10 +158,13 @@ describe('the audit actions', () => {
     const unused = Object.keys(AUDIT_ACTIONS).filter((a) => !code.includes(`'${a}'`));
     assert.deepEqual(unused, [], 'catalogued but never written');
   });
-  it('are the README table', () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const table = readme.split('<!-- audit-actions:start')[1]?.split('<!-- audit-actions:end -->')[0]?.split('\n').slice(1).join('\n').trim();
-    assert.equal(table, auditActionsMarkdown(), 'README audit table out of date: npm run docs:audit and paste it between the audit-actions markers');
+  it("are the compliance guide's table", () => {
+    const table = markedTable('docs/compliance.md', 'audit-actions');
+    assert.equal(
+      table,
+      auditActionsMarkdown(),
+      'docs/compliance.md audit table out of date: npm run docs:audit and paste it between the audit-actions markers',
+    );
   });
 });
 

@@ -32,7 +32,7 @@ type Service = {
   healthcheck?: { test: string[] };
 };
 const text = await readFile(path.join(root, 'docker-compose.yml'), 'utf8');
-const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+const readme = await readFile(path.join(root, 'docs', 'operations.md'), 'utf8');
 const compose = parse(text, { merge: true }) as { services: Record<string, Service> };
 const services = Object.entries(compose.services);
 const vouch = services.filter(([, s]) => s.command?.[0] === 'node' || s.command?.join(' ').includes('cli/vouch.ts'));
@@ -154,7 +154,7 @@ describe('docker-compose.yml', () => {
       assert.equal(s.environment!.PROVIDER_BASE_URL, 'http://provider-sim:8090', name);
     }
     assert.deepEqual(compose.services['api-sandbox']!.ports, ['127.0.0.1:3000:3000']);
-    // both profiles use the same databases, volumes and queues: the README runs the sandbox as a project of its own
+    // both profiles use the same databases, volumes and queues: docs/operations.md runs the sandbox as a project of its own
     assert.match(readme, /docker compose -p vouch-sandbox --profile sandbox up/);
     assert.doesNotMatch(readme, /docker compose --profile sandbox/);
   });

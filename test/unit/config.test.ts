@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, SETTING_NAMES } from '../../runtime/config.ts';
 import { configTableMarkdown, configTableRows } from '../../scripts/print-config-table.ts';
+import { markedTable } from '../helpers/docs.ts';
 
 describe('configuration', () => {
   it('has embedded defaults', () => {
@@ -51,10 +51,9 @@ describe('configuration', () => {
 });
 
 describe('the configuration table', () => {
-  it("keeps the README's configuration table equal to the settings", async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const table = readme.split('<!-- config-table:start')[1]?.split('<!-- config-table:end -->')[0]?.split('\n').slice(1).join('\n').trim();
-    assert.equal(table, configTableMarkdown(), 'run npm run docs:config and paste its output into the README');
+  it("keeps the operations guide's configuration table equal to the settings", () => {
+    const table = markedTable('docs/operations.md', 'config-table');
+    assert.equal(table, configTableMarkdown(), 'run npm run docs:config and paste its output into docs/operations.md');
   });
 
   it('documents every variable the schema parses, in a row with a meaning and a default', () => {

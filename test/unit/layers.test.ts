@@ -1,14 +1,14 @@
 // The import rules between layers (dependency-cruiser.config.cjs) hold for every file, with no
-// exception, and the README's layer table is the one printed from those rules.
+// exception, and docs/architecture.md's layer table is the one printed from those rules.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { it } from 'node:test';
 import { promisify } from 'node:util';
 import { layerTableMarkdown } from '../../scripts/layers.ts';
+import { markedTable } from '../helpers/docs.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const require = createRequire(import.meta.url);
@@ -27,10 +27,12 @@ it('finds no import that breaks the layer rules', async () => {
   assert.ok(result.summary.totalCruised > 100, 'the rules saw the code');
 });
 
-it("keeps the README's layer table equal to the rules", async () => {
-  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
-  const table = readme.split('<!-- layer-table:start')[1]?.split('<!-- layer-table:end -->')[0]?.split('\n').slice(1).join('\n').trim();
-  assert.equal(table, layerTableMarkdown(), 'run npm run docs:layers and paste its output into the README');
+it("keeps the architecture guide's layer table equal to the rules", () => {
+  assert.equal(
+    markedTable('docs/architecture.md', 'layer-table'),
+    layerTableMarkdown(),
+    'run npm run docs:layers and paste its output into docs/architecture.md',
+  );
 });
 
 it('lints every layer', () => {

@@ -1,4 +1,4 @@
-// The retirement rule of patches (contract/patches.ts; README, "Changing a workflow"), held against
+// The retirement rule of patches (contract/patches.ts; docs/architecture.md, "Changing a workflow"), held against
 // the workflow code, the recorded histories and the release in package.json: each patch is at the
 // stage its age asks for, named from the table (never a string of its own), and the fixtures of
 // the old behaviour live exactly as long as the patch is `patched`.

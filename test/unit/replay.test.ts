@@ -1,7 +1,7 @@
 // Replay safety: every recorded history (test/fixtures/histories, made by `npm run
 // histories:record`) replays against the current workflow code without a determinism error. A
 // change that would break workflows already running — some live for days — fails here first; see
-// the README's "Changing a workflow" for how to make such a change safely (patching).
+// docs/architecture.md's "Changing a workflow" for how to make such a change safely (patching).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -30,7 +30,13 @@ describe('workflow threads heap', () => {
     registerWorkflowThreadHeapMetrics();
     registerWorkflowThreadHeapMetrics(); // once per process, however often it is called
     const text = await register.metrics();
-    const value = (name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1]);
+    const value = (name: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${name} `))
+          ?.split(' ')[1],
+      );
     assert.equal(value('vouch_workflow_threads'), 1);
     assert.ok(value('vouch_workflow_threads_heap_used_bytes') > 30 * MB);
     assert.ok(value('vouch_workflow_threads_heap_total_bytes') >= value('vouch_workflow_threads_heap_used_bytes'));

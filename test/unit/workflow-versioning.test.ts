@@ -1,7 +1,7 @@
 // Every workflow type's versioning behaviour is chosen (workflows/versioning.ts), set on the function
-// the worker loads, and shown in the README's "Releasing workflow code" table.
+// the worker loads, and shown in docs/architecture.md's "Releasing workflow code" table.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readDoc } from '../helpers/docs.ts';
 import { describe, it } from 'node:test';
 import * as workflows from '../../workflows/index.ts';
 import { VERSIONING } from '../../workflows/versioning.ts';
@@ -20,8 +20,8 @@ describe('workflow versioning behaviours', () => {
     }
   });
 
-  it("is the README's table", async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  it("is the architecture guide's table", () => {
+    const readme = readDoc('docs/architecture.md');
     for (const [name, row] of Object.entries(VERSIONING)) {
       assert.ok(readme.includes(`| \`${name}\` | ${row.behavior === 'PINNED' ? 'pinned' : 'auto-upgrade'} | ${row.why} |`), name);
     }
