@@ -1,6 +1,6 @@
 // `npm run histories:record`: runs every workflow type on a real stack (Temporal dev server, a fresh
 // PostgreSQL database, the simulator, a local receiver) and saves their event histories under
-// test/fixtures/histories/. test/unit/replay.test.ts replays them against the current workflow code
+// test/fixtures/histories/. test/integration/replay.test.ts replays them against the current workflow code
 // on every `npm test`, so a change that would break runs already in flight fails the build.
 // Record again only when a workflow changes in a way that is meant to be replay-compatible (a
 // patch), after copying the old fixture to `<name>-before-<patch id>.json`, which stays until the

@@ -1,5 +1,11 @@
-// `npm test`: one Temporal dev server and one fresh PostgreSQL database for the whole run, then
-// node's test runner over test/**/*.test.ts (or the files given). Everything is torn down after.
+// `npm test`: the test tiers, fastest first. Unit tests (test/unit) need no database, Temporal or
+// workflow bundle and run first, so a broken unit fails in well under a minute; then one Temporal
+// dev server and one fresh PostgreSQL database for the rest of the run — integration tests
+// (test/integration: the real parts, one concern each) and end-to-end tests (test/e2e: processes,
+// crashes, soaks' short forms). Everything is torn down after.
+//   node test/run.ts                      every tier (unit first; the rest only if it passes)
+//   node test/run.ts unit|integration|e2e one tier (`npm run test:unit`, …)
+//   node test/run.ts <files…>             those files (the database and Temporal only if one needs them)
 //   DATA_DIR           set to a directory of the run's own (never a developer's .data)
 //   TEST_POSTGRES_URL  admin connection used to create and drop the run's database
 //                      (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -8,7 +14,6 @@ import { globSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflows } from '../worker.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from './helpers/infra.ts';
 
 const say = (s: string) => process.stdout.write(`[test] ${s}\n`);
@@ -28,55 +33,98 @@ const SOLO = [
   'test/e2e/requirement-batch-crash.test.ts',
 ];
 
+export const TIERS = ['unit', 'integration', 'e2e'] as const;
+type Tier = (typeof TIERS)[number];
+
+/** What a run does, in order: files run on nothing (unit), then — only if they passed — files on the run's database and Temporal. */
+export type RunPlan = {
+  /** Run first, with no database, Temporal or bundle; a failure ends the run. */
+  unit: string[];
+  /** Whether the database, Temporal and the bundle are started (after `unit`). */
+  infra: boolean;
+  /** Run three at a time on them. */
+  shared: string[];
+  /** Then one at a time. */
+  solo: string[];
+};
+
+const isUnit = (file: string) => path.normalize(file).startsWith(path.join('test', 'unit') + path.sep);
+
+/** The plan for `node test/run.ts <args>`: tier names, test files, or nothing (every tier); `all` lists every test file by path. */
+export function planRun(args: readonly string[], all: readonly string[]): RunPlan {
+  const files = args.filter((a) => !(TIERS as readonly string[]).includes(a));
+  // the files given run as given (three at a time), on infrastructure only if one is not a unit file
+  if (files.length) return { unit: [], infra: files.some((f) => !isUnit(f)), shared: files, solo: [] };
+  const tiers: readonly Tier[] = args.length === 0 ? TIERS : TIERS.filter((t) => args.includes(t));
+  const inTier = (t: Tier) => all.filter((f) => path.normalize(f).startsWith(path.join('test', t) + path.sep));
+  const rest = tiers.filter((t) => t !== 'unit').flatMap(inTier);
+  return {
+    unit: tiers.includes('unit') ? inTier('unit') : [],
+    infra: rest.length > 0,
+    shared: rest.filter((f) => !SOLO.includes(f)),
+    solo: SOLO.filter((f) => rest.includes(f)),
+  };
+}
+
 async function main(): Promise<number> {
   const started = performance.now();
-  const files = process.argv.slice(2);
+  const plan = planRun(process.argv.slice(2), globSync('test/**/*.test.ts').sort());
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'vouch-test-'));
   const cleanups: (() => Promise<unknown>)[] = [() => rm(tmp, { recursive: true, force: true })];
-  try {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    // keys, secrets and files of this run only: made on first use by test files starting together
+    DATA_DIR: path.join(tmp, 'data'),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+  };
+  /** Runs node's test runner over these files, `concurrency` files at a time; its exit code. */
+  const run = (paths: string[], concurrency: number) => {
+    if (paths.length === 0) return Promise.resolve(0);
+    const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...paths], { stdio: 'inherit', env });
+    const stop = (signal: NodeJS.Signals) => child.kill(signal);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return new Promise<number>((resolve) =>
+      child.once('exit', (code, signal) => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve(code ?? (signal ? 1 : 0));
+      }),
+    );
+  };
+  /** One PostgreSQL database, one Temporal dev server and the workflow bundle, for every file that follows. */
+  const startInfra = async () => {
     const adminUrl = process.env.TEST_POSTGRES_URL ?? DEFAULT_POSTGRES_URL;
     const database = await createDatabase(adminUrl);
     cleanups.push(() => database.drop());
-
+    const { bundleWorkflows } = await import('../worker.ts'); // the Temporal SDK: loaded only when a tier needs it
     const [temporal, bundle] = await Promise.all([startTemporal(), bundleWorkflows()]);
     cleanups.push(() => temporal.stop());
     const bundlePath = path.join(tmp, 'workflow-bundle.js');
     await writeFile(bundlePath, bundle);
-    say(`PostgreSQL database ready, Temporal dev server at ${temporal.address}, workflows bundled (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-
-    const env = {
-      ...process.env,
-      TEST_DATABASE_URL: database.url,
-      TEST_POSTGRES_URL: adminUrl,
-      TEMPORAL_ADDRESS: temporal.address,
-      WORKFLOW_BUNDLE_PATH: bundlePath,
-      // keys, secrets and files of this run only: made on first use by test files starting together
-      DATA_DIR: path.join(tmp, 'data'),
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-    };
-    /** Runs node's test runner over these files, `concurrency` files at a time; its exit code. */
-    const run = (paths: string[], concurrency: number) => {
-      const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...paths], { stdio: 'inherit', env });
-      const stop = (signal: NodeJS.Signals) => child.kill(signal);
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      return new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
-    };
-    if (files.length) return await run(files, 3);
-    // the whole suite: three files at a time, then the ones that load the machine on purpose, alone
+    Object.assign(env, { TEST_DATABASE_URL: database.url, TEST_POSTGRES_URL: adminUrl, TEMPORAL_ADDRESS: temporal.address, WORKFLOW_BUNDLE_PATH: bundlePath });
+    say(`PostgreSQL database ready, Temporal dev server at ${temporal.address}, workflows bundled (${seconds(started)} s)`);
+  };
+  try {
+    if (plan.unit.length) {
+      const unit = await run(plan.unit, 4);
+      say(`unit tier ${unit === 0 ? 'passed' : 'FAILED'} (${seconds(started)} s)`);
+      if (unit !== 0) return unit;
+    }
+    if (plan.infra) await startInfra();
+    // three files at a time, then the ones that load the machine on purpose, alone
     // (they neither slow the timing-sensitive files beside them nor are slowed by them)
-    const all = globSync('test/**/*.test.ts').sort();
-    const shared = await run(
-      all.filter((f) => !SOLO.includes(f)),
-      3,
-    );
-    say('the files that run alone: ' + SOLO.join(', '));
-    const alone = await run(SOLO, 1);
+    const shared = await run(plan.shared, 3);
+    if (plan.solo.length) say('the files that run alone: ' + plan.solo.join(', '));
+    const alone = await run(plan.solo, 1);
+    if (plan.infra) say(`done in ${seconds(started)} s`);
     return shared || alone;
   } finally {
     for (const fn of cleanups.reverse()) await fn().catch((err) => say(`clean-up failed: ${(err as Error).message}`));
   }
 }
+
+const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(1);
 
 if (import.meta.main) {
   process.exitCode = await main();

@@ -6,7 +6,7 @@
 //   short runs, where pinning costs nothing.
 // - AUTO_UPGRADE: a run moves to the current release at its next workflow task, so its code must
 //   replay on the new release: a patch for every change, proved by the replay gate
-//   (test/unit/replay.test.ts). For the runs that never end or sleep for months — pinned, they
+//   (test/integration/replay.test.ts). For the runs that never end or sleep for months — pinned, they
 //   would keep an old release running for ever.
 import type { VersioningBehavior } from '@temporalio/common';
 import { setVersioningBehavior } from './versioning-behavior.ts';

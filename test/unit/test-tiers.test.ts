@@ -1,0 +1,44 @@
+// The test tiers of docs/testing.md, as test/run.ts plans them: the unit tier first and on nothing
+// (no database, Temporal or bundle), the rest only after it and on the run's infrastructure; every
+// test file in exactly one tier.
+import assert from 'node:assert/strict';
+import { globSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { planRun, TIERS } from '../run.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+const all = globSync('test/**/*.test.ts', { cwd: root }).sort();
+const inDir = (dir: string) => all.filter((f) => f.startsWith(`test/${dir}/`));
+
+describe('test tiers', () => {
+  it('puts every test file in exactly one tier (a file outside them would never run)', () => {
+    const tiered = TIERS.flatMap(inDir);
+    assert.deepEqual([...tiered].sort(), all);
+    assert.ok(inDir('unit').length > 20 && inDir('integration').length > 20 && inDir('e2e').length > 5);
+  });
+
+  it('npm test: the unit files first and alone, then every other file once, on the infrastructure', () => {
+    const plan = planRun([], all);
+    assert.deepEqual(plan.unit, inDir('unit'));
+    assert.equal(plan.infra, true);
+    assert.deepEqual([...plan.shared, ...plan.solo].sort(), [...inDir('integration'), ...inDir('e2e')].sort());
+    assert.ok(plan.solo.length > 0 && plan.solo.every((f) => !plan.shared.includes(f)));
+  });
+
+  it('npm run test:unit starts nothing; test:integration and test:e2e run their own folder only', () => {
+    assert.deepEqual(planRun(['unit'], all), { unit: inDir('unit'), infra: false, shared: [], solo: [] });
+    const integration = planRun(['integration'], all);
+    assert.deepEqual([integration.unit, integration.infra], [[], true]);
+    assert.deepEqual([...integration.shared, ...integration.solo].sort(), inDir('integration'));
+    const e2e = planRun(['e2e'], all);
+    assert.deepEqual([...e2e.shared, ...e2e.solo].sort(), inDir('e2e'));
+  });
+
+  it('files given: infrastructure only when one of them is not a unit file', () => {
+    const [u1, u2] = inDir('unit');
+    assert.deepEqual(planRun([u1!, u2!], all), { unit: [], infra: false, shared: [u1, u2], solo: [] });
+    const i1 = inDir('integration')[0]!;
+    assert.equal(planRun([u1!, i1], all).infra, true);
+  });
+});
