@@ -32,11 +32,22 @@ const LAYERS = {
     holds: 'the file store: one interface for uploaded bytes, its local-directory and S3 implementations, and signed download links',
     may: [],
   },
-  store: { path: '^store/', holds: 'PostgreSQL access and migrations: persists, neither shapes responses nor decides', may: ['domain', 'contract'] },
+  store: {
+    path: '^store/',
+    holds: 'PostgreSQL access and migrations: reads and writes rows; neither shapes responses nor decides what follows',
+    may: ['domain', 'contract'],
+  },
+  onboarding: {
+    path: '^onboarding/',
+    holds:
+      "what a decision triggers, in the caller's transaction, whichever path made it: the record, the KYC account, the features, " +
+      'member access, the events and their deliveries; a shared record completed; a universal KYC submission settled',
+    may: ['domain', 'contract', 'store'],
+  },
   activities: {
     path: '^activities/',
     holds: 'activities, one factory per task queue, one file per concern',
-    may: ['contract', 'domain', 'store', 'provider', 'files'],
+    may: ['contract', 'domain', 'store', 'onboarding', 'provider', 'files'],
   },
   workflows: { path: '^workflows/', holds: 'deterministic workflow code, one file per workflow', may: ['contract'], typesFrom: ['activities'] },
   runtime: {

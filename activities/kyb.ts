@@ -8,7 +8,7 @@ import type { KybSubmissionRun } from '../contract/universal-kyb.ts';
 import { decideKyb, decideKybAtDeadline, type OwnerDecision } from '../domain/kyb.ts';
 import { buildManifest, missingFromManifest } from '../domain/kyb-manifest.ts';
 import type { Db, Queryable } from '../store/db.ts';
-import { applyKybDecision } from '../store/decisions.ts';
+import { applyKybDecision } from '../onboarding/decisions.ts';
 import { kybVerificationKey } from '../domain/lifecycle-events.ts';
 import { recordVerificationStage } from '../store/lifecycle-events.ts';
 import {

@@ -7,7 +7,7 @@ import { verifiedPersonOf } from '../domain/verified-person.ts';
 import { ProviderError } from '../provider/errors.ts';
 import type { IdentityProvider } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
-import { recordReviewDecision } from '../store/person-verifications.ts';
+import { recordReviewDecision } from '../onboarding/person-verifications.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
 import { providerCall, toActivityFailure } from './provider.ts';
 

@@ -31,7 +31,7 @@ import {
   type RecordHandled,
 } from '../store/requirement-batches.ts';
 import { submitCanonicalDataIn } from '../store/universal-kyc.ts';
-import { settleSubmissionIn } from './universal-kyc.ts';
+import { settleSubmissionIn } from '../onboarding/universal-kyc.ts';
 
 export type RequirementBatchDeps = {
   db: Db;

@@ -16,16 +16,8 @@ import type { IdentityProvider, ProviderApplicant } from '../provider/types.ts';
 import type { Db } from '../store/db.ts';
 import { cardProcessorTokenHolder, resolveEntityRef } from '../store/entities.ts';
 import { keepPersonData } from '../store/verified-persons.ts';
-import {
-  beforeImport,
-  completeRecord,
-  failRecord,
-  loadShareRecord,
-  setRecordEntity,
-  setRecordImported,
-  shareRefKey,
-  type ShareRecord,
-} from '../store/share-records.ts';
+import { beforeImport, failRecord, loadShareRecord, setRecordEntity, setRecordImported, shareRefKey, type ShareRecord } from '../store/share-records.ts';
+import { completeRecord } from '../onboarding/share-records.ts';
 import type { ShareRef } from '../contract/share-record.ts';
 import { LOOKUP_PENDING_FAILURE, RECOVER_LOOKUP_MAX_ATTEMPTS } from '../contract/share-record.ts';
 import { providerCall, toActivityFailure } from './provider.ts';

@@ -6,7 +6,7 @@
 // its business's chain head. Reads only.
 import type { AuditEntry } from '../domain/audit-chain.ts';
 import type { EvidenceRecord, EvidencePerson } from '../domain/evidence.ts';
-import { keptDecisions as decisionsOf } from './decisions.ts';
+import { keptDecisions as decisionsOf } from './kept-decisions.ts';
 import { auditOfEntity, chainHead } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
 import { readRecord } from './record-reader.ts';

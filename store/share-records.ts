@@ -1,7 +1,6 @@
 // One shared applicant's way through onboarding, for a batch row or a sync request alike:
 // pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
-import { applyDecision } from './decisions.ts';
 import { recordVerificationStage } from './lifecycle-events.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
 import type { VerificationRef } from '../domain/lifecycle-events.ts';
@@ -139,19 +138,34 @@ function recordShareFailed(q: Tx, ref: ShareRef, rec: { businessId: string; enti
   });
 }
 
+/**
+ * In the caller's transaction: a pending record failed, counted in its batch and audited (share.failed)
+ * — only if this call moved it (overlapping attempts count once); `rec` names its business and entity
+ * (null: the entity is gone).
+ */
+export async function markRecordFailedIn(q: Tx, ref: ShareRef, rec: { businessId: string; entityId: string | null }, error: RecordError): Promise<boolean> {
+  const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [
+    error.category,
+    error.message,
+    error.retryable,
+  ]);
+  if (!changed) return false;
+  await bumpBatch(q, ref, 'failed');
+  recordShareFailed(q, ref, rec, error);
+  return true;
+}
+
+/** In the caller's transaction: a pending record succeeded, counted in its batch (once: only if this call moved it). */
+export async function markRecordSucceededIn(q: Queryable, ref: ShareRef): Promise<void> {
+  if ((await update(q, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(q, ref, 'succeeded');
+}
+
 /** Marks a pending record failed and counts it — only if this call moved it (overlapping attempts count once). */
 export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<boolean> {
   return db.tx(async (q) => {
-    const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [
-      error.category,
-      error.message,
-      error.retryable,
-    ]);
-    if (!changed) return false;
-    await bumpBatch(q, ref, 'failed');
-    // a record that started (its import request went out) ends here without a decision: FAILED
     const rec = await loadShareRecord(q, ref);
-    recordShareFailed(q, ref, rec, error);
+    if (!(await markRecordFailedIn(q, ref, rec, error))) return false;
+    // a record that started (its import request went out) ends here without a decision: FAILED
     if (rec.entityId && error.category !== 'ENTITY_NOT_FOUND') {
       await recordVerificationStage(q, {
         businessId: rec.businessId,
@@ -164,63 +178,4 @@ export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Pro
     }
     return true;
   });
-}
-
-export type CompleteResult =
-  { outcome: 'succeeded'; eventId: string; entityId: string } | { outcome: 'failed'; error: RecordError } | { outcome: 'already-done' };
-
-/**
- * The onboarding itself, in one transaction: the KYC account, the card processor token, the
- * feature, the entity's verifier, the event and its webhook deliveries, the record and the
- * counters. The record's row lock makes overlapping attempts of one record (a retry racing a slow
- * first attempt) wait for each other: the second finds it done and changes nothing.
- */
-export async function completeRecord(db: Db, ref: ShareRef, provider: string, now: Date): Promise<CompleteResult> {
-  const sourceKey = shareRefKey(ref);
-  try {
-    return await db.tx(async (q) => {
-      const rec = await loadShareRecord(q, ref, true);
-      if (rec.status !== 'pending') return { outcome: 'already-done' };
-      if (!rec.entityId || !rec.applicantId || !rec.decision) throw new Error(`record ${sourceKey} is not ready to complete`);
-      // the entity may have been deleted since its applicant was imported: the record fails for
-      // good; the lock keeps a delete from slipping in before this transaction ends
-      const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [rec.entityId, rec.businessId]);
-      if (!entity) {
-        const error = recordError('ENTITY_NOT_FOUND');
-        if (
-          (await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [
-            error.category,
-            error.message,
-            error.retryable,
-          ])) === 1
-        ) {
-          await bumpBatch(q, ref, 'failed');
-          recordShareFailed(q, ref, { businessId: rec.businessId, entityId: null }, error); // the entity is gone
-        }
-        return { outcome: 'failed', error };
-      }
-      const eventId = await applyDecision(q, {
-        businessId: rec.businessId,
-        entityId: rec.entityId,
-        provider,
-        applicantId: rec.applicantId,
-        levelName: rec.applicantLevel,
-        source: ref.kind,
-        sourceRef: sourceKey,
-        decision: rec.decision,
-        path: 'token-sharing',
-        verification: shareVerification(ref),
-        eventSourceKey: sourceKey,
-        cardProcessorPublicToken: rec.cardProcessorPublicToken,
-        now,
-      });
-      if ((await update(q, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(q, ref, 'succeeded');
-      return { outcome: 'succeeded', eventId, entityId: rec.entityId };
-    });
-  } catch (err) {
-    if (!isUniqueViolation(err, 'entities_card_processor_token_key')) throw err;
-    const error = recordError('CARD_PROCESSOR_TOKEN_INVALID');
-    await failRecord(db, ref, error);
-    return { outcome: 'failed', error };
-  }
 }

@@ -4,7 +4,7 @@
 // labels (an operator may see them; no API read returns them); the ids of the workflow runs that
 // work for it; what is still pending; and a batch with its rows. Reads only.
 import { iso, readAll, type Queryable, type Row } from './db.ts';
-import { keptDecisions } from './decisions.ts';
+import { keptDecisions } from './kept-decisions.ts';
 
 const isoOrNull = (v: unknown): string | null => (v == null ? null : iso(v));
 const str = (v: unknown): string | null => (v == null ? null : String(v));

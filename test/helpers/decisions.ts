@@ -1,4 +1,4 @@
-// A decision written straight to the record, as store/decisions.ts would append it, for tests that
+// A decision written straight to the record, as onboarding/decisions.ts would append it, for tests that
 // need a person decided without the workflow that decides (a wake lost between the two, a fixed clock).
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../store/db.ts';

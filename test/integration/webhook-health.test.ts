@@ -56,15 +56,26 @@ describe('webhook subscription health', () => {
     return res.body;
   };
 
-  async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  /** `probe` until it answers; on timeout the failure says what `state` reads then (where things stood). */
+  async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000, state?: () => Promise<unknown>): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await probe();
       if (value) return value;
-      assert.ok(Date.now() < deadline, `${what} within ${timeoutMs} ms`);
+      if (Date.now() >= deadline) assert.fail(`${what} within ${timeoutMs} ms${state ? `; then: ${JSON.stringify(await state())}` : ''}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+
+  /** A subscription's row and its deliveries' rows, as they stand. */
+  const stateOf = async (subscriptionId: string) => ({
+    subscription: await stack.db.query('SELECT failing_since, next_probe_at, disabled_at FROM notification_subscriptions WHERE id = $1', [subscriptionId]),
+    deliveries: await stack.db.query(
+      `SELECT status, mode, run, attempts, run_attempts, next_attempt_at, lease_until, resumed_slot, last_error, now() AS now
+         FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY created_at`,
+      [subscriptionId],
+    ),
+  });
 
   const deliveriesOf = (subscriptionId: string) =>
     stack.db.query<{ id: string; status: string; mode: string; run: number; attempts: number; run_attempts: number }>(
@@ -190,10 +201,15 @@ describe('webhook subscription health', () => {
     );
     r.answer({ status: 200 });
     await recordTestEvent(stack.db, businessId, 'outage-back');
-    const delivered = await until('all six delivered', async () => {
-      const ds = await deliveriesOf(id);
-      return ds.length === 6 && ds.every((d) => d.status === 'delivered') && ds;
-    });
+    const delivered = await until(
+      'all six delivered',
+      async () => {
+        const ds = await deliveriesOf(id);
+        return ds.length === 6 && ds.every((d) => d.status === 'delivered') && ds;
+      },
+      30_000,
+      () => stateOf(id),
+    );
     assert.ok(Date.now() < slot.getTime() - 60_000, 'long before the next retry slot');
     const resumed = delivered.filter((d) => d.run === 2);
     assert.equal(resumed.length, 5, 'the five went back to the dispatcher as a new run');

@@ -193,7 +193,7 @@ describe('evidence bundle checks', () => {
     decidedAt: '2026-01-01T00:00:00.000Z',
     ...over,
   });
-  /** Its decision.recorded entry's details, as store/decisions.ts writes them. */
+  /** Its decision.recorded entry's details, as onboarding/decisions.ts writes them. */
   const recorded = (d: EvidenceDecision, decision: Decision | KybDecision) => ({
     action: 'decision.recorded',
     subject: d.id,

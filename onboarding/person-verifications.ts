@@ -3,7 +3,7 @@
 // about a decided round records nothing new.
 import type { VerificationPath } from '../domain/events.ts';
 import type { Decision } from '../domain/reliance.ts';
-import type { Db } from './db.ts';
+import type { Db } from '../store/db.ts';
 import { applyDecision } from './decisions.ts';
 
 export type ReviewDecision = {

@@ -12,13 +12,12 @@ import type { KybDecision } from '../domain/kyb.ts';
 import { kybOnboardingChanges, onboardingChanges } from '../domain/onboarding.ts';
 import { basisSha256, canonicalSha256, DECISION_RULES, decisionNonce, decisionSha256, storedDecision, type DecisionBasis } from '../domain/digests.ts';
 import type { Decision } from '../domain/reliance.ts';
-import { recordAudit } from './audit-log.ts';
-import { iso, type Queryable, type Tx } from './db.ts';
-import type { EvidenceDecision } from '../domain/evidence.ts';
-import { recordEvent } from './events.ts';
-import { lockAssignedMembers } from './business-members.ts';
-import { recordVerificationStage, setFeatureAccess } from './lifecycle-events.ts';
-import { refreshMemberAccess } from './member-feature-access.ts';
+import { recordAudit } from '../store/audit-log.ts';
+import { iso, type Queryable, type Tx } from '../store/db.ts';
+import { recordEvent } from '../store/events.ts';
+import { lockAssignedMembers } from '../store/business-members.ts';
+import { recordVerificationStage, setFeatureAccess } from '../store/lifecycle-events.ts';
+import { refreshMemberAccess } from '../store/member-feature-access.ts';
 
 export type AppliedDecision = {
   businessId: string;
@@ -236,38 +235,4 @@ export async function applyKybDecision(
     audit: {},
   });
   return eventId;
-}
-
-/** Every decision of these entities, oldest first, KYC and KYB, as kept (record_decisions: evidence and trace read them). */
-export async function keptDecisions(q: Queryable, entityIds: readonly string[]): Promise<EvidenceDecision[]> {
-  if (entityIds.length === 0) return [];
-  const rows = await q.query(
-    `SELECT d.*, a.provider, a.applicant_id, a.level_name FROM record_decisions d LEFT JOIN record_kyc_accounts a ON a.id = d.kyc_account_id
-      WHERE d.entity_id = ANY ($1::uuid[]) ORDER BY d.seq`,
-    [entityIds],
-  );
-  const text = (v: unknown) => (v == null ? null : String(v));
-  return rows.map((r) => ({
-    id: String(r.id),
-    entityId: String(r.entity_id),
-    kind: r.kind as EvidenceDecision['kind'],
-    path: String(r.path),
-    source: String(r.source),
-    sourceRef: String(r.source_ref),
-    accountId: text(r.kyc_account_id),
-    provider: text(r.provider),
-    applicantId: text(r.applicant_id),
-    levelName: text(r.level_name),
-    submissionId: text(r.submission_id),
-    decision: r.status as EvidenceDecision['decision'],
-    rejectLabels: (r.reject_labels as string[] | null) ?? [],
-    reviewRejectType: text(r.review_reject_type),
-    moderationComment: text(r.moderation_comment),
-    owners: r.owners ?? null,
-    rules: String(r.rules),
-    basis: r.basis,
-    decisionNonce: text(r.nonce),
-    eventId: text(r.event_id),
-    decidedAt: iso(r.decided_at),
-  }));
 }

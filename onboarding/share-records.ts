@@ -1,0 +1,59 @@
+// What a shared applicant's decision triggers (token sharing, batch row or sync request alike): the
+// onboarding itself, in one transaction with the record's own end (store/share-records.ts holds the
+// record's rows and its steps before the decision).
+import type { ShareRef } from '../contract/share-record.ts';
+import { recordError } from '../domain/import-errors.ts';
+import { isUniqueViolation, type Db } from '../store/db.ts';
+import { failRecord, loadShareRecord, markRecordFailedIn, markRecordSucceededIn, shareRefKey, shareVerification } from '../store/share-records.ts';
+import type { RecordError } from '../domain/import-errors.ts';
+import { applyDecision } from './decisions.ts';
+
+export type CompleteResult =
+  { outcome: 'succeeded'; eventId: string; entityId: string } | { outcome: 'failed'; error: RecordError } | { outcome: 'already-done' };
+
+/**
+ * The onboarding itself, in one transaction: the KYC account, the card processor token, the
+ * feature, the entity's verifier, the event and its webhook deliveries, the record and the
+ * counters. The record's row lock makes overlapping attempts of one record (a retry racing a slow
+ * first attempt) wait for each other: the second finds it done and changes nothing.
+ */
+export async function completeRecord(db: Db, ref: ShareRef, provider: string, now: Date): Promise<CompleteResult> {
+  const sourceKey = shareRefKey(ref);
+  try {
+    return await db.tx(async (q) => {
+      const rec = await loadShareRecord(q, ref, true);
+      if (rec.status !== 'pending') return { outcome: 'already-done' };
+      if (!rec.entityId || !rec.applicantId || !rec.decision) throw new Error(`record ${sourceKey} is not ready to complete`);
+      // the entity may have been deleted since its applicant was imported: the record fails for
+      // good; the lock keeps a delete from slipping in before this transaction ends
+      const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [rec.entityId, rec.businessId]);
+      if (!entity) {
+        const error = recordError('ENTITY_NOT_FOUND');
+        await markRecordFailedIn(q, ref, { businessId: rec.businessId, entityId: null }, error); // the entity is gone
+        return { outcome: 'failed', error };
+      }
+      const eventId = await applyDecision(q, {
+        businessId: rec.businessId,
+        entityId: rec.entityId,
+        provider,
+        applicantId: rec.applicantId,
+        levelName: rec.applicantLevel,
+        source: ref.kind,
+        sourceRef: sourceKey,
+        decision: rec.decision,
+        path: 'token-sharing',
+        verification: shareVerification(ref),
+        eventSourceKey: sourceKey,
+        cardProcessorPublicToken: rec.cardProcessorPublicToken,
+        now,
+      });
+      await markRecordSucceededIn(q, ref);
+      return { outcome: 'succeeded', eventId, entityId: rec.entityId };
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err, 'entities_card_processor_token_key')) throw err;
+    const error = recordError('CARD_PROCESSOR_TOKEN_INVALID');
+    await failRecord(db, ref, error);
+    return { outcome: 'failed', error };
+  }
+}
