@@ -1,7 +1,7 @@
 // The step of the audit checkpoint workflow: sign every business's audit chain head that moved
 // since its last checkpoint with the current key of the checkpoint ring (which the worker holds and
 // the database does not), and store it in the file store and the database.
-import type { FileStore } from '../files/store.ts';
+import type { FileStore } from '../files/file-store.ts';
 import { signingKeyAt, type SigningKey } from '../domain/webhook-signature.ts';
 import { writeCheckpoints } from '../store/audit-checkpoints.ts';
 import type { Db } from '../store/db.ts';

@@ -1,7 +1,7 @@
 // Steps of the housekeeping workflow: short-lived rows, file-store bytes that no row names, and the
 // events that come from the passing of time (reminders) or a new release (new features).
 import type { Logger } from 'pino';
-import { removeAll, type FileStore } from '../files/store.ts';
+import { removeAll, type FileStore } from '../files/file-store.ts';
 import type { Db } from '../store/db.ts';
 import { forgetBytes, retryBytes, takeDueBytes } from '../store/files.ts';
 import { features } from '../domain/feature-catalog.ts';

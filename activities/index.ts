@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { ProviderPace } from '../domain/provider-pace.ts';
 import type { IdentityProvider } from '../provider/types.ts';
-import type { FileStore } from '../files/store.ts';
+import type { FileStore } from '../files/file-store.ts';
 import type { Db } from '../store/db.ts';
 import type { SigningKey } from '../domain/webhook-signature.ts';
 import { createAuditCheckpointActivities } from './audit-checkpoints.ts';

@@ -3,7 +3,7 @@
 // seal was lost (a process killed between the commit and the start).
 import type { Logger } from 'pino';
 import type { RetentionStep } from '../contract/retention.ts';
-import { removeAll, type FileStore } from '../files/store.ts';
+import { removeAll, type FileStore } from '../files/file-store.ts';
 import type { Db } from '../store/db.ts';
 import { forgetBytes } from '../store/files.ts';
 import { purgeIfDue, sealedPastDue } from '../store/retention.ts';

@@ -4,7 +4,7 @@
 // whose expiry passed, is refused; no API key is needed to use one. A link is a credential: logs
 // name it only by a hash (redactedLinkPath).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { isFileKey } from './store.ts';
+import { isFileKey } from './file-store.ts';
 
 export const DOWNLOAD_PATH_PREFIX = '/files/';
 

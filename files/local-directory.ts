@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, copyFile, link, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isDocumentKey, isDocumentPrefix, isFileKey, type FileStore } from './store.ts';
+import { isDocumentKey, isDocumentPrefix, isFileKey, type FileStore } from './file-store.ts';
 
 export function localDirectoryStore(dir: string): FileStore {
   const where = (key: string) => {

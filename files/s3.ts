@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { attachmentDisposition, isDocumentKey, isDocumentPrefix, isFileKey, type FileStore } from './store.ts';
+import { attachmentDisposition, isDocumentKey, isDocumentPrefix, isFileKey, type FileStore } from './file-store.ts';
 
 export type S3Settings = {
   bucket: string;

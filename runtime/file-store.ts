@@ -7,7 +7,7 @@ import path from 'node:path';
 import { downloadLinks, type DownloadLinks } from '../files/download-links.ts';
 import { localDirectoryStore } from '../files/local-directory.ts';
 import { s3Store } from '../files/s3.ts';
-import type { FileStore } from '../files/store.ts';
+import type { FileStore } from '../files/file-store.ts';
 import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce } from './secret-file.ts';
 

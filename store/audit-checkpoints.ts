@@ -19,7 +19,7 @@ import type { SigningKey } from '../domain/webhook-signature.ts';
 import { linkAll, linkNow } from './audit-chainer.ts';
 import type { Db, Queryable, Row } from './db.ts';
 
-/** Where checkpoints are kept outside the database: the file store's documents (files/store.ts). */
+/** Where checkpoints are kept outside the database: the file store's documents (files/file-store.ts). */
 export type CheckpointDocuments = {
   writeDocument(key: string, bytes: Uint8Array): Promise<void>;
   readDocument(key: string): Promise<Buffer | null>;

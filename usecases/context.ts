@@ -3,7 +3,7 @@
 // API process. Routes read only `settings`: the few limits they enforce and print in the API document.
 import type { Logger } from 'pino';
 import type { DownloadLinks } from '../files/download-links.ts';
-import type { FileStore } from '../files/store.ts';
+import type { FileStore } from '../files/file-store.ts';
 import type { Config } from '../runtime/config.ts';
 import type { RawHeaders } from '../runtime/provider.ts';
 import type { KeyRings } from '../runtime/signing-keys.ts';

@@ -2,7 +2,7 @@
 // each key is expected (store/files.ts) before its bytes are written, so a crash or a refusal between
 // the bytes and their row leaves them due for housekeeping; bytes to go are removed at once where
 // the store allows and left due where it does not.
-import { fileKey, removeAll } from '../files/store.ts';
+import { fileKey, removeAll } from '../files/file-store.ts';
 import { discardBytes, expectBytes, forgetBytes, type StoredFile } from '../store/files.ts';
 import type { UseCaseContext } from './context.ts';
 import type { CheckedFile } from './uploads.ts';

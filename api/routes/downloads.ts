@@ -2,7 +2,7 @@
 // URL per file, and the bytes behind it without an API key.
 import { z } from 'zod';
 import { MAX_LINK_LENGTH } from '../../files/download-links.ts';
-import { attachmentDisposition } from '../../files/store.ts';
+import { attachmentDisposition } from '../../files/file-store.ts';
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { downloadFile, presignedUrlSchema, presignFile } from '../../usecases/downloads.ts';
 import { route, type Presented } from '../route.ts';

@@ -16,6 +16,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { pdfOf, uniqueName, uniqueNumber, whereFound as findPersonData } from '../helpers/person-data.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('deleting an entity', () => {
   let stack: Stack;
@@ -56,11 +57,10 @@ describe('deleting an entity', () => {
   const person = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', externalId = `del-${n++}`) =>
     (await createEntities(stack, key, [externalId], type))[0]!;
   const decided = async (entityId: string) => {
-    for (let i = 0; i < 300; i++) {
-      if (receiver.received.some((r) => JSON.parse(r.body.toString()).data.entityId === entityId)) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`no decision for ${entityId}`);
+    await eventually(`a decision for ${entityId}`, () => receiver.received.some((r) => JSON.parse(r.body.toString()).data.entityId === entityId), {
+      timeoutMs: 30_000,
+      everyMs: 100,
+    });
   };
   const del = async (entityId: string) => assert.equal((await stack.request('DELETE', `/entity/${entityId}`, { key })).status, 204);
 

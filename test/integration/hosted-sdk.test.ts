@@ -14,6 +14,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { personFillsInSdk, providerAccount } from '../helpers/sdk.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('hosted SDK verification', () => {
   let stack: Stack;
@@ -57,12 +58,14 @@ describe('hosted SDK verification', () => {
   const settled = async (entityId: string, decided: number) => {
     const handle = stack.temporal.workflow.getHandle(personVerificationWorkflowId(entityId));
     let last: PersonProgress | undefined;
-    for (let i = 0; i < 200; i++) {
-      last = await handle.query(personProgressQuery);
-      if (last.decided >= decided && last.waiting === 0 && !last.deciding) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`the workflow did not settle: ${JSON.stringify(last)}`);
+    await eventually(
+      'the workflow settled',
+      async () => {
+        last = await handle.query(personProgressQuery);
+        return last.decided >= decided && last.waiting === 0 && !last.deciding;
+      },
+      { timeoutMs: 10_000, state: () => last },
+    );
   };
 
   it('issues an SDK token bound to the person, and the GREEN review reaches the client as a signed APPROVED webhook', async () => {

@@ -11,7 +11,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { createHousekeepingActivities } from '../../activities/housekeeping.ts';
 import { localDirectoryStore } from '../../files/local-directory.ts';
-import type { FileStore } from '../../files/store.ts';
+import type { FileStore } from '../../files/file-store.ts';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { createEntity } from '../../store/entities.ts';

@@ -15,6 +15,7 @@ import { createLogger } from '../../runtime/logger.ts';
 import { recordAttempts } from '../../store/deliveries.ts';
 import { probeFailingSubscriptions, reconcileHeldDeliveries } from '../../store/subscription-health.ts';
 import { recordTestEvent } from '../helpers/events.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testWebhookKeys, type Stack } from '../helpers/stack.ts';
 
@@ -56,16 +57,8 @@ describe('webhook subscription health', () => {
     return res.body;
   };
 
-  /** `probe` until it answers; on timeout the failure says what `state` reads then (where things stood). */
-  async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000, state?: () => Promise<unknown>): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() >= deadline) assert.fail(`${what} within ${timeoutMs} ms${state ? `; then: ${JSON.stringify(await state())}` : ''}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const until = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000, state?: () => Promise<unknown>) =>
+    eventually(what, probe, { timeoutMs, state });
 
   /** A subscription's row and its deliveries' rows, as they stand. */
   const stateOf = async (subscriptionId: string) => ({
