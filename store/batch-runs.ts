@@ -4,16 +4,44 @@
 // implementation, named by the tables.
 import type { AuditAction } from '../domain/audit-actions.ts';
 import { recordAudit } from './audit-log.ts';
-import type { Queryable, Row } from './db.ts';
+import type { BatchStatus } from '../domain/batch-status.ts';
+import { iso, type Db, type Queryable, type Row, type Tx } from './db.ts';
 import { inTx, type Writer } from './in-tx.ts';
 
 export type BatchTables = {
   batches: 'import_batches' | 'requirement_batches';
   records: 'import_records' | 'requirement_batch_records';
-  /** The audit entry of a cancel, and its subject's type. */
+  /** The audit entries of a cancel and of a retry, and their subject's type. */
   canceled: Extract<AuditAction, 'batch.canceled' | 'requirement_batch.canceled'>;
+  retried: Extract<AuditAction, 'batch.retried' | 'requirement_batch.retried'>;
   subject: 'batch' | 'requirement_batch';
+  /** What a retry's audit entry calls the records it runs again: a CSV's `rows`, or `records`. */
+  counted: 'rows' | 'records';
 };
+
+/** What a retry came to: the records run again and the new run's number, or why there is none. */
+export type Reopened = { requeued: number; run: number } | 'running' | 'not-found' | 'nothing';
+
+/** The columns every kind of batch has, as read from its row. */
+export const batchColumns = (r: Row) => ({
+  id: String(r.id),
+  businessId: String(r.business_id),
+  idempotencyKey: String(r.idempotency_key),
+  contentSha256: String(r.content_sha256),
+  status: r.status as BatchStatus,
+  totalRecords: Number(r.total_records),
+  failureReason: (r.failure_reason as string | null) ?? null,
+  /** 1 for the upload's run, then one more for each retry. */
+  run: Number(r.run),
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+  startedAt: r.started_at ? iso(r.started_at) : null,
+  completedAt: r.completed_at ? iso(r.completed_at) : null,
+  canceledAt: r.canceled_at ? iso(r.canceled_at) : null,
+});
+
+/** A batch as every kind has it. */
+export type BatchColumns = ReturnType<typeof batchColumns>;
 
 export function batchRuns<B>(t: BatchTables, toBatch: (r: Row) => B) {
   const findBy = async (q: Queryable, businessId: string, column: 'id' | 'idempotency_key' | 'content_sha256', value: string) => {
@@ -73,6 +101,35 @@ export function batchRuns<B>(t: BatchTables, toBatch: (r: Row) => B) {
         );
         if (rows.length === 1) recordAudit(tx, { businessId, action: t.canceled, subject: { type: t.subject, id: batchId } });
         return rows.length === 1;
+      });
+    },
+
+    /**
+     * Runs a finished batch again (POST …/retry): `requeue` first puts the kind's retryable failed
+     * records back to pending in the same transaction and says how many (they leave the failed
+     * count); the new run then handles every pending record — those and the ones a canceled or
+     * failed run never reached. 'running' while a run is under way; 'nothing' when none is pending.
+     */
+    async reopen(db: Db, businessId: string, batchId: string, requeue?: (q: Tx, batchId: string) => Promise<number>): Promise<Reopened> {
+      return db.tx(async (q) => {
+        const [batch] = await q.query(`SELECT status FROM ${t.batches} WHERE id = $1 AND business_id = $2 FOR UPDATE`, [batchId, businessId]);
+        if (!batch) return 'not-found';
+        if (batch.status === 'pending' || batch.status === 'in_progress') return 'running';
+        const requeued = requeue ? await requeue(q, batchId) : 0;
+        const [pending] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM ${t.records} WHERE batch_id = $1 AND status = 'pending'`, [batchId]);
+        const n = Number(pending?.n ?? 0);
+        if (n === 0) return 'nothing';
+        // a kind that counts its failed records (a CSV's) stops counting the ones it runs again
+        const uncount = requeue ? `failed_records = failed_records - ${requeued}, ` : '';
+        const [reopened] = await q.query<{ run: number }>(
+          `UPDATE ${t.batches} SET status = 'in_progress', ${uncount}run = run + 1, completed_at = NULL, canceled_at = NULL, failure_reason = NULL,
+                  updated_at = now()
+            WHERE id = $1 RETURNING run`,
+          [batchId],
+        );
+        const run = Number(reopened!.run);
+        recordAudit(q, { businessId, action: t.retried, subject: { type: t.subject, id: batchId }, details: { [t.counted]: n, run } });
+        return { requeued: n, run };
       });
     },
 

@@ -4,54 +4,30 @@ import { randomUUID } from 'node:crypto';
 import type { BatchRow } from '../domain/batch-csv.ts';
 import { recordAudit } from './audit-log.ts';
 import { iso, type Db, type Queryable, type Row } from './db.ts';
-import { batchRuns } from './batch-runs.ts';
+import { batchColumns, batchRuns, type BatchColumns } from './batch-runs.ts';
 
-import type { BatchStatus } from '../domain/batch-status.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 
-export type Batch = {
-  id: string;
-  businessId: string;
+export type Batch = BatchColumns & {
   provider: string;
-  idempotencyKey: string;
-  contentSha256: string;
-  status: BatchStatus;
-  totalRecords: number;
   /** Columns of the file that were ignored (unknown, or a repeat), as `name (column n)`. */
   ignoredColumns: string[];
   successfulRecords: number;
   failedRecords: number;
-  failureReason: string | null;
-  /** 1 for the upload's run, then one more for each retry of failed rows. */
-  run: number;
-  createdAt: string;
-  updatedAt: string;
-  startedAt: string | null;
-  completedAt: string | null;
-  canceledAt: string | null;
 };
 
 const toBatch = (r: Row): Batch => ({
-  id: String(r.id),
-  businessId: String(r.business_id),
+  ...batchColumns(r),
   provider: String(r.provider),
-  idempotencyKey: String(r.idempotency_key),
-  contentSha256: String(r.content_sha256),
-  status: r.status as BatchStatus,
-  totalRecords: Number(r.total_records),
   ignoredColumns: (r.ignored_columns as string[] | null) ?? [],
   successfulRecords: Number(r.successful_records),
   failedRecords: Number(r.failed_records),
-  failureReason: (r.failure_reason as string | null) ?? null,
-  run: Number(r.run),
-  createdAt: iso(r.created_at),
-  updatedAt: iso(r.updated_at),
-  startedAt: r.started_at ? iso(r.started_at) : null,
-  completedAt: r.completed_at ? iso(r.completed_at) : null,
-  canceledAt: r.canceled_at ? iso(r.canceled_at) : null,
 });
 
-const runs = batchRuns({ batches: 'import_batches', records: 'import_records', canceled: 'batch.canceled', subject: 'batch' }, toBatch);
+const runs = batchRuns(
+  { batches: 'import_batches', records: 'import_records', canceled: 'batch.canceled', retried: 'batch.retried', subject: 'batch', counted: 'rows' },
+  toBatch,
+);
 export const findBatch = runs.find;
 export const findBatchByKey = runs.findByKey;
 export const findBatchByContent = runs.findByContent;
@@ -123,41 +99,23 @@ export async function createBatch(
   });
 }
 
-/** Puts a finished batch's retryable failed rows (and rows never reached) back to pending. */
-export async function requeueRetryableRows(
-  db: Db,
-  businessId: string,
-  batchId: string,
-): Promise<{ requeued: number; run: number } | 'running' | 'not-found' | 'nothing'> {
-  return db.tx(async (q) => {
-    const [b] = await q.query('SELECT status FROM import_batches WHERE id = $1 AND business_id = $2 FOR UPDATE', [batchId, businessId]);
-    if (!b) return 'not-found';
-    if (b.status === 'pending' || b.status === 'in_progress') return 'running';
+/**
+ * Runs a finished batch again: its retryable failed rows back to pending (their entity looked up
+ * again by externalId: it may have been deleted, or created again, since), with the rows a canceled
+ * or failed run never reached.
+ */
+export const requeueRetryableRows = (db: Db, businessId: string, batchId: string) =>
+  runs.reopen(db, businessId, batchId, async (q, id) => {
     const requeued = await q.query(
-      // the entity is looked up again by the row's externalId (it may have been deleted, or created again, since)
       `UPDATE import_records SET status = 'pending', entity_id = NULL, error_category = NULL, error_message = NULL, retryable = NULL, updated_at = now()
-       WHERE batch_id = $1 AND status = 'failed' AND retryable RETURNING 1`,
-      [batchId],
+        WHERE batch_id = $1 AND status = 'failed' AND retryable RETURNING 1`,
+      [id],
     );
     await q.query("UPDATE import_records SET entity_id = NULL WHERE batch_id = $1 AND status = 'pending' AND applicant_id IS NULL AND entity_id IS NOT NULL", [
-      batchId,
+      id,
     ]);
-    const [pending] = await q.query<{ n: string }>("SELECT count(*) AS n FROM import_records WHERE batch_id = $1 AND status = 'pending'", [batchId]);
-    if (Number(pending?.n ?? 0) === 0) return 'nothing';
-    const [b2] = await q.query<{ run: number }>(
-      `UPDATE import_batches SET status = 'in_progress', failed_records = failed_records - $2, run = run + 1, completed_at = NULL, canceled_at = NULL,
-       failure_reason = NULL, updated_at = now() WHERE id = $1 RETURNING run`,
-      [batchId, requeued.length],
-    );
-    recordAudit(q, {
-      businessId,
-      action: 'batch.retried',
-      subject: { type: 'batch', id: batchId },
-      details: { rows: Number(pending!.n), run: Number(b2!.run) },
-    });
-    return { requeued: Number(pending!.n), run: Number(b2!.run) };
+    return requeued.length;
   });
-}
 
 export type FailedRow = {
   rowNumber: number;

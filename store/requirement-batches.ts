@@ -3,49 +3,25 @@
 // and each record's claim: a record is handled in one transaction that takes it from pending to its
 // final state, so a record is handled once however often a crashed step runs again.
 import { randomUUID } from 'node:crypto';
-import type { BatchStatus } from '../domain/batch-status.ts';
 import type { RequirementLine } from '../domain/requirement-lines.ts';
 import type { FailedRecordView, RecordFailure, RequirementBatchCounts } from '../domain/requirement-batch.ts';
 import { offsetOf, type Page } from '../domain/pagination.ts';
 import { recordAudit } from './audit-log.ts';
-import { batchRuns } from './batch-runs.ts';
+import { batchColumns, batchRuns, type BatchColumns } from './batch-runs.ts';
 import { iso, type Db, type Queryable, type Row, type Tx } from './db.ts';
 
-export type RequirementBatch = {
-  id: string;
-  businessId: string;
-  idempotencyKey: string;
-  contentSha256: string;
-  status: BatchStatus;
-  totalRecords: number;
-  failureReason: string | null;
-  run: number;
-  createdAt: string;
-  updatedAt: string;
-  startedAt: string | null;
-  completedAt: string | null;
-  canceledAt: string | null;
-};
-
-const toBatch = (r: Row): RequirementBatch => ({
-  id: String(r.id),
-  businessId: String(r.business_id),
-  idempotencyKey: String(r.idempotency_key),
-  contentSha256: String(r.content_sha256),
-  status: r.status as BatchStatus,
-  totalRecords: Number(r.total_records),
-  failureReason: (r.failure_reason as string | null) ?? null,
-  run: Number(r.run),
-  createdAt: iso(r.created_at),
-  updatedAt: iso(r.updated_at),
-  startedAt: r.started_at ? iso(r.started_at) : null,
-  completedAt: r.completed_at ? iso(r.completed_at) : null,
-  canceledAt: r.canceled_at ? iso(r.canceled_at) : null,
-});
+export type RequirementBatch = BatchColumns;
 
 const runs = batchRuns(
-  { batches: 'requirement_batches', records: 'requirement_batch_records', canceled: 'requirement_batch.canceled', subject: 'requirement_batch' },
-  toBatch,
+  {
+    batches: 'requirement_batches',
+    records: 'requirement_batch_records',
+    canceled: 'requirement_batch.canceled',
+    retried: 'requirement_batch.retried',
+    subject: 'requirement_batch',
+    counted: 'records',
+  },
+  batchColumns,
 );
 export const findRequirementBatch = runs.find;
 export const findRequirementBatchByKey = runs.findByKey;
@@ -74,7 +50,7 @@ export async function createRequirementBatch(
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
       [randomUUID(), input.businessId, input.idempotencyKey, input.contentSha256, input.fileName, input.records.length],
     );
-    const batch = toBatch(r!);
+    const batch = batchColumns(r!);
     recordAudit(q, {
       businessId: input.businessId,
       action: 'requirement_batch.uploaded',
@@ -164,32 +140,7 @@ export async function failedRequirementRecords(q: Queryable, batchId: string, pa
 }
 
 /** Runs a finished batch again over the records a canceled or failed run never reached (a failed record fails again as it is: every category is final). */
-export async function requeueRequirementRecords(
-  db: Db,
-  businessId: string,
-  batchId: string,
-): Promise<{ requeued: number; run: number } | 'running' | 'not-found' | 'nothing'> {
-  return db.tx(async (q) => {
-    const [b] = await q.query('SELECT status FROM requirement_batches WHERE id = $1 AND business_id = $2 FOR UPDATE', [batchId, businessId]);
-    if (!b) return 'not-found';
-    if (b.status === 'pending' || b.status === 'in_progress') return 'running';
-    const [pending] = await q.query<{ n: string }>("SELECT count(*) AS n FROM requirement_batch_records WHERE batch_id = $1 AND status = 'pending'", [batchId]);
-    const n = Number(pending?.n ?? 0);
-    if (n === 0) return 'nothing';
-    const [b2] = await q.query<{ run: number }>(
-      `UPDATE requirement_batches SET status = 'in_progress', run = run + 1, completed_at = NULL, canceled_at = NULL, failure_reason = NULL, updated_at = now()
-       WHERE id = $1 RETURNING run`,
-      [batchId],
-    );
-    recordAudit(q, {
-      businessId,
-      action: 'requirement_batch.retried',
-      subject: { type: 'requirement_batch', id: batchId },
-      details: { records: n, run: b2!.run },
-    });
-    return { requeued: n, run: Number(b2!.run) };
-  });
-}
+export const requeueRequirementRecords = (db: Db, businessId: string, batchId: string) => runs.reopen(db, businessId, batchId);
 
 /** A pending record claimed for handling (locked for the transaction), as the upload stored it. */
 export type ClaimedRecord = {

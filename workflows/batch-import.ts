@@ -1,15 +1,14 @@
 // One batch import: every pending row of the batch, a bounded number at a time, each through
-// shareRecord. Rows come from PostgreSQL a page at a time and each page ends with continue-as-new,
-// so a 5,000-row batch keeps every history small. Counters and per-row results live in PostgreSQL,
-// where the status endpoint reads them during and after the run.
-import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
+// shareRecord, on the batch engine (batch-engine.ts: pages, continue-as-new, cancel, failure). Only
+// refused credentials fail the batch; a row whose provider calls keep failing fails alone.
+import { ApplicationFailure, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { GeneralActivities, ProviderActivities } from '../activities/index.ts';
 import { type BatchImportInput } from '../contract/batch-import.ts';
 import { providerPriority } from '../contract/provider-queue.ts';
 import { RECOVER_LOOKUP_MAX_ATTEMPTS, RUN_LEVEL_FAILURE } from '../contract/share-record.ts';
 import { shareRecord, type ShareSteps } from './share-record.ts';
 import { inPool } from '../lib/pool.ts';
-import { setVouchStatus } from './status.ts';
+import { runBatchPage } from './batch-engine.ts';
 
 // Database steps take milliseconds; a short timeout lets a crashed worker's tasks move on quickly.
 const general = proxyActivities<GeneralActivities>({
@@ -39,29 +38,15 @@ export async function batchImportWorkflow(input: BatchImportInput): Promise<{ st
   // Activity proxies enumerate nothing, so each step is named (no spreading).
   const steps: ShareSteps = { failShare: general.failShare, processShare: provider.processShare, recoverShare: lookup.recoverShare };
   // the UI's "current details" (the first run also has a static summary; continue-as-new cannot carry one)
-  setCurrentDetails(`Batch import ${input.batchId}: ${input.cursor === undefined ? 'first page' : `rows after ${input.cursor}`}`);
-  try {
-    if (input.cursor === undefined) {
-      await general.startBatch(input.batchId);
-      setVouchStatus('in_progress');
-    }
-    const rows = await general.nextRows(input.batchId, input.cursor ?? 0, input.pageSize);
-    if (rows.length > 0) {
-      await inPool(rows, input.concurrency, (rowNumber) => shareRecord({ kind: 'batch', batchId: input.batchId, rowNumber }, steps));
-      return await continueAsNew<typeof batchImportWorkflow>({ ...input, cursor: rows.at(-1)! });
-    }
-    await general.finishBatch(input.batchId);
-    setVouchStatus('completed');
-    return { status: 'completed' };
-  } catch (err) {
-    if (isCancellation(err)) {
-      setVouchStatus('canceled');
-      throw err; // the API marked the batch canceled before cancelling us
-    }
-    if (err instanceof ApplicationFailure && err.type === RUN_LEVEL_FAILURE) {
-      await CancellationScope.nonCancellable(() => general.failBatch(input.batchId, err.message));
-      setVouchStatus('failed');
-    }
-    throw err;
-  }
+  const page = await runBatchPage(input, {
+    details: `Batch import ${input.batchId}: ${input.cursor === undefined ? 'first page' : `rows after ${input.cursor}`}`,
+    start: () => general.startBatch(input.batchId),
+    nextRows: (after, limit) => general.nextRows(input.batchId, after, limit),
+    handle: (rows) => inPool(rows, input.concurrency, (rowNumber) => shareRecord({ kind: 'batch', batchId: input.batchId, rowNumber }, steps)),
+    finish: () => general.finishBatch(input.batchId),
+    // the provider refused our credentials: no row can succeed (a row's own failure fails that row only)
+    failsBatch: (err) => (err instanceof ApplicationFailure && err.type === RUN_LEVEL_FAILURE ? err.message : undefined),
+    fail: (reason) => general.failBatch(input.batchId, reason),
+  });
+  return 'next' in page ? await continueAsNew<typeof batchImportWorkflow>({ ...input, cursor: page.next }) : page;
 }

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -15,7 +15,7 @@ import type { ShareOutcome } from '../../activities/share.ts';
 import type { KybReadiness, KybSettled } from '../../activities/kyb.ts';
 import { RUN_LEVEL_FAILURE, BUG_FAILURE, recordFailureType, type ShareRef } from '../../contract/share-record.ts';
 import { kybOwnerDecidedSignal, kybProgressQuery } from '../../contract/universal-kyb.ts';
-import { batchImportWorkflow, syncImportWorkflow, universalKybWorkflow } from '../../workflows/index.ts';
+import { batchImportWorkflow, requirementBatchWorkflow, syncImportWorkflow, universalKybWorkflow } from '../../workflows/index.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTimeSkipping } from '../helpers/infra.ts';
 import { testEnv } from '../helpers/stack.ts';
@@ -36,11 +36,13 @@ describe('workflow branches with stand-in activities (time-skipping)', () => {
 
   /**
    * Runs `start` with workers on a general and a provider queue of their own, whose activities are
-   * the stand-ins (each call recorded, in order); returns the workflow's result or its failure.
+   * the stand-ins (each call recorded, in order); returns the workflow's result or its failure. On
+   * the file's time-skipping server, or on `on`.
    */
   async function withStandIns<T>(
     standIns: { general?: StandIns; provider?: StandIns },
     start: (queues: { general: string; provider: string }, calls: Calls) => Promise<T>,
+    on: TestWorkflowEnvironment = env,
   ): Promise<{ result?: T; failure?: unknown; calls: Calls }> {
     const calls: Calls = [];
     const recorded = (fns: StandIns = {}) =>
@@ -55,14 +57,14 @@ describe('workflow branches with stand-in activities (time-skipping)', () => {
       );
     const queues = { general: `general-${randomUUID()}`, provider: `provider-${randomUUID()}` };
     const general = await Worker.create({
-      connection: env.nativeConnection,
+      connection: on.nativeConnection,
       taskQueue: queues.general,
       workflowBundle: bundle(),
       activities: recorded(standIns.general),
     });
     // a worker needs something to run: the provider queue's only when there are provider stand-ins
     const provider = standIns.provider
-      ? await Worker.create({ connection: env.nativeConnection, taskQueue: queues.provider, activities: recorded(standIns.provider) })
+      ? await Worker.create({ connection: on.nativeConnection, taskQueue: queues.provider, activities: recorded(standIns.provider) })
       : undefined;
     let result: T | undefined;
     let failure: unknown;
@@ -238,6 +240,90 @@ describe('workflow branches with stand-in activities (time-skipping)', () => {
       assert.equal(failureType(failure), RUN_LEVEL_FAILURE);
       assert.deepEqual(names(calls), ['startBatch', 'nextRows', 'processShare', 'failBatch']);
       assert.match(String(calls.at(-1)!.args[1]), /PROVIDER_APP_TOKEN/, 'the reason names what to check');
+    });
+    it('canceled mid-page: the run ends canceled, the batch is neither failed nor finished', async () => {
+      const releases: (() => void)[] = [];
+      // a server of its own: the test server stops skipping time for good once an activity of a
+      // canceled run is left behind, which would hold up every later test that skips time
+      const own = await startTimeSkipping();
+      try {
+        const { failure, calls } = await withStandIns(
+          {
+            general: {
+              startBatch: async () => {},
+              nextRows: async () => [1, 2],
+              finishBatch: async () => {},
+              failBatch: async () => {},
+              failShare: async () => {},
+            },
+            // the rows stay under way until the run is canceled, then end (no activity is left running on the server)
+            provider: { processShare: () => new Promise<ShareOutcome>((resolve) => releases.push(() => resolve({ outcome: 'succeeded' }))) },
+          },
+          async (queues, seen) => {
+            const handle = await own.client.workflow.start(batchImportWorkflow, {
+              taskQueue: queues.general,
+              workflowId: `batch-${randomUUID()}`,
+              args: [input(queues)],
+            });
+            await eventually('a row under way', () => seen.some((c) => c.name === 'processShare'));
+            await handle.cancel();
+            try {
+              return await handle.result();
+            } finally {
+              for (const release of releases) release();
+            }
+          },
+          own,
+        );
+        assert.ok(failure instanceof WorkflowFailedError && failure.cause instanceof CancelledFailure, `canceled: ${String(failure)}`);
+        assert.deepEqual(
+          names(calls).filter((n) => !['processShare'].includes(n)),
+          ['startBatch', 'nextRows'],
+        );
+      } finally {
+        await own.teardown();
+      }
+    });
+  });
+
+  describe('a requirement batch', () => {
+    const input = () => ({ batchId: randomUUID(), businessId: randomUUID(), pageSize: 6, chunkSize: 4, concurrency: 2 });
+    const steps = (handle: (batchId: string, lines: number[]) => Promise<void>) => ({
+      startRequirementBatch: async () => {},
+      nextRequirementRows: async (_b: string, after: number, limit: number) => [1, 2, 3, 4, 5, 6, 7].filter((r) => r > after).slice(0, limit),
+      handleRequirementRecords: handle,
+      finishRequirementBatch: async () => {},
+      failRequirementBatch: async () => {},
+    });
+
+    it('handles each page in steps of chunkSize records, each record once, on the same engine', async () => {
+      const { result, calls } = await withStandIns({ general: steps(async () => {}) }, (queues) =>
+        env.client.workflow.execute(requirementBatchWorkflow, { taskQueue: queues.general, workflowId: `rb-${randomUUID()}`, args: [input()] }),
+      );
+      assert.deepEqual(result, { status: 'completed' });
+      // the two steps of a page run at once (concurrency 2): their order is the server's
+      const chunks = calls.filter((c) => c.name === 'handleRequirementRecords').map((c) => JSON.stringify(c.args[1]));
+      assert.deepEqual(chunks.sort(), ['[1,2,3,4]', '[5,6]', '[7]'], 'a page of six in steps of four, then the seventh on the next run');
+      assert.deepEqual(
+        calls.filter((c) => c.name === 'nextRequirementRows').map((c) => c.args[1]),
+        [0, 6, 7],
+      );
+    });
+
+    it('a step whose retries are spent fails the batch with the reason, and the run', async () => {
+      const { failure, calls } = await withStandIns(
+        {
+          general: steps(async () => {
+            throw ApplicationFailure.nonRetryable('the database refused', 'StepFailed');
+          }),
+        },
+        (queues) => env.client.workflow.execute(requirementBatchWorkflow, { taskQueue: queues.general, workflowId: `rb-${randomUUID()}`, args: [input()] }),
+      );
+      assert.ok(failure instanceof WorkflowFailedError);
+      const failed = calls.filter((c) => c.name === 'failRequirementBatch');
+      assert.equal(failed.length, 1);
+      assert.equal(failed[0]!.args[1], 'a step failed after its retries: the database refused');
+      assert.ok(!names(calls).includes('finishRequirementBatch'));
     });
   });
 
