@@ -1,9 +1,9 @@
 // Workflow branches with stand-in activities on Temporal's time-skipping test server (the samples'
 // pattern): no database, no provider, no API — each branch of the share record (as the sync import
-// and the batch run it), the batch's paging, continue-as-new and run-level failure, and universal
-// KYB's wait for its owners or its deadline (two days of five-minute looks skipped in seconds). The
-// full-stack tests beside these prove the activities; these prove what the workflow code does with
-// each answer they can give.
+// and the batch run it), the batch engine's paging, continue-as-new, cancel and failures for both
+// kinds, retention's five-year sleep and its hold, and universal KYB's wait for its owners or its
+// deadline (two days of five-minute looks skipped in seconds). The full-stack tests beside these
+// prove the activities; these prove what the workflow code does with each answer they can give.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +15,8 @@ import type { ShareOutcome } from '../../activities/share.ts';
 import type { KybReadiness, KybSettled } from '../../activities/kyb.ts';
 import { RUN_LEVEL_FAILURE, BUG_FAILURE, recordFailureType, type ShareRef } from '../../contract/share-record.ts';
 import { kybOwnerDecidedSignal, kybProgressQuery } from '../../contract/universal-kyb.ts';
-import { batchImportWorkflow, requirementBatchWorkflow, syncImportWorkflow, universalKybWorkflow } from '../../workflows/index.ts';
+import { retentionHoldChangedSignal, type RetentionStep } from '../../contract/retention.ts';
+import { batchImportWorkflow, requirementBatchWorkflow, retentionWorkflow, syncImportWorkflow, universalKybWorkflow } from '../../workflows/index.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTimeSkipping } from '../helpers/infra.ts';
 import { testEnv } from '../helpers/stack.ts';
@@ -392,6 +393,51 @@ describe('workflow branches with stand-in activities (time-skipping)', () => {
       });
       assert.deepEqual(result, { outcome: 'superseded' });
       assert.deepEqual(names(calls), ['kybReadiness']);
+    });
+  });
+  describe('retention', () => {
+    const YEAR = 365.25 * 86_400_000;
+    const retention = (
+      step: (entityId: string, now: string) => Promise<RetentionStep>,
+      during?: (handle: WorkflowHandle<typeof retentionWorkflow>, calls: Calls) => Promise<void>,
+    ) =>
+      withStandIns({ general: { retentionStep: step } }, async (queues, calls) => {
+        const handle = await env.client.workflow.start(retentionWorkflow, {
+          taskQueue: queues.general,
+          workflowId: `retention-${randomUUID()}`,
+          args: [{ entityId: randomUUID() }],
+        });
+        await during?.(handle, calls);
+        return handle.result();
+      });
+
+    it('sleeps until the purge date five years on, looking every thirty days across continue-as-new runs, and purges once', async () => {
+      const purgeAt = (await env.currentTimeMs()) + 5 * YEAR;
+      const { result, calls } = await retention(async (_id, now) =>
+        Date.parse(now) >= purgeAt ? { done: true, purged: true } : { done: false, at: new Date(purgeAt).toISOString() },
+      );
+      assert.deepEqual(result, { purged: true });
+      const looks = calls.length;
+      // 5 years / 30 days: 61 sleeps, then the look that purges (more than a run's 50 looks)
+      assert.ok(looks >= 61 && looks <= 63, `looked ${looks} times`);
+      assert.ok(Date.parse(calls.at(-1)!.args[1] as string) >= purgeAt, 'not a day before its date');
+      assert.ok(Date.parse(calls.at(-2)!.args[1] as string) < purgeAt);
+    });
+
+    it('held: looks again at once when the hold is released (the signal), not at its next thirty-day look', async () => {
+      let held = true;
+      const { result, calls } = await retention(
+        async () => (held ? { done: false, at: null } : { done: true, purged: true }),
+        async (handle, seen) => {
+          await eventually('the first look', () => seen.length === 1);
+          held = false;
+          await handle.signal(retentionHoldChangedSignal);
+          // no time is skipped here: only the signal can bring the second look within the wait
+          await eventually('the look after the release', () => seen.length === 2, { timeoutMs: 20_000 });
+        },
+      );
+      assert.deepEqual(result, { purged: true });
+      assert.equal(calls.length, 2);
     });
   });
 });
