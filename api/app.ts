@@ -100,7 +100,7 @@ function docsRoutes(getDoc: () => ReturnType<typeof buildOpenApi>): Route[] {
 }
 
 export function allRoutes(deps: AppDeps): Route[] {
-  const uc: UseCaseContext = {
+  const context: UseCaseContext = {
     ...deps,
     start: createStarters(deps.temporal, deps.config),
     runs: createRuns(deps.temporal),
@@ -111,24 +111,24 @@ export function allRoutes(deps: AppDeps): Route[] {
   };
   const uploads = createUploads(deps.config, deps.log);
   const routes: Route[] = [
-    ...healthRoutes(uc),
-    ...entityRoutes(uc),
-    ...businessMemberRoutes(uc),
+    ...healthRoutes(context),
+    ...entityRoutes(context),
+    ...businessMemberRoutes(context),
     ...featureRoutes(),
-    ...batchImportRoutes(uc, uploads),
-    ...requirementBatchRoutes(uc, uploads),
-    ...syncImportRoutes(uc),
-    ...personVerificationRoutes(uc),
-    ...universalKycRoutes(uc, uploads),
-    ...signedPayloadRoutes(uc),
-    ...sandboxRoutes(uc),
-    ...kybRoutes(uc, uploads),
-    ...downloadRoutes(uc),
-    ...codecRoutes(uc),
-    ...metricsRoutes(uc),
-    ...subscriptionRoutes(uc),
-    ...auditLogRoutes(uc),
-    ...entityHistoryRoutes(uc),
+    ...batchImportRoutes(context, uploads),
+    ...requirementBatchRoutes(context, uploads),
+    ...syncImportRoutes(context),
+    ...personVerificationRoutes(context),
+    ...universalKycRoutes(context, uploads),
+    ...signedPayloadRoutes(context),
+    ...sandboxRoutes(context),
+    ...kybRoutes(context, uploads),
+    ...downloadRoutes(context),
+    ...codecRoutes(context),
+    ...metricsRoutes(context),
+    ...subscriptionRoutes(context),
+    ...auditLogRoutes(context),
+    ...entityHistoryRoutes(context),
   ];
   let doc: ReturnType<typeof buildOpenApi> | undefined;
   const all: Route[] = [...routes, ...docsRoutes(() => (doc ??= buildOpenApi(all)))];

@@ -79,8 +79,8 @@ function checkHeaders(request: UploadRequest): Outcome<{ provider: string; key: 
   return done({ provider, key: key.value });
 }
 
-export async function uploadBatch(uc: UseCaseContext, caller: Caller, request: UploadRequest): Promise<Outcome<BatchAccepted>> {
-  const { db, start } = uc;
+export async function uploadBatch(context: UseCaseContext, caller: Caller, request: UploadRequest): Promise<Outcome<BatchAccepted>> {
+  const { db, start } = context;
   const headers = checkHeaders(request);
   if (!headers.ok) return headers;
   const { provider, key } = headers.value;

@@ -65,7 +65,7 @@ function featureToAssign(featureId: string): Outcome<AssignableFeature> {
 
 /** POST /entity/{entityId}/members: declares up to 500 people, each an INDIVIDUAL entity of the business, listed once. */
 export async function declareMembers(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   entityId: string,
   body: DeclareMembers,
@@ -76,7 +76,7 @@ export async function declareMembers(
     const parameter = `members[${repeat}].entityId`;
     return refuse('memberListedTwice', `${parameter}: ${ids[repeat]} is listed twice; list each person once.`, { parameter });
   }
-  const saved = await storeDeclare(uc.db, {
+  const saved = await storeDeclare(context.db, {
     businessId: caller.id,
     entityId,
     members: body.members.map((m, i) => ({ entityId: ids[i]!, role: m.role })),
@@ -96,16 +96,16 @@ export async function declareMembers(
   return done({ businessEntityId: entityId, changed: saved.changed, items: saved.items });
 }
 
-export async function listMembers(uc: UseCaseContext, caller: Caller, entityId: string, page: Page): Promise<Outcome<z.input<typeof memberPageSchema>>> {
-  const refused = await businessEntity(uc, caller, entityId);
+export async function listMembers(context: UseCaseContext, caller: Caller, entityId: string, page: Page): Promise<Outcome<z.input<typeof memberPageSchema>>> {
+  const refused = await businessEntity(context, caller, entityId);
   if (refused) return refused;
-  const { items, totalItems } = await pageOfMembers(uc.db, entityId, page);
+  const { items, totalItems } = await pageOfMembers(context.db, entityId, page);
   return done({ items, meta: pageMeta(page, totalItems) });
 }
 
 /** DELETE /entity/{entityId}/members/{memberId}: the member and its assignments go; the features they gave are removed. */
-export async function removeMember(uc: UseCaseContext, caller: Caller, entityId: string, memberId: string): Promise<Outcome<undefined>> {
-  const removed = await storeRemove(uc.db, { businessId: caller.id, entityId, memberId: memberId.toLowerCase(), now: new Date() });
+export async function removeMember(context: UseCaseContext, caller: Caller, entityId: string, memberId: string): Promise<Outcome<undefined>> {
+  const removed = await storeRemove(context.db, { businessId: caller.id, entityId, memberId: memberId.toLowerCase(), now: new Date() });
   if (removed === 'not-member')
     return refuse(
       'businessMemberNotFound',
@@ -141,7 +141,7 @@ function head(entityId: string, feature: AssignableFeature, state: AssignmentSta
 
 /** POST /entity/{entityId}/feature/{featureId}/assignments: assigns the feature to up to 500 declared members; answers each one's state. */
 export async function assignFeature(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   p: { entityId: string; featureId: string },
   memberIds: readonly string[],
@@ -154,7 +154,7 @@ export async function assignFeature(
     const parameter = `memberIds[${repeat}]`;
     return refuse('memberListedTwice', `${parameter}: ${ids[repeat]} is listed twice; list each member once.`, { parameter });
   }
-  const state = await storeAssign(uc.db, {
+  const state = await storeAssign(context.db, {
     businessId: caller.id,
     entityId: p.entityId,
     feature: feature.value,
@@ -176,16 +176,16 @@ export async function assignFeature(
 }
 
 export async function listAssignments(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   p: { entityId: string; featureId: string },
   page: Page,
 ): Promise<Outcome<z.input<typeof assignmentPageSchema>>> {
   const feature = featureToAssign(p.featureId);
   if (!feature.ok) return feature;
-  const refused = await businessEntity(uc, caller, p.entityId);
+  const refused = await businessEntity(context, caller, p.entityId);
   if (refused) return refused;
-  const state = await pageOfAssignments(uc.db, { entityId: p.entityId, feature: feature.value, page });
+  const state = await pageOfAssignments(context.db, { entityId: p.entityId, feature: feature.value, page });
   return done({
     ...head(p.entityId, feature.value, state),
     items: state.items.map((r) => toAssignment(feature.value, r)),
@@ -195,13 +195,13 @@ export async function listAssignments(
 
 /** DELETE /entity/{entityId}/feature/{featureId}/assignments/{memberId}: the assignment goes, and the access it gave. */
 export async function unassignFeature(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   p: { entityId: string; featureId: string; memberId: string },
 ): Promise<Outcome<undefined>> {
   const feature = featureToAssign(p.featureId);
   if (!feature.ok) return feature;
-  const removed = await storeUnassign(uc.db, {
+  const removed = await storeUnassign(context.db, {
     businessId: caller.id,
     entityId: p.entityId,
     feature: feature.value,

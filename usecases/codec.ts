@@ -28,19 +28,19 @@ const toJson = (p: Payload): JsonPayload => ({
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
-const authorised = (uc: UseCaseContext, authorization: string | undefined) =>
-  bearerAllowed(uc.config.environment, uc.config.payloadCodec.accessToken, authorization);
+const authorised = (context: UseCaseContext, authorization: string | undefined) =>
+  bearerAllowed(context.config.environment, context.config.payloadCodec.accessToken, authorization);
 
 export async function runCodec(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   direction: 'encode' | 'decode',
   payloads: JsonPayload[],
   authorization: string | undefined,
 ): Promise<Outcome<CodecPayloads>> {
-  if (!authorised(uc, authorization)) {
+  if (!authorised(context, authorization)) {
     return refuse(
       'codecUnauthorized',
-      uc.config.payloadCodec.accessToken
+      context.config.payloadCodec.accessToken
         ? 'The Authorization header is missing or does not hold the codec token; send Authorization: Bearer <CODEC_ACCESS_TOKEN>.'
         : 'The codec endpoint is closed here: set CODEC_ACCESS_TOKEN to open it to holders of that token.',
       {
@@ -48,7 +48,7 @@ export async function runCodec(
       },
     );
   }
-  const codec = uc.runs.payloadCodec();
+  const codec = context.runs.payloadCodec();
   try {
     const out = direction === 'encode' ? await codec.encode(payloads.map(toPayload)) : await codec.decode(payloads.map(toPayload));
     return done({ payloads: out.map(toJson) });

@@ -21,13 +21,13 @@ export const presignedUrlSchema = z.object({ url: z.string(), expiresAt: z.strin
 
 /** GET /entity/{entityId}/file/{fileId}/presigned-url: a download URL for a live file of that entity. */
 export async function presignFile(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   entityId: string,
   fileId: string,
   baseUrl: string,
 ): Promise<Outcome<z.input<typeof presignedUrlSchema>>> {
-  const file = await liveFileOf(uc.db, caller.id, entityId, fileId);
+  const file = await liveFileOf(context.db, caller.id, entityId, fileId);
   if (!file) {
     const refusal = refuse(
       'fileNotFound',
@@ -37,7 +37,7 @@ export async function presignFile(
       { parameter: 'fileId' },
     );
     // refused for a business we know: its log shows the attempt (the entity named may not be its own: a subject, not its entityId)
-    await recordAuditAlone(uc.db, {
+    await recordAuditAlone(context.db, {
       businessId: caller.id,
       action: 'download_link.issued',
       subject: { type: 'file', id: fileId },
@@ -46,16 +46,16 @@ export async function presignFile(
     });
     return refusal;
   }
-  const link = uc.links.issue(file.storageKey, uc.config.files.presignedUrlTtlSeconds);
+  const link = context.links.issue(file.storageKey, context.config.files.presignedUrlTtlSeconds);
   // a read of a person's data: the link is issued only once its entry is written
-  await recordAuditAlone(uc.db, {
+  await recordAuditAlone(context.db, {
     businessId: caller.id,
     action: 'download_link.issued',
     entityId,
     subject: { type: 'file', id: fileId },
     details: { fileId, linkId: downloadLinkId(link.path), expiresAt: link.expiresAt },
   });
-  return done({ url: new URL(link.path, `${uc.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
+  return done({ url: new URL(link.path, `${context.config.files.publicBaseUrl ?? baseUrl}/`).toString(), expiresAt: link.expiresAt });
 }
 
 /** How a download is served: the bytes as a stream, or (object storage) a redirect to the storage's own short-lived URL. */
@@ -68,14 +68,14 @@ const DIRECT_URL_SECONDS = 60;
  * GET /files/{link}: the bytes behind a download link, without an API key. The link is checked at
  * every use: expired or changed → 403; its file replaced, retired or deleted since → 404.
  */
-export async function downloadFile(uc: UseCaseContext, link: string, requestId: string | null): Promise<Outcome<Download>> {
+export async function downloadFile(context: UseCaseContext, link: string, requestId: string | null): Promise<Outcome<Download>> {
   const linkId = downloadLinkId(link);
   // the one acting is the link itself (whoever holds it needs no API key)
-  return actAs({ type: 'download_link', id: linkId }, requestId, () => download(uc, link, linkId));
+  return actAs({ type: 'download_link', id: linkId }, requestId, () => download(context, link, linkId));
 }
 
-async function download(uc: UseCaseContext, link: string, linkId: string): Promise<Outcome<Download>> {
-  const opened = uc.links.open(link, new Date());
+async function download(context: UseCaseContext, link: string, linkId: string): Promise<Outcome<Download>> {
+  const opened = context.links.open(link, new Date());
   if (!opened.ok) {
     return refuse(
       'downloadLinkRefused',
@@ -91,11 +91,11 @@ async function download(uc: UseCaseContext, link: string, linkId: string): Promi
       'The file is gone (replaced by a newer upload, or its entity was deleted); GET /entity/{entityId}/documents lists the current files.',
       { parameter: 'link' },
     );
-  const file = await fileByStorageKey(uc.db, opened.link.key);
+  const file = await fileByStorageKey(context.db, opened.link.key);
   if (!file) return gone(); // its entity is gone: no business to record it for
   // each use is an entry of the file's business, written before any byte is served
   const record = (outcome: Refusal | null) =>
-    recordAuditAlone(uc.db, {
+    recordAuditAlone(context.db, {
       businessId: file.businessId,
       action: 'file.downloaded',
       entityId: file.entityId,
@@ -109,12 +109,12 @@ async function download(uc: UseCaseContext, link: string, linkId: string): Promi
   };
   if (!file.live) return refused(gone());
   const meta = { contentType: file.contentType, fileName: file.fileName };
-  if (uc.files.directUrl) {
-    const redirectTo = await uc.files.directUrl(opened.link.key, { ...meta, expiresInSeconds: DIRECT_URL_SECONDS });
+  if (context.files.directUrl) {
+    const redirectTo = await context.files.directUrl(opened.link.key, { ...meta, expiresInSeconds: DIRECT_URL_SECONDS });
     await record(null);
     return done({ ...meta, redirectTo });
   }
-  const bytes = await uc.files.open(opened.link.key);
+  const bytes = await context.files.open(opened.link.key);
   if (!bytes) return refused(gone());
   try {
     await record(null);

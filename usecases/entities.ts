@@ -41,11 +41,11 @@ async function declaredMembers({ db }: UseCaseContext, caller: Caller, input: Cr
   return done(members.map((m) => ({ entityId: m.entityId, role: m.role, ownershipPercent: m.ownershipPercent })));
 }
 
-export async function createEntity(uc: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<EntityCreated>> {
-  const members = await declaredMembers(uc, caller, input);
+export async function createEntity(context: UseCaseContext, caller: Caller, input: CreateEntityInput): Promise<Outcome<EntityCreated>> {
+  const members = await declaredMembers(context, caller, input);
   if (!members.ok) return members;
   try {
-    return done({ id: await insertEntity(uc.db, caller.id, input, members.value) });
+    return done({ id: await insertEntity(context.db, caller.id, input, members.value) });
   } catch (err) {
     if (!(err instanceof ExternalIdTaken)) throw err;
     return refuse(
@@ -73,13 +73,13 @@ export async function getEntity({ db }: UseCaseContext, caller: Caller, entityId
  * all the same — and its retention workflow purges it when the period ends; if that start is lost,
  * housekeeping starts it once the date has passed (activities/retention.ts).
  */
-export async function deleteEntity(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
-  const ended = await removeEntity(uc.db, caller.id, entityId);
+export async function deleteEntity(context: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<undefined>> {
+  const ended = await removeEntity(context.db, caller.id, entityId);
   if (!ended) return notFound(entityId);
-  if ('removed' in ended) await removeBytes(uc, ended.removed, { alreadyDue: true });
+  if ('removed' in ended) await removeBytes(context, ended.removed, { alreadyDue: true });
   else
-    await uc.start
+    await context.start
       .retention(entityId, caller.id)
-      .catch((err: unknown) => uc.log.warn({ err }, 'retention workflow not started; housekeeping starts it when due'));
+      .catch((err: unknown) => context.log.warn({ err }, 'retention workflow not started; housekeeping starts it when due'));
   return done(undefined);
 }

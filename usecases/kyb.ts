@@ -80,16 +80,16 @@ const declared = (o: KybOwner): DeclaredOwner => ({
 });
 
 async function save(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   entityId: string,
   mode: 'create' | 'change',
   business: (current: unknown) => unknown,
   owners: readonly KybOwner[] | undefined,
 ): Promise<Outcome<KybProfileSaved>> {
-  const entity = await businessEntity(uc, caller, entityId);
+  const entity = await businessEntity(context, caller, entityId);
   if (!entity.ok) return entity;
-  const saved = await saveProfile(uc.db, { mode, businessId: caller.id, entityId, business, owners: owners?.map(declared) });
+  const saved = await saveProfile(context.db, { mode, businessId: caller.id, entityId, business, owners: owners?.map(declared) });
   if ('problem' in saved) {
     switch (saved.problem) {
       case 'exists':
@@ -105,16 +105,16 @@ async function save(
   if (saved.supersededSubmissionId) {
     // the waiting submission no longer describes the business: wake its workflow so it ends now
     const s = { submissionId: saved.supersededSubmissionId, entityId, deadlineAt: new Date().toISOString(), businessId: caller.id };
-    await uc.start
+    await context.start
       .kybProfileChanged(s)
-      .catch((err: unknown) => uc.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
+      .catch((err: unknown) => context.log.warn({ err, entityId }, 'a superseded KYB submission was not woken; it ends at its next look'));
   }
   return done({ entityId, status: kybStageOf(saved.status), ubos: saved.owners });
 }
 
 /** POST /ukyb: the profile, with its owners (each an INDIVIDUAL entity found by externalId, or created). */
-export function createKybProfile(uc: UseCaseContext, caller: Caller, body: KybCreate): Promise<Outcome<KybProfileSaved>> {
-  return save(uc, caller, body.entityId, 'create', () => body.business, body.ubos);
+export function createKybProfile(context: UseCaseContext, caller: Caller, body: KybCreate): Promise<Outcome<KybProfileSaved>> {
+  return save(context, caller, body.entityId, 'create', () => body.business, body.ubos);
 }
 
 /**
@@ -122,9 +122,9 @@ export function createKybProfile(uc: UseCaseContext, caller: Caller, body: KybCr
  * submission is superseded. Every rule of the business part is a rule of one field, so a valid
  * profile merged with valid changes stays valid.
  */
-export function changeKybProfile(uc: UseCaseContext, caller: Caller, body: KybPatch): Promise<Outcome<KybProfileSaved>> {
+export function changeKybProfile(context: UseCaseContext, caller: Caller, body: KybPatch): Promise<Outcome<KybProfileSaved>> {
   const change = body.business;
-  return save(uc, caller, body.entityId, 'change', (current) => (change ? mergeBusiness(current as KybBusiness, change) : current), body.ubos);
+  return save(context, caller, body.entityId, 'change', (current) => (change ? mergeBusiness(current as KybBusiness, change) : current), body.ubos);
 }
 
 export const kybProfileReadSchema = kybProfileSavedSchema.extend({
@@ -142,12 +142,12 @@ export const kybProfileReadSchema = kybProfileSavedSchema.extend({
 type KybProfileRead = z.input<typeof kybProfileReadSchema>;
 
 /** GET /ukyb/{entityId}: the profile as saved, its status and its latest submission. */
-export async function readKybProfile(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybProfileRead>> {
-  const entity = await businessEntity(uc, caller, entityId);
+export async function readKybProfile(context: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybProfileRead>> {
+  const entity = await businessEntity(context, caller, entityId);
   if (!entity.ok) return entity;
-  const profile = await loadProfile(uc.db, caller.id, entityId);
+  const profile = await loadProfile(context.db, caller.id, entityId);
   if (!profile) return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
-  const latest = await latestKybSubmission(uc.db, entityId);
+  const latest = await latestKybSubmission(context.db, entityId);
   const latestSubmission = latest && { ...latest, status: kybSubmissionStageOf(latest.status) };
   // the stored business part is a KybBusiness: every write checks it (kybCreate, kybPatch)
   return done({ entityId, status: kybStageOf(profile.status), business: profile.business as KybBusiness, ubos: profile.owners, latestSubmission });
@@ -193,8 +193,8 @@ function parseDocumentFields(raw: Record<string, string>): Outcome<DocumentField
 }
 
 /** Where the files go: the business entity's documents, or a declared owner's; checked against the caller's entities. */
-async function documentTarget(uc: UseCaseContext, caller: Caller, f: DocumentFields): Promise<Outcome<DocumentTarget>> {
-  const entity = await businessEntity(uc, caller, f.entityId);
+async function documentTarget(context: UseCaseContext, caller: Caller, f: DocumentFields): Promise<Outcome<DocumentTarget>> {
+  const entity = await businessEntity(context, caller, f.entityId);
   if (!entity.ok) return entity;
   const forOwner = f.memberId !== undefined || f.documentType !== undefined;
   if (forOwner === (f.requirementSlug !== undefined)) {
@@ -204,7 +204,7 @@ async function documentTarget(uc: UseCaseContext, caller: Caller, f: DocumentFie
   }
   if (forOwner && f.memberId === undefined) return refuse('invalidRequest', 'memberId is required with documentType', { parameter: 'memberId' });
   if (forOwner && f.documentType === undefined) return refuse('invalidRequest', 'documentType is required with memberId', { parameter: 'documentType' });
-  if (f.memberId !== undefined && !(await isOwnerOf(uc.db, f.entityId, f.memberId))) {
+  if (f.memberId !== undefined && !(await isOwnerOf(context.db, f.entityId, f.memberId))) {
     return refuse(
       'memberNotFound',
       `${f.memberId} is not a declared owner of business entity ${f.entityId}; use an owner's ` +
@@ -226,14 +226,14 @@ async function documentTarget(uc: UseCaseContext, caller: Caller, f: DocumentFie
  * of any form are judged with the fields once read.
  */
 export async function uploadKybDocuments(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   read: (checkFields: (raw: Record<string, string>) => Promise<Refusal | null>) => Promise<FilesRead>,
 ): Promise<Outcome<KybDocumentsUploaded>> {
   const early = async (raw: Record<string, string>) => {
     const fields = parseDocumentFields(raw);
     if (!fields.ok) return null; // fields may still follow the files: judged once all is read
-    const target = await documentTarget(uc, caller, fields.value);
+    const target = await documentTarget(context, caller, fields.value);
     return target.ok ? null : target;
   };
   const form = await read(early);
@@ -243,19 +243,19 @@ export async function uploadKybDocuments(
     const fields = parseDocumentFields(form.fields ?? {});
     if (!fields.ok) return fields;
     f = fields.value;
-    target = await documentTarget(uc, caller, f);
+    target = await documentTarget(context, caller, f);
     if (!target.ok) return target;
   }
   const checked = await checkUploads(form, 'files');
   if (!checked.ok) return checked;
   if (!f || !target?.ok) throw new Error('unreachable: fields are checked before the files');
   const to = target.value;
-  const stored = await putUploads(uc, caller.id, to.entityId, checked.value);
-  const recorded = await recordKybFiles(uc.db, { businessId: caller.id, businessEntityId: f.entityId, target: to, files: stored });
+  const stored = await putUploads(context, caller.id, to.entityId, checked.value);
+  const recorded = await recordKybFiles(context.db, { businessId: caller.id, businessEntityId: f.entityId, target: to, files: stored });
   if (recorded === 'entity-gone') {
     // the business or the owner was deleted while the bytes were stored: they go too
     await removeBytes(
-      uc,
+      context,
       stored.map((s) => s.storageKey),
     );
     return refuse(
@@ -273,13 +273,13 @@ export async function uploadKybDocuments(
   });
 }
 
-async function manifestOf(uc: UseCaseContext, entityId: string): Promise<Manifest> {
-  const owners = await declaredOwners(uc.db, entityId);
+async function manifestOf(context: UseCaseContext, entityId: string): Promise<Manifest> {
+  const owners = await declaredOwners(context.db, entityId);
   return buildManifest(
     entityId,
     owners,
     await liveKybFiles(
-      uc.db,
+      context.db,
       entityId,
       owners.map((o) => o.entityId),
     ),
@@ -287,12 +287,12 @@ async function manifestOf(uc: UseCaseContext, entityId: string): Promise<Manifes
 }
 
 /** GET /entity/{entityId}/documents: the manifest (2.9) of any existing entity of the caller's. */
-export async function readManifest(uc: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<ManifestAnswer>> {
-  if (!(await entityType(uc.db, caller.id, entityId)))
+export async function readManifest(context: UseCaseContext, caller: Caller, entityId: string, page: Page | null = null): Promise<Outcome<ManifestAnswer>> {
+  if (!(await entityType(context.db, caller.id, entityId)))
     return refuse('entityNotFound', `Entity ${entityId} not found in your business; check the id (GET /entity lists your entities).`, {
       parameter: 'entityId',
     });
-  const manifest = await manifestOf(uc, entityId);
+  const manifest = await manifestOf(context, entityId);
   return done(page ? manifestPage(manifest, page) : manifest);
 }
 
@@ -300,14 +300,14 @@ export const kybSubmittedSchema = z.object({ entityId: z.string(), submissionId:
 type KybSubmitted = z.input<typeof kybSubmittedSchema>;
 
 /** POST /ukyb/submit: complete (by the manifest's check) → a submission, decided by its workflow; else 400 with `missing`. */
-export async function submitKyb(uc: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybSubmitted>> {
-  const entity = await businessEntity(uc, caller, entityId);
+export async function submitKyb(context: UseCaseContext, caller: Caller, entityId: string): Promise<Outcome<KybSubmitted>> {
+  const entity = await businessEntity(context, caller, entityId);
   if (!entity.ok) return entity;
-  const unmet = webhookPrerequisite('business', await subscribedTypes(uc.db, caller.id));
+  const unmet = webhookPrerequisite('business', await subscribedTypes(context.db, caller.id));
   if (unmet) return unmet;
-  if (!(await loadProfile(uc.db, caller.id, entityId)))
+  if (!(await loadProfile(context.db, caller.id, entityId)))
     return refuse('kybProfileNotFound', `Entity ${entityId} has no KYB profile yet; create it with POST /ukyb.`, { parameter: 'entityId' });
-  const missing = missingFromManifest(await manifestOf(uc, entityId));
+  const missing = missingFromManifest(await manifestOf(context, entityId));
   if (missing.length > 0) {
     return refuse(
       'kybIncomplete',
@@ -315,7 +315,7 @@ export async function submitKyb(uc: UseCaseContext, caller: Caller, entityId: st
       { parameter: 'entityId', extra: { missing } },
     );
   }
-  const s = await openKybSubmission(uc.db, { businessId: caller.id, entityId, deadlineSeconds: uc.config.universalKyb.deadlineSeconds });
-  await uc.start.kybSubmitted({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id });
+  const s = await openKybSubmission(context.db, { businessId: caller.id, entityId, deadlineSeconds: context.config.universalKyb.deadlineSeconds });
+  await context.start.kybSubmitted({ submissionId: s.submissionId, entityId, deadlineAt: s.deadlineAt, businessId: caller.id });
   return done({ entityId, submissionId: s.submissionId, status: 'IN_REVIEW', deadlineAt: s.deadlineAt });
 }

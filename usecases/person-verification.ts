@@ -49,22 +49,22 @@ export const sdkTokenSchema = z.object({ provider: z.string(), sdkToken: z.strin
 
 /** POST /entity/{entityId}/kyc: an SDK token bound to the person, for the provider's hosted SDK. */
 export async function issueSdkToken(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   entityId: string,
   memberId: string | undefined,
 ): Promise<Outcome<z.input<typeof sdkTokenSchema>>> {
-  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: true });
+  const person = await personNamed(context, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
-  const minted = await uc.start.sdkToken({ businessId: caller.id, entityId: person.value });
+  const minted = await context.start.sdkToken({ businessId: caller.id, entityId: person.value });
   if (!minted.ok) {
-    uc.log.warn({ err: minted.error, entityId: person.value }, 'SDK token not minted');
+    context.log.warn({ err: minted.error, entityId: person.value }, 'SDK token not minted');
     if (minted.failure.nonRetryable) return refuse('providerRefused', 'The identity provider refused to mint an SDK token; contact support.');
     return refuse('providerUnavailable', 'The identity provider did not answer; retry in a moment.');
   }
   const token = minted.value;
   // no row of ours holds the token (the provider does): the entry is the record that it was issued, written before it is answered
-  await recordAuditAlone(uc.db, {
+  await recordAuditAlone(context.db, {
     businessId: caller.id,
     action: 'sdk_token.issued',
     entityId: person.value,
@@ -75,8 +75,8 @@ export async function issueSdkToken(
   // round ending with the person's next decision
   // round; the token is minted by now, so a failure here is logged, not answered (the stage is news, not a record)
   try {
-    const round = (await lastDecisionEventOf(uc.db, person.value, CARD_ISSUANCE_EVENT.eventType)) ?? 'first';
-    await recordVerificationStage(uc.db, {
+    const round = (await lastDecisionEventOf(context.db, person.value, CARD_ISSUANCE_EVENT.eventType)) ?? 'first';
+    await recordVerificationStage(context.db, {
       businessId: caller.id,
       entityId: person.value,
       ref: { path: 'hosted-sdk' },
@@ -85,7 +85,7 @@ export async function issueSdkToken(
       now: new Date(),
     });
   } catch (err) {
-    uc.log.warn({ err, entityId: person.value }, 'the WAITING_FOR_PERSON stage was not recorded; the SDK token is answered');
+    context.log.warn({ err, entityId: person.value }, 'the WAITING_FOR_PERSON stage was not recorded; the SDK token is answered');
   }
   return done(token);
 }
@@ -101,15 +101,20 @@ export type CallbackReceipt = z.input<typeof callbackReceiptSchema>;
  * acting is the provider (its callback carries no API key); a callback forwarded about a person of a
  * business is an entry of that business (provider_callback.received), the decision its workflow's.
  */
-export function receiveProviderCallback(uc: UseCaseContext, raw: Buffer, headers: RawHeaders, requestId: string | null): Promise<Outcome<CallbackReceipt>> {
-  return actAs({ type: 'provider_callback', id: PROVIDER_CALLBACK_NAME }, requestId, () => receiveCallback(uc, raw, headers));
+export function receiveProviderCallback(
+  context: UseCaseContext,
+  raw: Buffer,
+  headers: RawHeaders,
+  requestId: string | null,
+): Promise<Outcome<CallbackReceipt>> {
+  return actAs({ type: 'provider_callback', id: PROVIDER_CALLBACK_NAME }, requestId, () => receiveCallback(context, raw, headers));
 }
 
 /** The provider whose callbacks the route takes (its path names it). */
 const PROVIDER_CALLBACK_NAME = 'sumsub';
 
-async function receiveCallback(uc: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
-  if (!uc.verifyProviderCallback(raw, headers)) {
+async function receiveCallback(context: UseCaseContext, raw: Buffer, headers: RawHeaders): Promise<Outcome<CallbackReceipt>> {
+  if (!context.verifyProviderCallback(raw, headers)) {
     return refuse('providerSignatureInvalid', 'The callback is not signed with our provider webhook secret (x-payload-digest).', {
       parameter: 'x-payload-digest',
     });
@@ -122,15 +127,15 @@ async function receiveCallback(uc: UseCaseContext, raw: Buffer, headers: RawHead
   }
   const entityId = typeof body.externalUserId === 'string' ? entityOfSdkUserId(body.externalUserId) : null;
   if (body.type !== 'applicantReviewed' || typeof body.applicantId !== 'string' || !entityId) return done({ received: true, forwarded: false });
-  const businessId = await businessOfEntity(uc.db, entityId);
+  const businessId = await businessOfEntity(context.db, entityId);
   if (!businessId) return done({ received: true, forwarded: false }); // the person was deleted
-  await recordAuditAlone(uc.db, {
+  await recordAuditAlone(context.db, {
     businessId,
     action: 'provider_callback.received',
     entityId,
     subject: { type: 'applicant', id: body.applicantId },
     details: { type: body.type, applicantId: body.applicantId },
   });
-  await uc.start.applicantReviewed({ businessId, entityId }, body.applicantId);
+  await context.start.applicantReviewed({ businessId, entityId }, body.applicantId);
   return done({ received: true, forwarded: true });
 }

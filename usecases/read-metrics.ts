@@ -6,16 +6,16 @@ import { bearerAllowed } from '../domain/bearer.ts';
 import { refreshSubscriptionHealthGauge } from '../runtime/subscription-health-gauge.ts';
 import type { UseCaseContext } from './context.ts';
 
-export async function readMetrics(uc: UseCaseContext, authorization: string | undefined): Promise<Outcome<string>> {
-  if (!bearerAllowed(uc.config.environment, uc.config.metrics.token, authorization)) {
+export async function readMetrics(context: UseCaseContext, authorization: string | undefined): Promise<Outcome<string>> {
+  if (!bearerAllowed(context.config.environment, context.config.metrics.token, authorization)) {
     return refuse(
       'metricsUnauthorized',
-      uc.config.metrics.token
+      context.config.metrics.token
         ? 'The Authorization header is missing or does not hold the metrics token; send Authorization: Bearer <METRICS_TOKEN>.'
         : 'Metrics are closed here: set METRICS_TOKEN to open them to holders of that token.',
       { parameter: 'Authorization' },
     );
   }
-  await refreshSubscriptionHealthGauge(uc.db, (err) => uc.log.warn({ err }, 'metrics: subscription health not counted'));
+  await refreshSubscriptionHealthGauge(context.db, (err) => context.log.warn({ err }, 'metrics: subscription health not counted'));
   return done(await metricsText());
 }

@@ -61,12 +61,12 @@ const failure = (category: RequirementRecordCategory, message: string, path: str
  * the person (memberId), the requirement for that entity, one record per entity and requirement, a
  * card token held by another entity or by another record. Records that failed on their own stay as they are.
  */
-async function resolveRecords(uc: UseCaseContext, caller: Caller, lines: readonly RequirementLine[]): Promise<ResolvedRecord[]> {
+async function resolveRecords(context: UseCaseContext, caller: Caller, lines: readonly RequirementLine[]): Promise<ResolvedRecord[]> {
   const open = lines.filter((l) => !l.failure);
   // failed lines too: a record names its entity so that the entity's deletion takes the record's value with it
   const ids = lines.flatMap((l) => [l.entityId, l.memberId].filter((x): x is string => x !== null && isUuid(x)));
   const { byId, byExternalId } = await entitiesNamed(
-    uc.db,
+    context.db,
     caller.id,
     [...new Set(ids.map((id) => id.toLowerCase()))],
     [...new Set(lines.flatMap((l) => (l.externalId === null ? [] : [l.externalId])))],
@@ -74,7 +74,7 @@ async function resolveRecords(uc: UseCaseContext, caller: Caller, lines: readonl
   const entityOf = (l: RequirementLine) =>
     l.entityId !== null ? byId.get(l.entityId.toLowerCase()) : l.externalId !== null ? byExternalId.get(l.externalId) : undefined;
   const memberships = await membershipsAmong(
-    uc.db,
+    context.db,
     lines.flatMap((l) => {
       const e = entityOf(l);
       return e && l.memberId !== null && isUuid(l.memberId) && e.type === 'BUSINESS' ? [{ businessEntityId: e.id, memberId: l.memberId.toLowerCase() }] : [];
@@ -87,7 +87,9 @@ async function resolveRecords(uc: UseCaseContext, caller: Caller, lines: readonl
     const m = l.memberId?.toLowerCase();
     return m !== undefined && memberships.has(membershipKey(e.id, m)) ? m : e.id;
   };
-  const tokens = await cardTokenHolders(uc.db, caller.id, [...new Set(open.flatMap((l) => (l.cardProcessorPublicToken ? [l.cardProcessorPublicToken] : [])))]);
+  const tokens = await cardTokenHolders(context.db, caller.id, [
+    ...new Set(open.flatMap((l) => (l.cardProcessorPublicToken ? [l.cardProcessorPublicToken] : []))),
+  ]);
   const firstOf = new Map<string, number>(); // entity and requirement → the line that has it
   const tokenOf = new Map<string, { entityId: string; line: number }>(); // card token → the person a line gave it to
 
@@ -175,13 +177,13 @@ export type RequirementUploadRequest = {
 
 /** POST /entity/requirement/batch. */
 export async function uploadRequirementBatch(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   request: RequirementUploadRequest,
 ): Promise<Outcome<RequirementBatchAccepted>> {
   const key = checkIdempotencyKey(request.idempotencyKey);
   if (!key.ok) return key;
-  const { db } = uc;
+  const { db } = context;
   type File = { records: ResolvedRecord[]; fileName: string | null };
   return uploadOnce<RequirementBatch, File, RequirementBatchAccepted>({
     key: key.value,
@@ -193,7 +195,7 @@ export async function uploadRequirementBatch(
       if (!read.ok) return { ok: false, refusal: readRefusal(read) };
       const { lines, sha256, fileName } = read.file;
       if (!lines.ok) return { ok: true, sha256, file: { records: [], fileName }, invalid: rejectedFile(lines.rejected) };
-      const records = await resolveRecords(uc, caller, lines.records);
+      const records = await resolveRecords(context, caller, lines.records);
       // the decision of canonical KYC data is delivered only by webhook (spec 1.4), as on the single endpoint
       const unmet = records.some((r) => !r.failure && r.requirementSlug === CANONICAL_KYC_SLUG)
         ? webhookPrerequisite('person', await subscribedTypes(db, caller.id))
@@ -203,32 +205,32 @@ export async function uploadRequirementBatch(
     create: (file, sha256) =>
       createRequirementBatch(db, { businessId: caller.id, idempotencyKey: key.value, contentSha256: sha256, fileName: file.fileName, records: file.records }),
     constraints: { key: 'requirement_batches_idempotency_key', content: 'requirement_batches_content_key' },
-    start: (batch) => uc.start.requirementBatchRun(batch.id, batch.run, caller.id),
+    start: (batch) => context.start.requirementBatchRun(batch.id, batch.run, caller.id),
     accepted: (batch, file) => accepted(batch, file ? file.records.filter((r) => r.failure).length : 0),
   });
 }
 
 /** The status record, with every error or (page given) a page of them. */
-async function statusOf(uc: UseCaseContext, batch: RequirementBatch, page: Page | null): Promise<RequirementBatchStatus> {
-  const [counts, failed] = await Promise.all([requirementBatchCounts(uc.db, batch.id), failedRequirementRecords(uc.db, batch.id, page)]);
+async function statusOf(context: UseCaseContext, batch: RequirementBatch, page: Page | null): Promise<RequirementBatchStatus> {
+  const [counts, failed] = await Promise.all([requirementBatchCounts(context.db, batch.id), failedRequirementRecords(context.db, batch.id, page)]);
   return requirementBatchStatus(batch, counts, failed, page);
 }
 
 export async function getRequirementBatch(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   batchId: string,
   page: Page | null = null,
 ): Promise<Outcome<RequirementBatchStatus>> {
-  const batch = await findRequirementBatch(uc.db, caller.id, batchId);
+  const batch = await findRequirementBatch(context.db, caller.id, batchId);
   if (!batch) return notFound(batchId);
-  return done(await statusOf(uc, batch, page));
+  return done(await statusOf(context, batch, page));
 }
 
-export async function cancelRequirementBatch(uc: UseCaseContext, caller: Caller, batchId: string): Promise<Outcome<RequirementBatchStatus>> {
-  const batch = await findRequirementBatch(uc.db, caller.id, batchId);
+export async function cancelRequirementBatch(context: UseCaseContext, caller: Caller, batchId: string): Promise<Outcome<RequirementBatchStatus>> {
+  const batch = await findRequirementBatch(context.db, caller.id, batchId);
   if (!batch) return notFound(batchId);
-  if (!(await markRequirementBatchCanceled(uc.db, caller.id, batch.id))) {
+  if (!(await markRequirementBatchCanceled(context.db, caller.id, batch.id))) {
     return refuse(
       'batchNotCancelable',
       `Batch ${batch.id} has already finished (${batch.status}), so there is nothing to cancel; read its outcome with GET ${statusPath(batch.id)}.`,
@@ -236,21 +238,21 @@ export async function cancelRequirementBatch(uc: UseCaseContext, caller: Caller,
     );
   }
   // the batch is canceled in PostgreSQL, which every record checks before it starts: stopping the workflow only saves its empty steps
-  await uc.runs.cancelRequirementBatchRun(batch.id, batch.run).catch((err: unknown) => {
-    uc.log.warn({ err, batchId: batch.id }, 'requirement batch canceled; its workflow could not be told (records not yet started will not start)');
+  await context.runs.cancelRequirementBatchRun(batch.id, batch.run).catch((err: unknown) => {
+    context.log.warn({ err, batchId: batch.id }, 'requirement batch canceled; its workflow could not be told (records not yet started will not start)');
   });
-  return done(await statusOf(uc, (await findRequirementBatch(uc.db, caller.id, batch.id))!, null));
+  return done(await statusOf(context, (await findRequirementBatch(context.db, caller.id, batch.id))!, null));
 }
 
 /** POST …/retry's answer: the new run has started. */
 export const requirementBatchRetrySchema = z.object({ batchId: z.uuid(), status: z.literal('in_progress'), requeuedRecords: z.number().int() });
 
 export async function retryRequirementBatch(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   batchId: string,
 ): Promise<Outcome<z.input<typeof requirementBatchRetrySchema>>> {
-  const result = await requeueRequirementRecords(uc.db, caller.id, batchId);
+  const result = await requeueRequirementRecords(context.db, caller.id, batchId);
   if (result === 'not-found') return notFound(batchId);
   if (result === 'running')
     return refuse('batchNotRetryable', 'The batch is still running; retry its failed records once it has finished.', { parameter: 'batchId' });
@@ -260,18 +262,18 @@ export async function retryRequirementBatch(
       'The batch has no records left unprocessed; a failed record fails again as it is (retryable false): correct it ' + 'and upload it in a new file.',
       { parameter: 'batchId' },
     );
-  await uc.start.requirementBatchRun(batchId, result.run, caller.id);
+  await context.start.requirementBatchRun(batchId, result.run, caller.id);
   return done({ batchId, status: 'in_progress' as const, requeuedRecords: result.requeued });
 }
 
 /** The failed records as CSV: the record's fields (value as JSON text, so the line can be rebuilt), then what went wrong. */
-export async function requirementBatchFailedRecords(uc: UseCaseContext, caller: Caller, batchId: string) {
-  const batch = await findRequirementBatch(uc.db, caller.id, batchId);
+export async function requirementBatchFailedRecords(context: UseCaseContext, caller: Caller, batchId: string) {
+  const batch = await findRequirementBatch(context.db, caller.id, batchId);
   if (!batch) return notFound(batchId);
   const lines = [
     csvLine(['rowNumber', 'entityId', 'externalId', 'memberId', 'requirementSlug', 'value', 'errorCategory', 'errorPath', 'errorMessage', 'retryable']),
   ];
-  for (const f of await failedRequirementRecords(uc.db, batch.id, null, true)) {
+  for (const f of await failedRequirementRecords(context.db, batch.id, null, true)) {
     lines.push(
       csvLine([
         String(f.rowNumber),

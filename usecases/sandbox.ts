@@ -19,16 +19,16 @@ export const sandboxReviewAnswerSchema = z.object({
 export type SandboxReviewAnswer = z.input<typeof sandboxReviewAnswerSchema>;
 
 export async function completeSandboxKyc(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   entityId: string,
   memberId: string | undefined,
   request: SandboxReviewRequest,
 ): Promise<Outcome<SandboxReviewAnswer>> {
-  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: true });
+  const person = await personNamed(context, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
-  const requestId = await insertSandboxReview(uc.db, { businessId: caller.id, entityId: person.value, request });
-  const played = await uc.start.sandboxReview(requestId, { businessId: caller.id, entityId: person.value }, request.person !== undefined);
+  const requestId = await insertSandboxReview(context.db, { businessId: caller.id, entityId: person.value, request });
+  const played = await context.start.sandboxReview(requestId, { businessId: caller.id, entityId: person.value }, request.person !== undefined);
   if (played.ok) {
     return done({
       entityId: person.value,
@@ -40,7 +40,7 @@ export async function completeSandboxKyc(
   }
   const { failure } = played;
   if (failure.type === SANDBOX_APPLICANT_EXISTS_FAILURE) return refuse('sandboxApplicantExists', failure.message, { parameter: 'person' });
-  uc.log.warn({ err: played.error, entityId: person.value }, 'sandbox review not played');
+  context.log.warn({ err: played.error, entityId: person.value }, 'sandbox review not played');
   if (failure.nonRetryable) return refuse('providerRefused', 'The identity provider sandbox refused the request; contact support.');
   return refuse('providerUnavailable', 'The identity provider sandbox did not answer; retry in a moment.');
 }

@@ -24,10 +24,15 @@ import { personNamed } from './person-verification.ts';
  * person's data: each one is an audit entry (signed_payload.issued), refusals too, with their code;
  * the payload is answered only once its entry is written.
  */
-export async function readSignedPayload(uc: UseCaseContext, caller: Caller, entityId: string, memberId: string | undefined): Promise<Outcome<SignedPayload>> {
-  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: false });
-  const answer = person.ok ? await signedPayloadOf(uc, person.value) : person;
-  await recordAuditAlone(uc.db, {
+export async function readSignedPayload(
+  context: UseCaseContext,
+  caller: Caller,
+  entityId: string,
+  memberId: string | undefined,
+): Promise<Outcome<SignedPayload>> {
+  const person = await personNamed(context, caller, entityId, memberId, { requireWebhook: false });
+  const answer = person.ok ? await signedPayloadOf(context, person.value) : person;
+  await recordAuditAlone(context.db, {
     businessId: caller.id,
     action: 'signed_payload.issued',
     // the person read, once the path named one of the business's own; else only what was asked
@@ -39,8 +44,8 @@ export async function readSignedPayload(uc: UseCaseContext, caller: Caller, enti
   return answer;
 }
 
-async function signedPayloadOf(uc: UseCaseContext, personId: string): Promise<Outcome<SignedPayload>> {
-  const current = await currentVerification(uc.db, personId);
+async function signedPayloadOf(context: UseCaseContext, personId: string): Promise<Outcome<SignedPayload>> {
+  const current = await currentVerification(context.db, personId);
   if (!current || current.decision !== 'APPROVED') {
     // the same words whatever the reason: the decision is told by the webhook alone (interface 1.4)
     return refuse(
@@ -57,15 +62,15 @@ async function signedPayloadOf(uc: UseCaseContext, personId: string): Promise<Ou
       `Entity ${personId} was approved without ${missing} on record (approved before person data was kept): verify the person again to sign a payload.`,
     );
   }
-  return done(signPayload(current.person, uc.keys.signedPayloads, new Date(), uc.config.signedPayloads.ttlSeconds));
+  return done(signPayload(current.person, context.keys.signedPayloads, new Date(), context.config.signedPayloads.ttlSeconds));
 }
 
 export const payloadVerdictSchema = z.object({ valid: z.boolean() });
 
 /** POST /entity/verify-signed-payload: valid when signed by our ring, unchanged and unexpired. */
-export function verifySignedPayload(uc: UseCaseContext, body: unknown): Outcome<z.input<typeof payloadVerdictSchema>> {
+export function verifySignedPayload(context: UseCaseContext, body: unknown): Outcome<z.input<typeof payloadVerdictSchema>> {
   const payload = signedPayloadSchema.safeParse(body);
-  return done({ valid: payload.success && isValidPayload(payload.data, uc.keys.signedPayloads, new Date()) });
+  return done({ valid: payload.success && isValidPayload(payload.data, context.keys.signedPayloads, new Date()) });
 }
 
 export const signedPayloadKeysSchema = z.object({

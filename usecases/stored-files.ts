@@ -11,7 +11,7 @@ import type { CheckedFile } from './uploads.ts';
 export const UPLOAD_GRACE_SECONDS = 3600;
 
 /** Puts checked uploads into the file store under keys of the entity they belong to. */
-export async function putUploads(uc: UseCaseContext, businessId: string, entityId: string, files: readonly CheckedFile[]): Promise<StoredFile[]> {
+export async function putUploads(context: UseCaseContext, businessId: string, entityId: string, files: readonly CheckedFile[]): Promise<StoredFile[]> {
   const stored = files.map((f) => ({
     id: f.id,
     fileName: f.fileName,
@@ -21,23 +21,23 @@ export async function putUploads(uc: UseCaseContext, businessId: string, entityI
     storageKey: fileKey(businessId, entityId, f.id),
   }));
   await expectBytes(
-    uc.db,
+    context.db,
     stored.map((s) => s.storageKey),
     UPLOAD_GRACE_SECONDS,
   );
-  for (const [i, f] of files.entries()) await uc.files.put(stored[i]!.storageKey, { path: f.path, size: f.size }, f.contentType);
+  for (const [i, f] of files.entries()) await context.files.put(stored[i]!.storageKey, { path: f.path, size: f.size }, f.contentType);
   return stored;
 }
 
 /** Removes these keys' bytes now; what the store does not remove stays due, and housekeeping tries again. */
 export async function removeBytes(
-  uc: Pick<UseCaseContext, 'db' | 'files' | 'log'>,
+  context: Pick<UseCaseContext, 'db' | 'files' | 'log'>,
   keys: readonly string[],
   options: { alreadyDue?: boolean } = {},
 ): Promise<void> {
   if (keys.length === 0) return;
-  if (!options.alreadyDue) await discardBytes(uc.db, keys);
-  const { removed, failed } = await removeAll(uc.files, keys);
-  for (const { err } of failed) uc.log.warn({ err }, 'file bytes not removed yet; housekeeping removes them');
-  await forgetBytes(uc.db, removed);
+  if (!options.alreadyDue) await discardBytes(context.db, keys);
+  const { removed, failed } = await removeAll(context.files, keys);
+  for (const { err } of failed) context.log.warn({ err }, 'file bytes not removed yet; housekeeping removes them');
+  await forgetBytes(context.db, removed);
 }

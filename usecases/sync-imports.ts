@@ -61,7 +61,12 @@ async function runToAnswer({ db, start }: UseCaseContext, requestId: string, bus
 }
 
 /** The same key again: the stored answer, or the running request's once it ends. */
-function replay(uc: UseCaseContext, businessId: string, earlier: SyncImport, hash: string): Outcome<SyncImportAnswer> | Promise<Outcome<SyncImportAnswer>> {
+function replay(
+  context: UseCaseContext,
+  businessId: string,
+  earlier: SyncImport,
+  hash: string,
+): Outcome<SyncImportAnswer> | Promise<Outcome<SyncImportAnswer>> {
   if (earlier.requestSha256 !== hash) {
     return refuse(
       'syncIdempotencyKeyReused',
@@ -72,19 +77,19 @@ function replay(uc: UseCaseContext, businessId: string, earlier: SyncImport, has
       },
     );
   }
-  return earlier.status === 'pending' ? runToAnswer(uc, earlier.requestId, businessId) : answerOf(earlier);
+  return earlier.status === 'pending' ? runToAnswer(context, earlier.requestId, businessId) : answerOf(earlier);
 }
 
 /** `idempotencyKey` is the header as sent ('' when absent: the request is then not deduplicated). */
-export async function syncImport(uc: UseCaseContext, caller: Caller, body: SyncImportBody, idempotencyKey: string): Promise<Outcome<SyncImportAnswer>> {
-  const { db } = uc;
+export async function syncImport(context: UseCaseContext, caller: Caller, body: SyncImportBody, idempotencyKey: string): Promise<Outcome<SyncImportAnswer>> {
+  const { db } = context;
   const key = idempotencyKey === '' ? null : idempotencyKey;
   const keyProblem = key === null ? null : idempotencyKeyProblem(key);
   if (keyProblem) return refuse('invalidRequest', `Idempotency-Key: ${keyProblem}`, { parameter: 'Idempotency-Key' });
   const hash = requestHash(body);
   if (key !== null) {
     const earlier = await findSyncImportByKey(db, caller.id, key);
-    if (earlier) return replay(uc, caller.id, earlier, hash);
+    if (earlier) return replay(context, caller.id, earlier, hash);
   }
   if (caller.binSponsored && !body.cardProcessorPublicToken) {
     return refuse('invalidRequest', 'cardProcessorPublicToken: is required for BIN-sponsored programs', { parameter: 'cardProcessorPublicToken' });
@@ -108,8 +113,8 @@ export async function syncImport(uc: UseCaseContext, caller: Caller, body: SyncI
   } catch (err) {
     // the same key arrived twice at once: the second joins the first
     if (key !== null && isUniqueViolation(err, 'sync_imports_idempotency_key'))
-      return replay(uc, caller.id, (await findSyncImportByKey(db, caller.id, key))!, hash);
+      return replay(context, caller.id, (await findSyncImportByKey(db, caller.id, key))!, hash);
     throw err;
   }
-  return runToAnswer(uc, requestId, caller.id);
+  return runToAnswer(context, requestId, caller.id);
 }

@@ -27,29 +27,29 @@ export const requirementSubmittedSchema = z.object({
 type RequirementSubmitted = z.input<typeof requirementSubmittedSchema>;
 
 /** POST /entity/{entityId}/requirement with `ukyc-canonical-kyc-data`. */
-export async function submitCanonicalKyc(uc: UseCaseContext, caller: Caller, entityId: string, value: string): Promise<Outcome<RequirementSubmitted>> {
-  const person = await personNamed(uc, caller, entityId, undefined, { requireWebhook: true, takesMemberId: false });
+export async function submitCanonicalKyc(context: UseCaseContext, caller: Caller, entityId: string, value: string): Promise<Outcome<RequirementSubmitted>> {
+  const person = await personNamed(context, caller, entityId, undefined, { requireWebhook: true, takesMemberId: false });
   if (!person.ok) return person;
   const check = checkCanonicalKyc(value, new Date());
   if (!check.ok) return refuse('invalidRequest', check.message, { parameter: check.parameter });
   const token = check.payload.cardProcessorPublicToken;
-  const taken = token ? cardProcessorTokenTaken(person.value, await cardProcessorTokenHolder(uc.db, caller.id, token)) : null;
+  const taken = token ? cardProcessorTokenTaken(person.value, await cardProcessorTokenHolder(context.db, caller.id, token)) : null;
   if (taken) {
     // the catalogue entry of the category, as a sync import answers it (409 0704000400)
     const message = `cardProcessorPublicToken is already assigned to entity ${taken.holder}; send this person's own token, or leave it out.`;
     return refuse('syncCardProcessorTokenTaken', message, { parameter: 'cardProcessorPublicToken' });
   }
-  const submission = await submitCanonicalData(uc.db, {
+  const submission = await submitCanonicalData(context.db, {
     businessId: caller.id,
     entityId: person.value,
     value,
-    deadlineSeconds: uc.config.universalKyc.deadlineSeconds,
+    deadlineSeconds: context.config.universalKyc.deadlineSeconds,
   });
   if (submission === 'entity-gone')
     return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, {
       parameter: 'entityId',
     });
-  await uc.start.ukycPartReceived(
+  await context.start.ukycPartReceived(
     { submissionId: submission.submissionId, entityId: person.value, deadlineAt: submission.deadlineAt, businessId: caller.id },
     'data',
   );
@@ -75,7 +75,7 @@ type FilesUploaded = z.input<typeof filesUploadedSchema>;
 
 /** POST /entity/{entityId}/requirement-slug/{slug}/upload: the files are checked, stored, recorded, and the open submission woken. */
 export async function uploadUkycFiles(
-  uc: UseCaseContext,
+  context: UseCaseContext,
   caller: Caller,
   entityId: string,
   slug: string,
@@ -85,23 +85,23 @@ export async function uploadUkycFiles(
   if (!(UKYC_FILE_SLUGS as readonly string[]).includes(slug)) {
     return refuse('requirementNotFound', `No file requirement ${slug}: upload ${UKYC_FILE_SLUGS.join(' or ')}.`, { parameter: 'requirementSlug' });
   }
-  const person = await personNamed(uc, caller, entityId, memberId, { requireWebhook: true });
+  const person = await personNamed(context, caller, entityId, memberId, { requireWebhook: true });
   if (!person.ok) return person;
   const checked = await checkUploads(await read(), 'files');
   if (!checked.ok) return checked;
-  const stored = await putUploads(uc, caller.id, person.value, checked.value);
-  const recorded = await recordUploadedFiles(uc.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
+  const stored = await putUploads(context, caller.id, person.value, checked.value);
+  const recorded = await recordUploadedFiles(context.db, { businessId: caller.id, entityId: person.value, slug, files: stored });
   if (recorded === 'entity-gone') {
     // deleted while the bytes were stored: they go too, and the upload is answered as for any missing entity
     await removeBytes(
-      uc,
+      context,
       stored.map((s) => s.storageKey),
     );
     return refuse('entityNotFound', `Entity ${person.value} was deleted while this request ran; create it again with POST /entity if you still need it.`, {
       parameter: 'entityId',
     });
   }
-  if (recorded.submission) await uc.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
+  if (recorded.submission) await context.start.ukycPartReceived({ ...recorded.submission, entityId: person.value, businessId: caller.id }, 'file');
   return done({
     entityId: person.value,
     requirementSlug: slug,

@@ -4,7 +4,7 @@ import { checkpointKeys, readAuditLog, readCheckpoints } from '../../usecases/au
 import type { UseCaseContext } from '../../usecases/context.ts';
 import { route } from '../route.ts';
 
-export function auditLogRoutes(uc: UseCaseContext) {
+export function auditLogRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'get',
@@ -20,7 +20,7 @@ export function auditLogRoutes(uc: UseCaseContext) {
       query: auditLogQuery,
       responses: { 200: { description: 'A page of entries', schema: auditLogPageSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      handler: ({ query, business }) => readAuditLog(uc, business, query),
+      handler: ({ query, business }) => readAuditLog(context, business, query),
     }),
     route({
       method: 'get',
@@ -37,7 +37,7 @@ export function auditLogRoutes(uc: UseCaseContext) {
       query: checkpointsQuery,
       responses: { 200: { description: 'A page of checkpoints', schema: checkpointsPageSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      handler: ({ query, business }) => readCheckpoints(uc, business, query),
+      handler: ({ query, business }) => readCheckpoints(context, business, query),
     }),
     route({
       method: 'get',
@@ -47,7 +47,7 @@ export function auditLogRoutes(uc: UseCaseContext) {
       description: 'Beside GET /webhook-keys and GET /signed-payload-keys. A checkpoint is valid when the key its keyId names signed it while valid.',
       tag: 'Record',
       responses: { 200: { description: 'The checkpoint key ring of this environment', schema: checkpointKeysSchema } },
-      handler: () => checkpointKeys(uc),
+      handler: () => checkpointKeys(context),
     }),
   ];
 }

@@ -25,7 +25,7 @@ export const IDEMPOTENCY_KEY_HEADER = {
   schema: IDEMPOTENCY_KEY_SCHEMA,
 };
 
-export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
+export function batchImportRoutes(context: UseCaseContext, uploads: Uploads) {
   return [
     route({
       method: 'post',
@@ -54,7 +54,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       responses: { 201: { description: 'Accepted; processing starts at once', schema: batchUploadResponse } },
       errors: ['batchFileTooLarge', 'batchInvalidData', 'batchAlreadyUploaded', 'uploadStalled', 'uploadsBusy', 'uploadsUnavailable'],
       handler: ({ ctx, business }) =>
-        uploadBatch(uc, business, {
+        uploadBatch(context, business, {
           provider: ctx.get('x-provider'),
           idempotencyKey: ctx.get('idempotency-key'),
           readCsv: ({ binSponsored }) => uploads.batchCsv(ctx, business.id, { maxBytes: MAX_FILE_BYTES, binSponsored }),
@@ -73,7 +73,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       query: optionalPaginationQuery,
       responses: { 200: { description: 'The status record', schema: batchStatusSchema } },
       errors: ['invalidRequest', 'batchNotFound'],
-      handler: ({ params, query, business }) => getBatch(uc, business, params.batchId, requestedPage(query)),
+      handler: ({ params, query, business }) => getBatch(context, business, params.batchId, requestedPage(query)),
     }),
     route({
       method: 'post',
@@ -85,7 +85,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       params: batchIdParams,
       responses: { 200: { description: 'The batch, now canceled', schema: batchStatusSchema } },
       errors: ['invalidRequest', 'batchNotFound', 'batchNotCancelable'],
-      handler: ({ params, business }) => cancelBatch(uc, business, params.batchId),
+      handler: ({ params, business }) => cancelBatch(context, business, params.batchId),
     }),
     route({
       method: 'post',
@@ -99,7 +99,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       params: batchIdParams,
       responses: { 202: { description: 'A new run started', schema: batchRetrySchema } },
       errors: ['invalidRequest', 'batchNotFound', 'batchNotRetryable'],
-      handler: ({ params, business }) => retryBatch(uc, business, params.batchId),
+      handler: ({ params, business }) => retryBatch(context, business, params.batchId),
     }),
     route({
       method: 'get',
@@ -111,7 +111,7 @@ export function batchImportRoutes(uc: UseCaseContext, uploads: Uploads) {
       params: batchIdParams,
       responses: { 200: { description: 'CSV', contentType: 'text/csv', schema: z.string() } },
       errors: ['invalidRequest', 'batchNotFound'],
-      handler: ({ params, business }) => batchFailedRows(uc, business, params.batchId),
+      handler: ({ params, business }) => batchFailedRows(context, business, params.batchId),
       present: ({ fileName, csv }) => ({ body: csv, headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } }),
     }),
   ];

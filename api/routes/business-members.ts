@@ -19,7 +19,7 @@ import { route } from '../route.ts';
 
 const BODY_ERRORS = ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge'] as const;
 
-export function businessMemberRoutes(uc: UseCaseContext) {
+export function businessMemberRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'post',
@@ -37,7 +37,7 @@ export function businessMemberRoutes(uc: UseCaseContext) {
       body: declareMembersBody,
       responses: { 201: { description: 'The listed members, in the order given', schema: declaredMembersSchema } },
       errors: [...BODY_ERRORS, 'entityNotFound', 'membersNeedBusiness', 'memberEntityNotFound', 'memberNotIndividual', 'memberListedTwice'],
-      handler: ({ params, body, business }) => declareMembers(uc, business, params.entityId, body),
+      handler: ({ params, body, business }) => declareMembers(context, business, params.entityId, body),
     }),
     route({
       method: 'get',
@@ -49,7 +49,7 @@ export function businessMemberRoutes(uc: UseCaseContext) {
       query: paginationQuery,
       responses: { 200: { description: "A page of members in declaration order (a call's people in the order given)", schema: memberPageSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'membersNeedBusiness'],
-      handler: ({ params, query, business }) => listMembers(uc, business, params.entityId, query),
+      handler: ({ params, query, business }) => listMembers(context, business, params.entityId, query),
     }),
     route({
       method: 'delete',
@@ -61,7 +61,7 @@ export function businessMemberRoutes(uc: UseCaseContext) {
       params: memberParams,
       responses: { 204: { description: 'Removed' } },
       errors: ['invalidRequest', 'entityNotFound', 'membersNeedBusiness', 'businessMemberNotFound'],
-      handler: ({ params, business }) => removeMember(uc, business, params.entityId, params.memberId),
+      handler: ({ params, business }) => removeMember(context, business, params.entityId, params.memberId),
     }),
     route({
       method: 'post',
@@ -87,7 +87,7 @@ export function businessMemberRoutes(uc: UseCaseContext) {
         'businessMemberNotFound',
         'memberListedTwice',
       ],
-      handler: ({ params, body, business }) => assignFeature(uc, business, params, body.memberIds),
+      handler: ({ params, body, business }) => assignFeature(context, business, params, body.memberIds),
     }),
     route({
       method: 'get',
@@ -99,7 +99,7 @@ export function businessMemberRoutes(uc: UseCaseContext) {
       query: paginationQuery,
       responses: { 200: { description: "A page of assignments in assignment order (a call's members in the order given)", schema: assignmentPageSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'membersNeedBusiness', 'featureNotFound', 'featureNotAssignable'],
-      handler: ({ params, query, business }) => listAssignments(uc, business, params, query),
+      handler: ({ params, query, business }) => listAssignments(context, business, params, query),
     }),
     route({
       method: 'delete',
@@ -111,7 +111,7 @@ export function businessMemberRoutes(uc: UseCaseContext) {
       params: assignmentParams,
       responses: { 204: { description: 'Removed' } },
       errors: ['invalidRequest', 'entityNotFound', 'membersNeedBusiness', 'featureNotFound', 'featureNotAssignable', 'assignmentNotFound'],
-      handler: ({ params, business }) => unassignFeature(uc, business, params),
+      handler: ({ params, business }) => unassignFeature(context, business, params),
     }),
   ];
 }

@@ -3,8 +3,8 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { codecPayloadsSchema, runCodec } from '../../usecases/codec.ts';
 import { route } from '../route.ts';
 
-export function codecRoutes(uc: UseCaseContext) {
-  const open = uc.settings.sandbox;
+export function codecRoutes(context: UseCaseContext) {
+  const open = context.settings.sandbox;
   const auth = open ? 'Open in the sandbox.' : 'Needs Authorization: Bearer <CODEC_ACCESS_TOKEN>.';
   return (['encode', 'decode'] as const).map((direction) =>
     route({
@@ -24,7 +24,7 @@ export function codecRoutes(uc: UseCaseContext) {
       responses: { 200: { description: `The payloads, ${direction}d`, schema: codecPayloadsSchema } },
       errors: ['invalidRequest', 'malformedJson', 'codecUnauthorized', 'codecUndecodable'],
       docHeaders: [{ name: 'Authorization', required: !open, description: 'Bearer <CODEC_ACCESS_TOKEN> (outside the sandbox)' }],
-      handler: ({ body, ctx }) => runCodec(uc, direction, body.payloads, ctx.get('authorization') || undefined),
+      handler: ({ body, ctx }) => runCodec(context, direction, body.payloads, ctx.get('authorization') || undefined),
     }),
   );
 }

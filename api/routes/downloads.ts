@@ -10,8 +10,8 @@ import { route, type Presented } from '../route.ts';
 /** Listed with business verification in the API reference, where the manifest that names the files is. */
 const tag = 'Business verification' as const;
 
-export function downloadRoutes(uc: UseCaseContext) {
-  const { presignedUrlTtlSeconds } = uc.settings.files;
+export function downloadRoutes(context: UseCaseContext) {
+  const { presignedUrlTtlSeconds } = context.settings.files;
   return [
     route({
       method: 'get',
@@ -26,7 +26,7 @@ export function downloadRoutes(uc: UseCaseContext) {
       params: z.object({ entityId: z.uuid({ message: 'entityId must be a UUID' }), fileId: z.uuid({ message: 'fileId must be a UUID' }) }).strict(),
       responses: { 200: { description: 'The URL', schema: presignedUrlSchema } },
       errors: ['invalidRequest', 'fileNotFound'], // any miss (entity, file, business) is fileNotFound: ids leak nothing
-      handler: ({ ctx, params, business }) => presignFile(uc, business, params.entityId, params.fileId, `${ctx.protocol}://${ctx.host}`),
+      handler: ({ ctx, params, business }) => presignFile(context, business, params.entityId, params.fileId, `${ctx.protocol}://${ctx.host}`),
     }),
     route({
       method: 'get',
@@ -46,7 +46,7 @@ export function downloadRoutes(uc: UseCaseContext) {
         302: { description: 'Object storage: the bytes are at the Location, for 60 seconds' },
       },
       errors: ['invalidRequest', 'downloadLinkRefused', 'fileNotFound'],
-      handler: ({ ctx, params }) => downloadFile(uc, params.link, String(ctx.state.requestId ?? '') || null),
+      handler: ({ ctx, params }) => downloadFile(context, params.link, String(ctx.state.requestId ?? '') || null),
       present: (d): Presented =>
         'redirectTo' in d
           ? { status: 302, body: '', headers: { Location: d.redirectTo, 'Cache-Control': 'private, no-store' } }

@@ -5,7 +5,7 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { createEntity, deleteEntity, getEntity, listEntities } from '../../usecases/entities.ts';
 import { route } from '../route.ts';
 
-export function entityRoutes(uc: UseCaseContext) {
+export function entityRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'post',
@@ -17,7 +17,7 @@ export function entityRoutes(uc: UseCaseContext) {
       body: createEntityBody,
       responses: { 201: { description: 'Created', schema: entityCreatedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge', 'entityExternalIdTaken'],
-      handler: ({ body, business }) => createEntity(uc, business, body),
+      handler: ({ body, business }) => createEntity(context, business, body),
     }),
     route({
       method: 'get',
@@ -29,7 +29,7 @@ export function entityRoutes(uc: UseCaseContext) {
       query: paginationQuery,
       responses: { 200: { description: 'A page of entities, oldest first', schema: entityListSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      handler: ({ query, business }) => listEntities(uc, business, query),
+      handler: ({ query, business }) => listEntities(context, business, query),
     }),
     route({
       method: 'get',
@@ -40,7 +40,7 @@ export function entityRoutes(uc: UseCaseContext) {
       params: entityIdParams,
       responses: { 200: { description: 'The entity', schema: entitySchema } },
       errors: ['invalidRequest', 'entityNotFound'],
-      handler: ({ params, business }) => getEntity(uc, business, params.entityId),
+      handler: ({ params, business }) => getEntity(context, business, params.entityId),
     }),
     route({
       method: 'delete',
@@ -52,7 +52,7 @@ export function entityRoutes(uc: UseCaseContext) {
       params: entityIdParams,
       responses: { 204: { description: 'Deleted' } },
       errors: ['invalidRequest', 'entityNotFound'],
-      handler: ({ params, business }) => deleteEntity(uc, business, params.entityId),
+      handler: ({ params, business }) => deleteEntity(context, business, params.entityId),
     }),
   ];
 }

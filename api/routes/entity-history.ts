@@ -5,7 +5,7 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { readEntityHistory } from '../../usecases/entity-history.ts';
 import { route } from '../route.ts';
 
-export function entityHistoryRoutes(uc: UseCaseContext) {
+export function entityHistoryRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'get',
@@ -24,7 +24,7 @@ export function entityHistoryRoutes(uc: UseCaseContext) {
       query: historyQuery,
       responses: { 200: { description: 'A page of the history', schema: historyPageSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      handler: ({ params, query, business }) => readEntityHistory(uc, business, params.entityId, query),
+      handler: ({ params, query, business }) => readEntityHistory(context, business, params.entityId, query),
     }),
   ];
 }

@@ -3,7 +3,7 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { checkHealth, healthSchema } from '../../usecases/health.ts';
 import { route } from '../route.ts';
 
-export function healthRoutes(uc: UseCaseContext) {
+export function healthRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'get',
@@ -22,7 +22,7 @@ export function healthRoutes(uc: UseCaseContext) {
         200: { description: 'Healthy', schema: healthSchema },
         503: { description: 'A dependency is down', schema: healthSchema },
       },
-      handler: () => checkHealth(uc),
+      handler: () => checkHealth(context),
       present: ({ reachable, ...health }) => ({ status: reachable ? 200 : 503, body: health }),
     }),
   ];

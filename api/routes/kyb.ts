@@ -32,9 +32,9 @@ import { route } from '../route.ts';
 
 const tag = 'Business verification' as const;
 
-export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
-  const { maxFileBytes, maxFiles } = uc.settings.files;
-  const deadlineDays = uc.settings.universalKybDeadlineSeconds / 86_400;
+export function kybRoutes(context: UseCaseContext, uploads: Uploads) {
+  const { maxFileBytes, maxFiles } = context.settings.files;
+  const deadlineDays = context.settings.universalKybDeadlineSeconds / 86_400;
   return [
     route({
       method: 'post',
@@ -50,7 +50,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       body: kybCreate,
       responses: { 201: { description: 'Created', schema: kybProfileSavedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileExists'],
-      handler: ({ body, business }) => createKybProfile(uc, business, body),
+      handler: ({ body, business }) => createKybProfile(context, business, body),
     }),
     route({
       method: 'patch',
@@ -65,7 +65,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       body: kybPatch,
       responses: { 200: { description: 'Changed', schema: kybProfileSavedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound'],
-      handler: ({ body, business }) => changeKybProfile(uc, business, body),
+      handler: ({ body, business }) => changeKybProfile(context, business, body),
     }),
     route({
       method: 'get',
@@ -76,7 +76,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       params: entityIdParams,
       responses: { 200: { description: 'The profile', schema: kybProfileReadSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound'],
-      handler: ({ params, business }) => readKybProfile(uc, business, params.entityId),
+      handler: ({ params, business }) => readKybProfile(context, business, params.entityId),
     }),
     route({
       method: 'post',
@@ -123,7 +123,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
         'uploadsUnavailable',
       ],
       handler: ({ ctx, business }) =>
-        uploadKybDocuments(uc, business, (checkFields) =>
+        uploadKybDocuments(context, business, (checkFields) =>
           uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' }, checkFields),
         ),
     }),
@@ -145,7 +145,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       body: kybSubmit,
       responses: { 202: { description: 'Accepted: the decision follows by webhook', schema: kybSubmittedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'kybNotBusiness', 'kybProfileNotFound', 'kybIncomplete', 'kybWebhookRegistrationRequired'],
-      handler: ({ body, business }) => submitKyb(uc, business, body.entityId),
+      handler: ({ body, business }) => submitKyb(context, business, body.entityId),
     }),
     route({
       method: 'get',
@@ -163,7 +163,7 @@ export function kybRoutes(uc: UseCaseContext, uploads: Uploads) {
       query: optionalPaginationQuery,
       responses: { 200: { description: 'The manifest', schema: manifestAnswerSchema } },
       errors: ['invalidRequest', 'entityNotFound'],
-      handler: ({ params, query, business }) => readManifest(uc, business, params.entityId, requestedPage(query)),
+      handler: ({ params, query, business }) => readManifest(context, business, params.entityId, requestedPage(query)),
     }),
   ];
 }

@@ -4,8 +4,8 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { readMetrics } from '../../usecases/read-metrics.ts';
 import { route } from '../route.ts';
 
-export function metricsRoutes(uc: UseCaseContext) {
-  const open = uc.settings.sandbox;
+export function metricsRoutes(context: UseCaseContext) {
+  const open = context.settings.sandbox;
   return [
     route({
       method: 'get',
@@ -23,7 +23,7 @@ export function metricsRoutes(uc: UseCaseContext) {
       docHeaders: [{ name: 'Authorization', required: !open, description: 'Bearer <METRICS_TOKEN> (outside the sandbox)' }],
       responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: z.string() } },
       errors: ['metricsUnauthorized'],
-      handler: ({ ctx }) => readMetrics(uc, ctx.get('authorization') || undefined),
+      handler: ({ ctx }) => readMetrics(context, ctx.get('authorization') || undefined),
       present: (text) => ({ body: text, headers: { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' } }),
     }),
   ];

@@ -9,7 +9,7 @@ import { route } from '../route.ts';
 
 const CALLBACK_BODY_LIMIT = 256 * 1024;
 
-export function personVerificationRoutes(uc: UseCaseContext) {
+export function personVerificationRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'post',
@@ -26,7 +26,7 @@ export function personVerificationRoutes(uc: UseCaseContext) {
       query: memberIdQuery,
       responses: { 200: { description: 'The token', schema: sdkTokenSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'webhookRegistrationRequired', 'personRequired', 'memberNotFound', 'providerUnavailable', 'providerRefused'],
-      handler: ({ params, query, business }) => issueSdkToken(uc, business, params.entityId, query.memberId),
+      handler: ({ params, query, business }) => issueSdkToken(context, business, params.entityId, query.memberId),
     }),
     route({
       method: 'post',
@@ -50,7 +50,7 @@ export function personVerificationRoutes(uc: UseCaseContext) {
       responses: { 200: { description: 'Received', schema: callbackReceiptSchema } },
       errors: ['providerSignatureInvalid', 'malformedJson', 'unsupportedMediaType', 'bodyTooLarge', 'internal'],
       handler: async ({ ctx }) =>
-        receiveProviderCallback(uc, await readRawJsonBody(ctx, CALLBACK_BODY_LIMIT), ctx.req.headers, String(ctx.state.requestId ?? '') || null),
+        receiveProviderCallback(context, await readRawJsonBody(ctx, CALLBACK_BODY_LIMIT), ctx.req.headers, String(ctx.state.requestId ?? '') || null),
     }),
   ];
 }

@@ -21,7 +21,7 @@ import { route } from '../route.ts';
 
 const TAG = 'Requirement batches';
 
-export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
+export function requirementBatchRoutes(context: UseCaseContext, uploads: Uploads) {
   return [
     route({
       method: 'post',
@@ -56,7 +56,7 @@ export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
         'uploadsUnavailable',
       ],
       handler: ({ ctx, business }) =>
-        uploadRequirementBatch(uc, business, {
+        uploadRequirementBatch(context, business, {
           idempotencyKey: ctx.get('idempotency-key'),
           readLines: () => uploads.requirementLines(ctx, business.id, { maxBytes: MAX_FILE_BYTES }),
         }),
@@ -74,7 +74,7 @@ export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
       query: optionalPaginationQuery,
       responses: { 200: { description: 'The status record', schema: requirementBatchStatusSchema } },
       errors: ['invalidRequest', 'batchNotFound'],
-      handler: ({ params, query, business }) => getRequirementBatch(uc, business, params.batchId, requestedPage(query)),
+      handler: ({ params, query, business }) => getRequirementBatch(context, business, params.batchId, requestedPage(query)),
     }),
     route({
       method: 'post',
@@ -86,7 +86,7 @@ export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
       params: batchIdParams,
       responses: { 200: { description: 'The batch, now canceled', schema: requirementBatchStatusSchema } },
       errors: ['invalidRequest', 'batchNotFound', 'batchNotCancelable'],
-      handler: ({ params, business }) => cancelRequirementBatch(uc, business, params.batchId),
+      handler: ({ params, business }) => cancelRequirementBatch(context, business, params.batchId),
     }),
     route({
       method: 'post',
@@ -100,7 +100,7 @@ export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
       params: batchIdParams,
       responses: { 202: { description: 'A new run started', schema: requirementBatchRetrySchema } },
       errors: ['invalidRequest', 'batchNotFound', 'batchNotRetryable'],
-      handler: ({ params, business }) => retryRequirementBatch(uc, business, params.batchId),
+      handler: ({ params, business }) => retryRequirementBatch(context, business, params.batchId),
     }),
     route({
       method: 'get',
@@ -114,7 +114,7 @@ export function requirementBatchRoutes(uc: UseCaseContext, uploads: Uploads) {
       params: batchIdParams,
       responses: { 200: { description: 'CSV', contentType: 'text/csv', schema: z.string() } },
       errors: ['invalidRequest', 'batchNotFound'],
-      handler: ({ params, business }) => requirementBatchFailedRecords(uc, business, params.batchId),
+      handler: ({ params, business }) => requirementBatchFailedRecords(context, business, params.batchId),
       present: ({ fileName, csv }) => ({ body: csv, headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } }),
     }),
   ];

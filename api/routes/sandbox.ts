@@ -7,8 +7,8 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { completeSandboxKyc, sandboxReviewAnswerSchema } from '../../usecases/sandbox.ts';
 import { route } from '../route.ts';
 
-export function sandboxRoutes(uc: UseCaseContext) {
-  if (!uc.settings.sandbox) return [];
+export function sandboxRoutes(context: UseCaseContext) {
+  if (!context.settings.sandbox) return [];
   return [
     route({
       method: 'post',
@@ -37,7 +37,7 @@ export function sandboxRoutes(uc: UseCaseContext) {
         'providerUnavailable',
         'providerRefused',
       ],
-      handler: ({ params, query, body, business }) => completeSandboxKyc(uc, business, params.entityId, query.memberId, body),
+      handler: ({ params, query, body, business }) => completeSandboxKyc(context, business, params.entityId, query.memberId, body),
     }),
   ];
 }

@@ -7,7 +7,7 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { payloadVerdictSchema, readSignedPayload, signedPayloadKeys, signedPayloadKeysSchema, verifySignedPayload } from '../../usecases/signed-payload.ts';
 import { route } from '../route.ts';
 
-export function signedPayloadRoutes(uc: UseCaseContext) {
+export function signedPayloadRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'get',
@@ -23,7 +23,7 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       query: memberIdQuery,
       responses: { 200: { description: 'The signed payload', schema: signedPayloadSchema } },
       errors: ['invalidRequest', 'entityNotFound', 'personRequired', 'memberNotFound', 'entityNotVerified'],
-      handler: ({ params, query, business }) => readSignedPayload(uc, business, params.entityId, query.memberId),
+      handler: ({ params, query, business }) => readSignedPayload(context, business, params.entityId, query.memberId),
     }),
     route({
       method: 'post',
@@ -42,7 +42,7 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       responses: { 200: { description: 'The verdict', schema: payloadVerdictSchema } },
       // any JSON body gets a verdict: only a body that is not JSON (or too large, or not JSON's media type) is refused
       errors: ['malformedJson', 'unsupportedMediaType', 'bodyTooLarge'],
-      handler: ({ body }) => verifySignedPayload(uc, body),
+      handler: ({ body }) => verifySignedPayload(context, body),
     }),
     route({
       method: 'get',
@@ -52,7 +52,7 @@ export function signedPayloadRoutes(uc: UseCaseContext) {
       description: 'Beside GET /webhook-keys. Verify a payload with the key its keyId names.',
       tag: 'Verification',
       responses: { 200: { description: 'The signed-payload key ring of this environment', schema: signedPayloadKeysSchema } },
-      handler: () => signedPayloadKeys(uc),
+      handler: () => signedPayloadKeys(context),
     }),
   ];
 }

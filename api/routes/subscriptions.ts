@@ -42,7 +42,7 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 
 const eventIdParams = z.object({ eventId: z.uuid({ message: 'eventId must be a UUID' }) }).strict();
 
-export function subscriptionRoutes(uc: UseCaseContext) {
+export function subscriptionRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'post',
@@ -59,7 +59,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
         201: { description: 'The subscription, with its secret', schema: subscriptionSchema.extend({ secret: subscriptionSecretSchema.shape.secret }) },
       },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'webhookUrlRefused', 'subscriptionLimit'],
-      handler: ({ body, business }) => createSubscription(uc, business, body),
+      handler: ({ body, business }) => createSubscription(context, business, body),
       present: (body) => ({ status: 201, body, headers: NO_STORE }),
     }),
     route({
@@ -72,7 +72,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       query: paginationQuery,
       responses: { 200: { description: 'A page of subscriptions', schema: subscriptionPageSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      handler: ({ query, business }) => listSubscriptions(uc, business, query),
+      handler: ({ query, business }) => listSubscriptions(context, business, query),
     }),
     route({
       method: 'get',
@@ -83,7 +83,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       params: notificationIdParams,
       responses: { 200: { description: 'The subscription', schema: subscriptionSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, business }) => getSubscription(uc, business, params.notificationId),
+      handler: ({ params, business }) => getSubscription(context, business, params.notificationId),
     }),
     route({
       method: 'put',
@@ -98,7 +98,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       body: subscriptionBody,
       responses: { 200: { description: 'The updated subscription', schema: subscriptionSchema } },
       errors: ['invalidRequest', 'malformedJson', 'unsupportedMediaType', 'webhookUrlRefused', 'subscriptionNotFound'],
-      handler: ({ params, body, business }) => replaceSubscription(uc, business, params.notificationId, body),
+      handler: ({ params, body, business }) => replaceSubscription(context, business, params.notificationId, body),
     }),
     route({
       method: 'delete',
@@ -110,7 +110,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       params: notificationIdParams,
       responses: { 204: { description: 'Deleted' } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, business }) => deleteSubscription(uc, business, params.notificationId),
+      handler: ({ params, business }) => deleteSubscription(context, business, params.notificationId),
     }),
     route({
       method: 'get',
@@ -125,7 +125,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       params: notificationIdParams,
       responses: { 200: { description: 'The secret', schema: subscriptionSecretSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, business }) => getSubscriptionSecret(uc, business, params.notificationId),
+      handler: ({ params, business }) => getSubscriptionSecret(context, business, params.notificationId),
       present: (body) => ({ status: 200, body, headers: NO_STORE }),
     }),
     route({
@@ -136,13 +136,13 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       description:
         'From now on deliveries carry two `v1` signatures, one per secret, until `previousSecretExpiresAt` (24 hours): switch your ' +
         'receiver to the new secret meanwhile. Rotating again within those 24 hours ends the older secret at once. Limited with the ' +
-        `redelivery requests (${uc.settings.webhooks.redeliveriesPerSecond} per second per business).`,
+        `redelivery requests (${context.settings.webhooks.redeliveriesPerSecond} per second per business).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: context.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       responses: { 200: { description: 'The new secret', schema: subscriptionSecretSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, business }) => rotateSubscriptionSecret(uc, business, params.notificationId),
+      handler: ({ params, business }) => rotateSubscriptionSecret(context, business, params.notificationId),
       present: (body) => ({ status: 200, body, headers: NO_STORE }),
     }),
     route({
@@ -155,7 +155,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       query: paginationQuery,
       responses: { 200: { description: 'A page of deliveries', schema: deliveryPageSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, query, business }) => subscriptionDeliveries(uc, business, params.notificationId, query),
+      handler: ({ params, query, business }) => subscriptionDeliveries(context, business, params.notificationId, query),
     }),
     route({
       method: 'post',
@@ -164,16 +164,16 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       summary: 'Redeliver every failed event of a subscription since a time',
       description:
         `Redelivery requests (this one and POST /events/{eventId}/redeliver) are limited to ` +
-        `${uc.settings.webhooks.redeliveriesPerSecond} per second per business ` +
+        `${context.settings.webhooks.redeliveriesPerSecond} per second per business ` +
         `(WEBHOOK_REDELIVERIES_PER_SECOND); redelivered events take their turn beside every other ` +
         `business's deliveries.`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: context.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       body: z.object({ since: z.iso.datetime({ offset: true, message: 'since must be an ISO 8601 date-time' }) }).strict(),
       responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, body, business }) => redeliverSubscriptionFailures(uc, business, params.notificationId, new Date(body.since)),
+      handler: ({ params, body, business }) => redeliverSubscriptionFailures(context, business, params.notificationId, new Date(body.since)),
     }),
     route({
       method: 'post',
@@ -181,18 +181,18 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       operationId: 'enableSubscription',
       summary: 'Turn a webhook subscription back on and send its waiting deliveries now',
       description:
-        `A subscription whose every attempt fails for ${Math.round(uc.settings.webhooks.disableAfterMs / 3_600_000)} hours ` +
+        `A subscription whose every attempt fails for ${Math.round(context.settings.webhooks.disableAfterMs / 3_600_000)} hours ` +
         '(WEBHOOK_DISABLE_AFTER_MS) is disabled: nothing is sent to it and ' +
         'its pending deliveries are kept (`health.state` is `disabled`). This makes it healthy again and hands every delivery it ' +
         'holds, or that waits for a retry slot, to the dispatcher at once, at most ' +
-        `${uc.settings.webhooks.maxInFlightPerSubscription} in flight per dispatcher. Safe to repeat. Limited with the redelivery requests ` +
-        `(${uc.settings.webhooks.redeliveriesPerSecond} per second per business).`,
+        `${context.settings.webhooks.maxInFlightPerSubscription} in flight per dispatcher. Safe to repeat. Limited with the redelivery requests ` +
+        `(${context.settings.webhooks.redeliveriesPerSecond} per second per business).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: context.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       responses: { 200: { description: 'The subscription, healthy', schema: subscriptionSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, business }) => enableSubscription(uc, business, params.notificationId),
+      handler: ({ params, business }) => enableSubscription(context, business, params.notificationId),
     }),
     route({
       method: 'post',
@@ -204,13 +204,13 @@ export function subscriptionRoutes(uc: UseCaseContext) {
         'every delivery (a disabled subscription holds it until enabled). It decides nothing; its delivery counts toward the ' +
         "subscription's health like any other (a 410 disables it). Follow it with " +
         'GET /events/{eventId}/deliveries. Limited with the redelivery requests ' +
-        `(${uc.settings.webhooks.redeliveriesPerSecond} per second per business).`,
+        `(${context.settings.webhooks.redeliveriesPerSecond} per second per business).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: context.settings.webhooks.redeliveriesPerSecond },
       params: notificationIdParams,
       responses: { 202: { description: 'The test event, queued (the dispatcher sends it within moments)', schema: testEventSchema } },
       errors: ['invalidRequest', 'subscriptionNotFound'],
-      handler: ({ params, business }) => sendTestEvent(uc, business, params.notificationId),
+      handler: ({ params, business }) => sendTestEvent(context, business, params.notificationId),
     }),
     route({
       method: 'get',
@@ -230,7 +230,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       query: eventFeedQuery,
       responses: { 200: { description: 'A page of events', schema: eventFeedSchema } },
       errors: ['invalidRequest', 'acceptVersionMissing', 'acceptVersionUnsupported'],
-      handler: ({ query, business }) => eventsFeed(uc, business, query),
+      handler: ({ query, business }) => eventsFeed(context, business, query),
     }),
     route({
       method: 'get',
@@ -242,7 +242,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       query: paginationQuery,
       responses: { 200: { description: 'A page of deliveries', schema: deliveryPageSchema } },
       errors: ['invalidRequest', 'eventNotFound'],
-      handler: ({ params, query, business }) => eventDeliveries(uc, business, params.eventId, query),
+      handler: ({ params, query, business }) => eventDeliveries(context, business, params.eventId, query),
     }),
     route({
       method: 'post',
@@ -251,14 +251,14 @@ export function subscriptionRoutes(uc: UseCaseContext) {
       summary: 'Deliver an event again to each of its subscriptions that still exists',
       description:
         `The same body and the same data.eventId as before: receivers deduplicate on it. At most ` +
-        `${uc.settings.webhooks.redeliveriesPerSecond} redelivery requests per second per business ` +
+        `${context.settings.webhooks.redeliveriesPerSecond} redelivery requests per second per business ` +
         `(WEBHOOK_REDELIVERIES_PER_SECOND).`,
       tag: 'Webhooks',
-      rateLimit: { bucket: 'redeliver', perSecond: uc.settings.webhooks.redeliveriesPerSecond },
+      rateLimit: { bucket: 'redeliver', perSecond: context.settings.webhooks.redeliveriesPerSecond },
       params: eventIdParams,
       responses: { 202: { description: 'Redeliveries queued (the dispatcher sends them within moments)', schema: redeliverySchema } },
       errors: ['invalidRequest', 'eventNotFound'],
-      handler: ({ params, business }) => redeliverEvent(uc, business, params.eventId),
+      handler: ({ params, business }) => redeliverEvent(context, business, params.eventId),
     }),
     route({
       method: 'get',
@@ -272,7 +272,7 @@ export function subscriptionRoutes(uc: UseCaseContext) {
         'signature per key valid at send time. Verify with any key of this environment.',
       tag: 'Webhooks',
       responses: { 200: { description: 'The key ring of this environment', schema: webhookKeysSchema } },
-      handler: () => webhookKeys(uc),
+      handler: () => webhookKeys(context),
     }),
   ];
 }

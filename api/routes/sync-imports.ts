@@ -5,7 +5,7 @@ import type { UseCaseContext } from '../../usecases/context.ts';
 import { syncImport } from '../../usecases/sync-imports.ts';
 import { route } from '../route.ts';
 
-export function syncImportRoutes(uc: UseCaseContext) {
+export function syncImportRoutes(context: UseCaseContext) {
   return [
     route({
       method: 'post',
@@ -14,7 +14,7 @@ export function syncImportRoutes(uc: UseCaseContext) {
       summary: 'Share and onboard one applicant now',
       description:
         `Answers when the shared applicant is onboarded; the APPROVED or REJECTED decision arrives ` +
-        `by webhook. At most ${uc.settings.syncImportsPerSecond} requests per second per ` +
+        `by webhook. At most ${context.settings.syncImportsPerSecond} requests per second per ` +
         `business. With an Idempotency-Key, a retried request gets the first one's answer and never` +
         ` shares the token twice.`,
       tag: 'Token sharing',
@@ -29,7 +29,7 @@ export function syncImportRoutes(uc: UseCaseContext) {
           schema: IDEMPOTENCY_KEY_SCHEMA,
         },
       ],
-      rateLimit: { bucket: 'sync-import', perSecond: uc.settings.syncImportsPerSecond },
+      rateLimit: { bucket: 'sync-import', perSecond: context.settings.syncImportsPerSecond },
       responses: { 200: { description: 'Onboarded', schema: syncImportResponse } },
       errors: [
         'invalidRequest',
@@ -44,7 +44,7 @@ export function syncImportRoutes(uc: UseCaseContext) {
         'syncProviderUnavailable',
         'syncIdempotencyKeyReused',
       ],
-      handler: ({ body, business, ctx }) => syncImport(uc, business, body, ctx.get('idempotency-key')),
+      handler: ({ body, business, ctx }) => syncImport(context, business, body, ctx.get('idempotency-key')),
     }),
   ];
 }

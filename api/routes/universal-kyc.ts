@@ -40,8 +40,8 @@ const uploadParams = z
   })
   .strict();
 
-export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
-  const { maxFileBytes, maxFiles } = uc.settings.files;
+export function universalKycRoutes(context: UseCaseContext, uploads: Uploads) {
+  const { maxFileBytes, maxFiles } = context.settings.files;
   return [
     route({
       method: 'post',
@@ -59,7 +59,7 @@ export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
       body: requirementBody,
       responses: { 201: { description: 'Submitted', schema: requirementSubmittedSchema } },
       errors: ['invalidRequest', 'malformedJson', 'entityNotFound', 'webhookRegistrationRequired', 'personRequired', 'syncCardProcessorTokenTaken'],
-      handler: ({ params, body, business }) => submitCanonicalKyc(uc, business, params.entityId, body.value),
+      handler: ({ params, body, business }) => submitCanonicalKyc(context, business, params.entityId, body.value),
     }),
     route({
       method: 'post',
@@ -101,7 +101,7 @@ export function universalKycRoutes(uc: UseCaseContext, uploads: Uploads) {
         'uploadsUnavailable',
       ],
       handler: ({ ctx, params, query, business }) =>
-        uploadUkycFiles(uc, business, params.entityId, params.requirementSlug, query.memberId, () =>
+        uploadUkycFiles(context, business, params.entityId, params.requirementSlug, query.memberId, () =>
           uploads.files(ctx, business.id, 'files', { maxBytes: maxFileBytes, maxFiles, extra: 'refuse' }),
         ),
     }),

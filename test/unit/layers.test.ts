@@ -50,11 +50,11 @@ const LINTED = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')
   /\s+/,
 ).slice(3);
 
-it('keeps routes off the configuration: they read uc.settings (usecases/context.ts), never uc.config', async () => {
+it('keeps routes off the configuration: they read context.settings (usecases/context.ts), never context.config', async () => {
   const dir = path.join(root, 'api', 'routes');
   const { readdirSync } = await import('node:fs');
   const readers = readdirSync(dir)
     .filter((f) => f.endsWith('.ts'))
-    .filter((f) => /\buc\.config\b|\bconfig\./.test(readFileSync(path.join(dir, f), 'utf8')));
+    .filter((f) => /\bcontext\.config\b|\bconfig\./.test(readFileSync(path.join(dir, f), 'utf8')));
   assert.deepEqual(readers, []);
 });
