@@ -20,7 +20,7 @@ const say = (s: string) => process.stdout.write(`[test] ${s}\n`);
 
 /**
  * Files run alone, one after the other, after the others: the ones that load the machine on purpose
- * (5,000 records as fast as it goes, with a worker killed) and the ones that hold timing to a bound:
+ * (a requirement batch as fast as it goes, with a worker killed) and the ones that hold timing to a bound:
  * another business's reads within 1 s under an attack (alone 0.25 s; beside three busy files on two
  * cores once 1,033 ms), the provider's 10 calls a second counted where they arrive (the pace's 50 ms
  * margin; beside busy files the in-process simulator once saw two arrivals 44 ms apart), the provider

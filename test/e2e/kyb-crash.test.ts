@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const BUSINESSES = 30;
 
@@ -18,11 +19,7 @@ describe('a worker killed while KYB submissions are decided', () => {
   it('decides every business exactly once across SIGKILL and a restart', async () => {
     const { stack, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'KYB crash' });
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, key, receiver.url, ['account_status_change', 'kyb_status_change']);
     let worker = rig.startWorker();
     const document = async (fields: Record<string, string>) => {
       const form = documentsForm(fields);

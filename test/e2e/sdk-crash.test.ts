@@ -8,6 +8,7 @@ import { sdkUserId } from '../../contract/person-verification.ts';
 import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { scenarioApplicant } from '../../provider-sim/scenarios.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const PEOPLE = 60;
 
@@ -22,11 +23,7 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
   it('decides every review exactly once across SIGKILL and a restart', async () => {
     const { stack, sim, us, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'SDK crash' });
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, key, receiver.url);
     let worker = rig.startWorker();
     const people: string[] = [];
     for (let i = 0; i < PEOPLE; i++) {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crashRig } from '../helpers/crash-rig.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const PEOPLE = 60;
 
@@ -14,11 +15,7 @@ describe('a worker killed while universal KYC submissions complete', () => {
   it('settles every submission exactly once across SIGKILL and a restart', async () => {
     const { stack, receiver } = rig;
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'UKYC crash' });
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, key, receiver.url);
     let worker = rig.startWorker();
     const people: string[] = [];
     for (let i = 0; i < PEOPLE; i++) {

@@ -24,6 +24,7 @@ import { csvOf, createEntities, donorAt, upload, waitForBatch, type Donor } from
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { subscribe } from '../helpers/world.ts';
 
 /** Letters only (universal KYC names are Latin), and a document number: unlikely anywhere by chance. */
 const uniqueName = () =>
@@ -181,15 +182,12 @@ describe('audit log entries of every change and read', () => {
   });
 
   it('subscriptions: created, replaced and deleted, each by the API key in its request', async () => {
-    const created = await stack.request('POST', '/notification', {
-      key,
-      json: {
-        notificationChannel: 'WEBHOOK',
-        notificationTypes: ['account_status_change', 'kyb_status_change', 'verification_status_change', 'feature_access_change'],
-        webhookUrl: receiver.url,
-      },
-    });
-    assert.equal(created.status, 201, created.text);
+    const created = await subscribe(stack, key, receiver.url, [
+      'account_status_change',
+      'kyb_status_change',
+      'verification_status_change',
+      'feature_access_change',
+    ]);
     const subscription = created.body.id as string;
     const e = await one('subscription.created', (x) => x.subjectId === subscription);
     byRequest(e, created.headers.get('x-request-id'));

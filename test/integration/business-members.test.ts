@@ -12,6 +12,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const CARDHOLDER = features.find((f) => f.slug === 'business-cardholder')!.id;
 const CARD_ISSUANCE = features.find((f) => f.slug === 'card-issuance-api-access')!.id;
@@ -34,15 +35,7 @@ describe('business members and feature assignments', () => {
     ({ apiKey: key } = await stack.newBusiness({ name: 'Members' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', {
-        key: k,
-        json: {
-          notificationChannel: 'WEBHOOK',
-          notificationTypes: ['account_status_change', 'kyb_status_change', 'feature_access_change'],
-          webhookUrl: receiver.url,
-        },
-      });
-      assert.equal(sub.status, 201, sub.text);
+      await subscribe(stack, k, receiver.url, ['account_status_change', 'kyb_status_change', 'feature_access_change']);
     }
   });
   after(async () => {

@@ -17,6 +17,7 @@ import { startStack, type Stack } from '../helpers/stack.ts';
 import { pdfOf, uniqueName, uniqueNumber, whereFound as findPersonData } from '../helpers/person-data.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { subscribe } from '../helpers/world.ts';
 
 describe('deleting an entity', () => {
   let stack: Stack;
@@ -43,11 +44,7 @@ describe('deleting an entity', () => {
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Deletion' }));
     donor = donorAt(stack);
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, key, receiver.url, ['account_status_change', 'kyb_status_change']);
   });
   after(async () => {
     await receiver.close();

@@ -16,7 +16,8 @@ import { OPENSSL_CHECK, OPENSSL_FILES_CHECK } from '../../domain/evidence.ts';
 import { generateKeyRing } from '../../runtime/signing-keys.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
-import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { documentsForm, FILES } from '../helpers/ukyc.ts';
+import { decidedPerson as decidedPersonIn, eventually, subscribe } from '../helpers/world.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** What a KYB submission needs of the business (domain/kyb-manifest.ts). */
@@ -55,35 +56,13 @@ describe('evidence bundles', () => {
     writeFileSync(file, bytes);
   };
 
-  const decidedPerson = async () => {
-    const res = await stack.request('POST', '/entity', { key, json: { externalId: `evidence-${randomUUID()}`, type: 'INDIVIDUAL' } });
-    assert.equal(res.status, 201, res.text);
-    const id = res.body.id as string;
-    const submitted = await stack.request('POST', `/entity/${id}/requirement`, {
-      key,
-      json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
-    });
-    assert.equal(submitted.status, 201, submitted.text);
-    const uploaded = await stack.request('POST', `/entity/${id}/requirement-slug/ukyc-id-document/upload`, {
-      key,
-      form: filesForm([{ bytes: FILES.pdf, name: 'passport.pdf' }]),
-    });
-    assert.equal(uploaded.status, 201, uploaded.text);
-    const until = Date.now() + 30_000;
-    while ((await stack.db.query('SELECT 1 FROM kyc_accounts WHERE entity_id = $1', [id])).length === 0) {
-      assert.ok(Date.now() < until, 'no decision within 30 s');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return id;
-  };
+  const decidedPerson = () => decidedPersonIn(stack, key, { externalId: `evidence-${randomUUID()}` });
 
   /** Waits until the entity has `n` decisions kept. */
   const decisionsKept = async (entityId: string, n: number) => {
-    const until = Date.now() + 30_000;
-    while ((await stack.db.query('SELECT 1 FROM record_decisions WHERE entity_id = $1', [entityId])).length < n) {
-      assert.ok(Date.now() < until, `not ${n} decisions within 30 s`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(`${n} decisions kept`, async () => (await stack.db.query('SELECT 1 FROM record_decisions WHERE entity_id = $1', [entityId])).length >= n, {
+      everyMs: 100,
+    });
   };
   const review = async (entityId: string, body: object, memberId?: string) => {
     const res = await stack.request('POST', `/sandbox/entity/${entityId}/kyc/complete${memberId ? `?memberId=${memberId}` : ''}`, { key, json: body });
@@ -100,11 +79,7 @@ describe('evidence bundles', () => {
     stack = await startStack({ workers: true, providerCallbacks: true, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Evidence' }));
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change', 'kyb_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, key, receiver.url, ['account_status_change', 'kyb_status_change']);
     dir = mkdtempSync(path.join(tmpdir(), 'vouch-evidence-'));
     env = {
       ...process.env,

@@ -15,6 +15,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { personFillsInSdk, providerAccount } from '../helpers/sdk.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { subscribe } from '../helpers/world.ts';
 
 describe('hosted SDK verification', () => {
   let stack: Stack;
@@ -28,11 +29,7 @@ describe('hosted SDK verification', () => {
     provider = providerAccount(stack);
     receiver = await startReceiver();
     ({ apiKey: key } = await stack.newBusiness({ name: 'SDK' }));
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, key, receiver.url);
   });
   after(async () => {
     await receiver.close();

@@ -14,6 +14,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const LINK_SECRET = `kyb-test-link-secret-${randomUUID()}`;
 const DEADLINE_SECONDS = 6;
@@ -69,21 +70,9 @@ describe('universal KYB', () => {
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     ({ apiKey: noHookKey } = await stack.newBusiness({ name: 'No hook' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', {
-        key: k,
-        json: {
-          notificationChannel: 'WEBHOOK',
-          notificationTypes: ['account_status_change', 'kyb_status_change', 'verification_status_change'],
-          webhookUrl: receiver.url,
-        },
-      });
-      assert.equal(sub.status, 201, sub.text);
+      await subscribe(stack, k, receiver.url, ['account_status_change', 'kyb_status_change', 'verification_status_change']);
     }
-    const only = await stack.request('POST', '/notification', {
-      key: noHookKey,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(only.status, 201, only.text);
+    const only = await subscribe(stack, noHookKey, receiver.url);
   });
   after(async () => {
     if (process.env.KYB_TEST_LOGS) for (const l of stack.logs.filter((l) => Number(l.level) >= 50)) console.log(JSON.stringify(l).slice(0, 2000));

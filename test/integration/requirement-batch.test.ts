@@ -11,6 +11,7 @@ import { createRequirementBatch } from '../../store/requirement-batches.ts';
 import { createStarters } from '../../temporal/starters.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const DEADLINE_SECONDS = 600;
 
@@ -26,11 +27,7 @@ describe('requirement batches', () => {
     receiver = await startReceiver();
     ({ apiKey: key } = await stack.newBusiness({ name: 'Batches' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    const sub = await subscribe(stack, key, receiver.url);
   });
   after(async () => {
     await receiver.close();
@@ -266,11 +263,7 @@ describe('requirement batches', () => {
     const unsubscribed = await upload(lines([{ entityId: other.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }]), { k: otherKey });
     assert.deepEqual([unsubscribed.status, unsubscribed.body.code], [409, '0707000100']);
     // nor does a disabled subscription (its decisions would be held, not delivered): the refusal names it and how to enable it
-    const sub = await stack.request('POST', '/notification', {
-      key: otherKey,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    const sub = await subscribe(stack, otherKey, receiver.url);
     await stack.db.query("UPDATE notification_subscriptions SET failing_since = now() - interval '6 days', disabled_at = now() WHERE id = $1", [sub.body.id]);
     const disabled = await upload(lines([{ entityId: other.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }]), { k: otherKey });
     assert.deepEqual([disabled.status, disabled.body.code], [409, '0707000100']);

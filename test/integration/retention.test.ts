@@ -20,12 +20,12 @@ import { addHold, releaseHold, sealedRecords, setRetentionPolicy } from '../../s
 import { failedRequirementRecords } from '../../store/requirement-batches.ts';
 import { workflowBundle } from '../../worker.ts';
 import { retentionWorkflow } from '../../workflows/index.ts';
-import { createEntities } from '../helpers/imports.ts';
 import { startTimeSkipping } from '../helpers/infra.ts';
 import { pdfOf, uniqueName, uniqueNumber, whereFound } from '../helpers/person-data.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
-import { canonicalPayload, filesForm } from '../helpers/ukyc.ts';
+import { canonicalPayload } from '../helpers/ukyc.ts';
+import { decidedPerson, subscribe } from '../helpers/world.ts';
 
 const DAY = 86_400_000;
 const YEAR = 365 * DAY;
@@ -43,11 +43,7 @@ describe('retention under a five-year policy', () => {
     stack = await startStack({ workers: true, env: { API_RATE_LIMIT_PER_SECOND: '100000', WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
     receiver = await startReceiver();
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'Retention' }));
-    const sub = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, key, receiver.url);
     assert.ok(await setRetentionPolicy(stack.db, businessId, { years: 5 }));
     env = await startTimeSkipping();
     bundle = await workflowBundle(stack.config);
@@ -76,27 +72,13 @@ describe('retention under a five-year policy', () => {
   async function verifiedPerson(): Promise<{ entityId: string; externalId: string; name: string; number: string }> {
     const [name, number] = [uniqueName(), uniqueNumber()];
     const externalId = `ret-${n++}`;
-    const [entityId] = await createEntities(stack, key, [externalId]);
-    const value = JSON.stringify(
-      canonicalPayload((p) => {
-        p.identity.firstName = name;
-        p.identity.fullName = `${name} Example`;
-        p.document[0].number = number;
-      }),
-    );
-    const req = await stack.request('POST', `/entity/${entityId}/requirement`, { key, json: { requirementSlug: 'ukyc-canonical-kyc-data', value } });
-    assert.equal(req.status, 201, req.text);
-    const up = await stack.request('POST', `/entity/${entityId}/requirement-slug/ukyc-id-document/upload`, {
-      key,
-      form: filesForm([{ bytes: pdfOf(name, number), name: 'id.pdf' }]),
+    const payload = canonicalPayload((p) => {
+      p.identity.firstName = name;
+      p.identity.fullName = `${name} Example`;
+      p.document[0].number = number;
     });
-    assert.equal(up.status, 201, up.text);
-    for (let i = 0; i < 300; i++) {
-      const [row] = await stack.db.query('SELECT 1 FROM kyc_persons WHERE entity_id = $1', [entityId]);
-      if (row) return { entityId: entityId!, externalId, name, number };
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${entityId} was not decided`);
+    const entityId = await decidedPerson(stack, key, { externalId, payload, document: { bytes: pdfOf(name, number), name: 'id.pdf' } });
+    return { entityId, externalId, name, number };
   }
 
   const runRetention = (entityId: string) =>

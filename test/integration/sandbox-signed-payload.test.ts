@@ -16,6 +16,7 @@ import { createLogger } from '../../runtime/logger.ts';
 import { donorAt } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, testKeyRings, type Stack } from '../helpers/stack.ts';
+import { subscribe } from '../helpers/world.ts';
 
 describe('sandbox control and signed payloads', () => {
   let stack: Stack;
@@ -30,11 +31,7 @@ describe('sandbox control and signed payloads', () => {
     ({ apiKey: key } = await stack.newBusiness({ name: 'Sandbox' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', {
-        key: k,
-        json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-      });
-      assert.equal(sub.status, 201, sub.text);
+      await subscribe(stack, k, receiver.url);
     }
   });
   after(async () => {

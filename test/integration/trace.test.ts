@@ -14,6 +14,7 @@ import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
 import { hostname, userInfo } from 'node:os';
 import { linkAll } from '../../store/audit-chainer.ts';
 import { keyedDigest } from '../../domain/digests.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const UI = 'http://temporal-ui.example:8080';
 
@@ -60,11 +61,7 @@ describe('vouch trace', () => {
     const b = await stack.newBusiness({ name: 'Trace B' });
     businessId = a.businessId;
     otherBusinessId = b.businessId;
-    const sub = await stack.request('POST', '/notification', {
-      key: a.apiKey,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-    });
-    assert.equal(sub.status, 201, sub.text);
+    await subscribe(stack, a.apiKey, receiver.url);
     const created = await stack.request('POST', '/entity', { key: a.apiKey, json: { externalId, type: 'INDIVIDUAL' } });
     const other = await stack.request('POST', '/entity', { key: b.apiKey, json: { externalId, type: 'INDIVIDUAL' } });
     assert.deepEqual([created.status, other.status], [201, 201]);

@@ -12,6 +12,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
+import { subscribe } from '../helpers/world.ts';
 
 const DEADLINE_SECONDS = 4;
 
@@ -37,11 +38,7 @@ describe('universal KYC', () => {
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'UKYC' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      const sub = await stack.request('POST', '/notification', {
-        key: k,
-        json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: receiver.url },
-      });
-      assert.equal(sub.status, 201, sub.text);
+      await subscribe(stack, k, receiver.url);
     }
   });
   after(async () => {

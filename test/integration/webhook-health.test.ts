@@ -18,6 +18,7 @@ import { recordTestEvent } from '../helpers/events.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testWebhookKeys, type Stack } from '../helpers/stack.ts';
+import { subscribe } from '../helpers/world.ts';
 
 // an hour here: a test makes a subscription "fail for longer" by moving its failing_since back
 const DISABLE_AFTER_MS = 3_600_000;
@@ -42,11 +43,7 @@ describe('webhook subscription health', () => {
 
   async function subscribed(url: string) {
     const { businessId, apiKey: key } = await stack.newBusiness();
-    const res = await stack.request('POST', '/notification', {
-      key,
-      json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: url },
-    });
-    assert.equal(res.status, 201, res.text);
+    const res = await subscribe(stack, key, url);
     assert.deepEqual(res.body.health, { state: 'healthy', failingSince: null, disabledAt: null });
     return { businessId, key, id: res.body.id as string };
   }
