@@ -112,10 +112,18 @@ function signatureCache(limit = 10_000) {
   };
 }
 
+/** How long an idle kept-alive connection to a receiver stays open (shorter when the receiver announces less). */
+const IDLE_CONNECTION_MS = 30_000;
+/** The errors of a request sent on a connection its receiver had just closed. */
+const CLOSED_AS_REUSED = new Set(['ECONNRESET', 'EPIPE']);
+
 export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls: boolean }) {
   // Keep-alive connections: a receiver that takes many deliveries is not paying a TCP (and TLS)
-  // handshake for each.
-  const agent = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
+  // handshake for each. An idle one is closed after IDLE_CONNECTION_MS, or a second before the
+  // receiver said it would close it (its `Keep-Alive: timeout=N`: Node honours the hint only when the
+  // agent has a timeout of its own), so we rarely send on a connection the receiver is closing.
+  const pooled = { keepAlive: true, maxSockets: 256, timeout: IDLE_CONNECTION_MS };
+  const agent = { http: new HttpAgent(pooled), https: new HttpsAgent(pooled) };
   const privateKeys = new Map<string, KeyObject>();
   const privateKeyOf = (key: SigningKey) => {
     let privateKey = privateKeys.get(key.keyId);
@@ -159,14 +167,25 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
     );
   };
 
-  /** Posts and reads only the answer's status; the body is drained up to a limit, never kept. */
-  const exchange = (url: URL, headers: Record<string, string>, body: string): Promise<Exchange> =>
+  /**
+   * Posts and reads only the answer's status; the body is drained up to a limit, never kept. A
+   * connection reset before any answer, on a kept-alive connection the receiver closed as we reused
+   * it, is sent once more at once on a new connection: the receiver never read it (Node's own
+   * advice for `reusedSocket`). A reset on a new connection is the receiver's answer.
+   */
+  const exchange = async (url: URL, headers: Record<string, string>, body: string): Promise<Exchange> => {
+    const first = await exchangeOnce(url, headers, body);
+    return 'code' in first && first.reusedConnection && CLOSED_AS_REUSED.has(first.code ?? '') ? exchangeOnce(url, headers, body) : first;
+  };
+
+  const exchangeOnce = (url: URL, headers: Record<string, string>, body: string): Promise<Exchange & { reusedConnection?: boolean }> =>
     new Promise((resolve) => {
+      let reusedConnection = false;
       let status: number | null = null;
       let retryAfter: string | undefined;
       let read = 0;
       let grace: NodeJS.Timeout | undefined;
-      const finish = (outcome: Exchange, close: boolean) => {
+      const finish = (outcome: Exchange & { reusedConnection?: boolean }, close: boolean) => {
         clearTimeout(grace);
         if (close) request.destroy();
         resolve(outcome);
@@ -196,8 +215,9 @@ export function createWebhookSender(deps: { keys: WebhookKeys; allowInsecureUrls
       request.on('error', (err: NodeJS.ErrnoException) => {
         // an error after the status (the body broke off) does not change the answer we got
         if (status !== null) finish({ status, retryAfter }, true);
-        else finish({ code: err.code, detail: err.message.slice(0, 300) }, true);
+        else finish({ code: err.code, detail: err.message.slice(0, 300), reusedConnection }, true);
       });
+      request.on('request', (req: { reusedSocket?: boolean }) => (reusedConnection = req.reusedSocket === true));
     });
 
   return async function send(target: SendTarget): Promise<SendResult> {

@@ -178,6 +178,60 @@ describe('a hostile webhook receiver', () => {
     assert.match(res.detail!, /ECONNREFUSED/, 'the raw cause is kept for our own logs');
   });
 
+  /**
+   * A receiver over raw TCP that answers 200 (keeping the connection alive) to the first `answered`
+   * requests of each connection and resets the connection, unread, at the next — as a server does
+   * that closes an idle kept-alive connection just as we send on it. Counts connections and requests.
+   */
+  async function resettingReceiver(answered: number) {
+    let connections = 0;
+    let requests = 0;
+    const server = createTcpServer((socket) => {
+      connections++;
+      let onThis = 0;
+      let buffered = '';
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('latin1');
+        for (;;) {
+          const end = buffered.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const length = Number(/content-length: *(\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+          if (buffered.length < end + 4 + length) return;
+          buffered = buffered.slice(end + 4 + length);
+          requests++;
+          if (onThis++ < answered) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: keep-alive\r\n\r\n');
+          else return void socket.resetAndDestroy();
+        }
+      });
+    });
+    const hostile = track(
+      await listening(
+        server,
+        'http',
+        () => 0,
+        () => [],
+      ),
+    );
+    return { url: hostile.url, connections: () => connections, requests: () => requests };
+  }
+
+  it('a kept-alive connection reset as we reuse it: sent once more at once, on a new connection, and delivered', async () => {
+    const r = await resettingReceiver(1);
+    const sender = createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true }); // a pool of its own
+    const first = await sender({ eventId: randomUUID(), body, url: r.url });
+    assert.deepEqual([first.httpStatus, first.error], [200, null]);
+    const second = await sender({ eventId: randomUUID(), body, url: r.url });
+    assert.deepEqual([second.httpStatus, second.error], [200, null], 'the reset of the reused connection is not the answer');
+    assert.deepEqual([r.connections(), r.requests()], [2, 3], 'the second sent twice: on the kept connection, then on a new one');
+  });
+
+  it('a reset on a new connection is the answer: one attempt, failed, not sent again', async () => {
+    const r = await resettingReceiver(0);
+    const res = await createWebhookSender({ keys: testWebhookKeys(), allowInsecureUrls: true })({ eventId: randomUUID(), body, url: r.url });
+    assert.equal(res.error, 'connection reset by the receiver (ECONNRESET)');
+    assert.deepEqual([r.connections(), r.requests()], [1, 1]);
+  });
+
   it('signs every attempt twice: vouch-signature, and webhook-signature (Standard Webhooks v1a) over id.timestamp.body', async () => {
     const r = track(await httpReceiver((_req, res) => res.writeHead(200).end('ok')));
     const eventId = randomUUID();
