@@ -40,8 +40,9 @@ const LAYERS = {
   onboarding: {
     path: '^onboarding/',
     holds:
-      "what a decision triggers, in the caller's transaction, whichever path made it: the record, the KYC account, the features, " +
-      'member access, the events and their deliveries; a shared record completed; a universal KYC submission settled',
+      "what a decision or a change triggers, in the caller's transaction, whichever path made it: the record, the KYC account, the features, " +
+      "member access, verification stages, the events and their deliveries; a shared record's steps; a universal KYC submission settled; " +
+      'members and assignments changed, an entity deleted, a KYB profile saved; reminders',
     may: ['domain', 'contract', 'store'],
   },
   activities: {
@@ -67,7 +68,7 @@ const LAYERS = {
   usecases: {
     path: '^usecases/',
     holds: 'one function per API operation: checks, reads and writes through store, starts workflows; returns an outcome (a value or a refusal), never HTTP',
-    may: ['contract', 'domain', 'store', 'runtime', 'files'],
+    may: ['contract', 'domain', 'store', 'onboarding', 'runtime', 'files'],
     typesFrom: ['temporal'],
   },
   api: {
@@ -125,6 +126,15 @@ for (const [name, layer] of Object.entries(LAYERS)) {
   }
 }
 forbidden.push(
+  {
+    name: 'store-records-no-events',
+    comment:
+      "in store/, only events.ts writes events: the events, feature access and verification stages a change triggers are onboarding/'s, " +
+      'so a store function cannot start consequences of its own',
+    severity: 'error',
+    from: { path: '^store/', pathNot: '^store/events\\.ts$' },
+    to: { path: '^store/events\\.ts$' },
+  },
   {
     name: 'nothing-imports-tooling',
     comment: 'tests, benchmarks and scripts are never imported by the service',

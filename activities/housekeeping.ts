@@ -5,7 +5,7 @@ import { removeAll, type FileStore } from '../files/file-store.ts';
 import type { Db } from '../store/db.ts';
 import { forgetBytes, retryBytes, takeDueBytes } from '../store/files.ts';
 import { features } from '../domain/feature-catalog.ts';
-import { announceNewFeatures, remindWaitingSubmissions } from '../store/scheduled-events.ts';
+import { announceNewFeatures, remindWaitingSubmissions } from '../onboarding/scheduled-events.ts';
 import { purgeRateLimitWindows } from '../store/rate-limit.ts';
 
 /** Keys handled per pass; a backlog drains over successive passes (one a minute). */

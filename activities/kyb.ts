@@ -10,7 +10,7 @@ import { buildManifest, missingFromManifest } from '../domain/kyb-manifest.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { applyKybDecision } from '../onboarding/decisions.ts';
 import { kybVerificationKey } from '../domain/lifecycle-events.ts';
-import { recordVerificationStage } from '../store/lifecycle-events.ts';
+import { recordVerificationStage } from '../onboarding/lifecycle-events.ts';
 import {
   declaredOwners,
   latestOwnerDecisions,
@@ -30,15 +30,15 @@ export type KybSettled =
 export type OwnerDecidedWaker = (submission: KybSubmissionRun, ownerEntityId: string) => Promise<void>;
 
 // Each step loads the submission and its business's declared owners once, and passes them to these.
-async function ownersOf(q: Queryable, s: KybSubmissionState, declared: readonly OwnerRef[]): Promise<OwnerDecision[]> {
-  const decisions = await latestOwnerDecisions(q, s.owners);
+async function ownersOf(db: Queryable, s: KybSubmissionState, declared: readonly OwnerRef[]): Promise<OwnerDecision[]> {
+  const decisions = await latestOwnerDecisions(db, s.owners);
   const refs = new Map(declared.map((o) => [o.entityId, o.externalId]));
   return s.owners.map((id) => ({ entityId: id, externalId: refs.get(id) ?? null, decision: decisions.get(id) ?? null }));
 }
 
-async function missingDocuments(q: Queryable, s: KybSubmissionState, declared: readonly OwnerRef[]): Promise<string[]> {
+async function missingDocuments(db: Queryable, s: KybSubmissionState, declared: readonly OwnerRef[]): Promise<string[]> {
   const current = declared.filter((o) => s.owners.includes(o.entityId));
-  return missingFromManifest(buildManifest(s.entityId, current, await liveKybFiles(q, s.entityId, s.owners)));
+  return missingFromManifest(buildManifest(s.entityId, current, await liveKybFiles(db, s.entityId, s.owners)));
 }
 
 export function createKybActivities(deps: { db: Db }) {
@@ -67,16 +67,16 @@ export function createKybActivities(deps: { db: Db }) {
 
     /** Decides the submission: from its owners when all are decided, else as it stands at the deadline. A settled one stays as it is. */
     async settleUniversalKyb(input: { submissionId: string }): Promise<KybSettled> {
-      return db.tx(async (q) => {
-        const s = await loadKybSubmission(q, input.submissionId, true);
+      return db.tx(async (tx) => {
+        const s = await loadKybSubmission(tx, input.submissionId, true);
         if (!s) return { outcome: 'gone' };
         if (s.status !== 'waiting') return { outcome: 'already-settled' };
-        const declared = await declaredOwners(q, s.entityId);
-        const owners = await ownersOf(q, s, declared);
-        const missing = await missingDocuments(q, s, declared);
+        const declared = await declaredOwners(tx, s.entityId);
+        const owners = await ownersOf(tx, s, declared);
+        const missing = await missingDocuments(tx, s, declared);
         const onTime = decideKyb(owners, missing);
         const decision = onTime ?? decideKybAtDeadline(owners, missing, (Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
-        const eventId = await applyKybDecision(q, {
+        const eventId = await applyKybDecision(tx, {
           businessId: s.businessId,
           entityId: s.entityId,
           submissionId: input.submissionId,
@@ -84,7 +84,7 @@ export function createKybActivities(deps: { db: Db }) {
           now: new Date(),
         });
         const outcome = onTime ? 'decided' : 'expired';
-        await settleKybSubmission(q, input.submissionId, { entityId: s.entityId, status: outcome, decision: decision.status, eventId });
+        await settleKybSubmission(tx, input.submissionId, { entityId: s.entityId, status: outcome, decision: decision.status, eventId });
         return { outcome, status: decision.status, eventId };
       });
     },

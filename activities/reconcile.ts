@@ -40,7 +40,7 @@ export function createReconcileActivities(deps: ReconcileDeps) {
   type Lost = { batchId: string; run: number; businessId: string };
   /** Starts again the run of each unfinished batch of a kind whose workflow is not running; how many it started. */
   const restartLost = async (
-    stale: (q: Db, olderThanMs: number) => Promise<Lost[]>,
+    stale: (db: Db, olderThanMs: number) => Promise<Lost[]>,
     isRunning: (batchId: string, run: number) => Promise<boolean>,
     restart: (batchId: string, run: number, businessId: string) => Promise<void>,
     kind: string,

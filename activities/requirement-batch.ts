@@ -17,7 +17,7 @@ import { ukycVerificationKey } from '../domain/lifecycle-events.ts';
 import { CANONICAL_KYC_SLUG } from '../domain/universal-kyc.ts';
 import type { Db, Tx } from '../store/db.ts';
 import { lockEntities, submitRequirementValue } from '../store/entities.ts';
-import { recordVerificationStage } from '../store/lifecycle-events.ts';
+import { recordVerificationStage } from '../onboarding/lifecycle-events.ts';
 import {
   claimRequirementRecords,
   finishRequirementRecords,
@@ -81,28 +81,28 @@ export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
    * they were handled before, or their batch stopped).
    */
   function handleTogether(batchId: string, rows: readonly number[]): Promise<number> {
-    return db.tx(async (q) => {
-      const alive = await lockEntities(q, await recordTargets(q, batchId, rows));
-      const claimed = await claimRequirementRecords(q, batchId, rows);
+    return db.tx(async (tx) => {
+      const alive = await lockEntities(tx, await recordTargets(tx, batchId, rows));
+      const claimed = await claimRequirementRecords(tx, batchId, rows);
       const handled = [];
       for (const r of claimed) {
         heartbeat(); // a dead worker's step is taken up again within seconds, not at its timeout
-        handled.push({ rowNumber: r.rowNumber, ...(await handle(q, r, alive)) });
+        handled.push({ rowNumber: r.rowNumber, ...(await handle(tx, r, alive)) });
       }
-      await finishRequirementRecords(q, batchId, handled);
+      await finishRequirementRecords(tx, batchId, handled);
       return claimed.length;
     });
   }
 
   /** One claimed record, in the step's transaction (its entity is locked when it exists). */
-  async function handle(q: Tx, r: ClaimedRecord, alive: ReadonlySet<string>): Promise<RecordHandled> {
+  async function handle(tx: Tx, r: ClaimedRecord, alive: ReadonlySet<string>): Promise<RecordHandled> {
     if (r.targetEntityId === null || r.value === null || !alive.has(r.targetEntityId)) return entityGone();
     const value: unknown = JSON.parse(r.value);
     if (r.requirementSlug !== CANONICAL_KYC_SLUG) {
-      await submitRequirementValue(q, { businessId: r.businessId, entityId: r.targetEntityId, slug: r.requirementSlug, value });
+      await submitRequirementValue(tx, { businessId: r.businessId, entityId: r.targetEntityId, slug: r.requirementSlug, value });
       return { status: 'succeeded', outcome: 'stored', submissionId: null, wake: false };
     }
-    const submission = await submitCanonicalDataIn(q, {
+    const submission = await submitCanonicalDataIn(tx, {
       businessId: r.businessId,
       entityId: r.targetEntityId,
       value: value as string,
@@ -111,7 +111,7 @@ export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
     if (submission === 'entity-gone') return entityGone();
     if (submission.idDocuments === 0) return { status: 'succeeded', outcome: 'waiting', submissionId: submission.submissionId, wake: true };
     // complete: in review and decided now, as the submission's workflow would (verification_status_change IN_REVIEW, then the decision)
-    await recordVerificationStage(q, {
+    await recordVerificationStage(tx, {
       businessId: r.businessId,
       entityId: r.targetEntityId,
       ref: { path: 'universal-kyc', verificationId: submission.submissionId },
@@ -119,7 +119,7 @@ export function createRequirementBatchActivities(deps: RequirementBatchDeps) {
       key: ukycVerificationKey(submission.submissionId),
       now: new Date(),
     });
-    await settleSubmissionIn(q, submission.submissionId, submission.state);
+    await settleSubmissionIn(tx, submission.submissionId, submission.state);
     // a submission open before this record has a workflow waiting on it: it is told, and ends
     return { status: 'succeeded', outcome: 'decided', submissionId: submission.submissionId, wake: !submission.opened };
   }

@@ -5,7 +5,7 @@
 // goes back to the workflow.
 import type { Db } from '../store/db.ts';
 import { ukycVerificationKey } from '../domain/lifecycle-events.ts';
-import { recordVerificationStage } from '../store/lifecycle-events.ts';
+import { recordVerificationStage } from '../onboarding/lifecycle-events.ts';
 import { loadSubmission } from '../store/universal-kyc.ts';
 import { settleSubmissionIn, type UkycSettled } from '../onboarding/universal-kyc.ts';
 
@@ -44,6 +44,6 @@ export function createUniversalKycActivities(deps: { db: Db; personDecided?: (en
 
   /** The settling transaction; the person decided is named for the hook, not returned to the workflow. */
   function settle(input: { submissionId: string }): Promise<UkycSettled & { entityId?: string }> {
-    return db.tx((q) => settleSubmissionIn(q, input.submissionId));
+    return db.tx((tx) => settleSubmissionIn(tx, input.submissionId));
   }
 }

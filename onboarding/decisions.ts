@@ -4,7 +4,7 @@
 // entity's verifier (and card processor token), the card-issuance feature, and the events with
 // their webhook deliveries (once per source key): the decision's, the verification's
 // end, and the feature's change — and the features assigned to the person as a member of business
-// entities, or to the business entity's members (store/member-feature-access.ts).
+// entities, or to the business entity's members (onboarding/member-access.ts).
 import { randomUUID } from 'node:crypto';
 import type { VerificationPath } from '../domain/events.ts';
 import { kybVerificationKey, type FeatureRef, type VerificationRef } from '../domain/lifecycle-events.ts';
@@ -16,8 +16,8 @@ import { recordAudit } from '../store/audit-log.ts';
 import { iso, type Queryable, type Tx } from '../store/db.ts';
 import { recordEvent } from '../store/events.ts';
 import { lockAssignedMembers } from '../store/business-members.ts';
-import { recordVerificationStage, setFeatureAccess } from '../store/lifecycle-events.ts';
-import { refreshMemberAccess } from '../store/member-feature-access.ts';
+import { recordVerificationStage, setFeatureAccess } from './lifecycle-events.ts';
+import { refreshMemberAccess } from './member-access.ts';
 
 export type AppliedDecision = {
   businessId: string;
@@ -43,11 +43,11 @@ export type AppliedDecision = {
  * propagates. Its audit entry (decision.recorded) names the KYC account, the provenance, the event
  * and the SHA-256 of the decision as stored (domain/digests.ts), never the outcome.
  */
-export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> {
+export async function applyDecision(tx: Tx, a: AppliedDecision): Promise<string> {
   const d = a.decision;
   const rejected = d.status === 'REJECTED' ? d : null;
   // the account: which applicant of which provider, for this entity; its decisions are appended below
-  const [account] = await q.query<{ id: string }>(
+  const [account] = await tx.query<{ id: string }>(
     `INSERT INTO record_kyc_accounts (id, entity_id, provider, applicant_id, level_name, source, source_ref) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (provider, applicant_id) DO UPDATE SET level_name = EXCLUDED.level_name WHERE record_kyc_accounts.entity_id = EXCLUDED.entity_id
      RETURNING id`,
@@ -55,15 +55,15 @@ export async function applyDecision(q: Tx, a: AppliedDecision): Promise<string> 
   );
   if (!account) throw new Error(`applicant ${a.provider}/${a.applicantId} is another entity's: no decision of ${a.entityId} is recorded on it`);
   const cpt = a.cardProcessorPublicToken ? ', card_processor_public_token = $3' : '';
-  await q.query(
+  await tx.query(
     `UPDATE entities SET verified_by = $2, updated_at = now()${cpt} WHERE id = $1`,
     a.cardProcessorPublicToken ? [a.entityId, a.provider, a.cardProcessorPublicToken] : [a.entityId, a.provider],
   );
   const changes = onboardingChanges(d, a.entityId, a.now, a.path);
-  const eventId = await announce(q, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
+  const eventId = await announce(tx, { ...a, ref: { path: a.path, ...a.verification } }, changes, a.eventSourceKey);
   // the features assigned to the person as a member of business entities (every caller holds the person's row)
-  await refreshMemberAccess(q, { businessId: a.businessId, memberIds: [a.entityId], key: a.eventSourceKey, now: a.now });
-  await appendDecision(q, {
+  await refreshMemberAccess(tx, { businessId: a.businessId, memberIds: [a.entityId], key: a.eventSourceKey, now: a.now });
+  await appendDecision(tx, {
     businessId: a.businessId,
     entityId: a.entityId,
     kind: 'kyc',
@@ -109,11 +109,11 @@ type Appended = {
  * carried it, and two digests with its nonce — of the decision as stored, and of its rules and basis —
  * never the outcome.
  */
-async function appendDecision(q: Tx, x: Appended): Promise<void> {
+async function appendDecision(tx: Tx, x: Appended): Promise<void> {
   const id = randomUUID();
   const nonce = decisionNonce();
   const rules = DECISION_RULES[x.path];
-  const [inserted] = await q.query<{ basis: DecisionBasis }>(
+  const [inserted] = await tx.query<{ basis: DecisionBasis }>(
     `INSERT INTO record_decisions (id, business_id, entity_id, kind, path, source, source_ref, kyc_account_id, submission_id, status, reject_labels,
                                    review_reject_type, moderation_comment, owners, rules, basis, nonce, event_id)
      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
@@ -146,7 +146,7 @@ async function appendDecision(q: Tx, x: Appended): Promise<void> {
       x.personData?.applicantId ?? null,
     ],
   );
-  recordAudit(q, {
+  recordAudit(tx, {
     businessId: x.businessId,
     action: 'decision.recorded',
     entityId: x.entityId,
@@ -170,14 +170,14 @@ async function appendDecision(q: Tx, x: Appended): Promise<void> {
  * source key, so a retried or repeated decision announces nothing twice. Returns the decision event's id.
  */
 async function announce(
-  q: Tx,
+  tx: Tx,
   a: { businessId: string; entityId: string; now: Date; ref: VerificationRef },
   changes: { feature: { ref: FeatureRef; enabled: boolean }; event: { eventName: string; eventType: string; payload: (eventId: string) => object } },
   sourceKey: string,
 ): Promise<string> {
-  const eventId = await recordEvent(q, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey });
-  await recordVerificationStage(q, { businessId: a.businessId, entityId: a.entityId, ref: a.ref, stage: 'DECIDED', key: sourceKey, now: a.now });
-  await setFeatureAccess(q, {
+  const eventId = await recordEvent(tx, { businessId: a.businessId, entityId: a.entityId, ...changes.event, sourceKey });
+  await recordVerificationStage(tx, { businessId: a.businessId, entityId: a.entityId, ref: a.ref, stage: 'DECIDED', key: sourceKey, now: a.now });
+  await setFeatureAccess(tx, {
     businessId: a.businessId,
     entityId: a.entityId,
     feature: changes.feature.ref,
@@ -190,31 +190,31 @@ async function announce(
 
 /** Applies a KYB decision to the business entity (verifier, business card program) and records its event once; returns the event's id. */
 export async function applyKybDecision(
-  q: Tx,
+  tx: Tx,
   a: { businessId: string; entityId: string; submissionId: string; decision: KybDecision; now: Date },
 ): Promise<string> {
-  await q.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
+  await tx.query('UPDATE entities SET verified_by = $2, updated_at = now() WHERE id = $1', [a.entityId, 'universal-kyb']);
   const changes = kybOnboardingChanges(a.decision, a.entityId, a.submissionId, a.now);
-  const eventId = await announce(q, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));
+  const eventId = await announce(tx, { ...a, ref: { path: 'universal-kyb', verificationId: a.submissionId } }, changes, kybVerificationKey(a.submissionId));
   // the features assigned to its members (the caller holds the business entity's row; its members' after it)
-  const members = await lockAssignedMembers(q, a.entityId);
-  await refreshMemberAccess(q, { businessId: a.businessId, memberIds: members, key: kybVerificationKey(a.submissionId), now: a.now });
+  const members = await lockAssignedMembers(tx, a.entityId);
+  await refreshMemberAccess(tx, { businessId: a.businessId, memberIds: members, key: kybVerificationKey(a.submissionId), now: a.now });
   const owners = a.decision.owners.map((o) => o.entityId);
   // what it rested on: each owner's decision as it stood, the profile as saved, the documents in force
   const ownerDecisions = new Map(
     (
-      await q.query<{ entity_id: string; decision_id: string }>(
+      await tx.query<{ entity_id: string; decision_id: string }>(
         'SELECT DISTINCT ON (entity_id) entity_id, decision_id FROM kyc_accounts WHERE entity_id = ANY ($1::uuid[]) ORDER BY entity_id, decided_at DESC',
         [owners],
       )
     ).map((r) => [String(r.entity_id), String(r.decision_id)]),
   );
-  const [profile] = await q.query<{ profile: unknown }>('SELECT profile FROM kyb_profiles WHERE entity_id = $1', [a.entityId]);
-  const documents = await q.query<{ id: string; sha256: string }>(
+  const [profile] = await tx.query<{ profile: unknown }>('SELECT profile FROM kyb_profiles WHERE entity_id = $1', [a.entityId]);
+  const documents = await tx.query<{ id: string; sha256: string }>(
     'SELECT id, sha256 FROM files WHERE entity_id = ANY ($1::uuid[]) AND retired_at IS NULL ORDER BY uploaded_at, id',
     [[a.entityId, ...owners]],
   );
-  await appendDecision(q, {
+  await appendDecision(tx, {
     businessId: a.businessId,
     entityId: a.entityId,
     kind: 'kyb',

@@ -21,13 +21,13 @@ export type ReviewDecision = {
 export type RecordedReview = { outcome: 'decided'; eventId: string } | { outcome: 'unchanged' } | { outcome: 'entity-gone' };
 
 export async function recordReviewDecision(db: Db, r: ReviewDecision): Promise<RecordedReview> {
-  return db.tx(async (q) => {
-    const [entity] = await q.query<{ business_id: string }>("SELECT business_id FROM entities WHERE id = $1 AND type = 'INDIVIDUAL' FOR UPDATE", [r.entityId]);
+  return db.tx(async (tx) => {
+    const [entity] = await tx.query<{ business_id: string }>("SELECT business_id FROM entities WHERE id = $1 AND type = 'INDIVIDUAL' FOR UPDATE", [r.entityId]);
     if (!entity) return { outcome: 'entity-gone' };
     const sourceKey = `${r.path}:${r.provider}:${r.applicantId}:${r.reviewKey}`;
-    const [seen] = await q.query('SELECT 1 FROM events WHERE source_key = $1', [sourceKey]);
+    const [seen] = await tx.query('SELECT 1 FROM events WHERE source_key = $1', [sourceKey]);
     if (seen) return { outcome: 'unchanged' };
-    const eventId = await applyDecision(q, {
+    const eventId = await applyDecision(tx, {
       businessId: entity.business_id,
       entityId: r.entityId,
       provider: r.provider,

@@ -24,8 +24,8 @@ export type UkycSettled =
  * `held` is the submission as the caller's transaction left it with its person locked (the batch's
  * submitCanonicalDataIn answer), else it is locked and read here.
  */
-export async function settleSubmissionIn(q: Tx, submissionId: string, held?: SubmissionState): Promise<UkycSettled & { entityId?: string }> {
-  const s = held ?? (await loadSubmission(q, submissionId, true));
+export async function settleSubmissionIn(tx: Tx, submissionId: string, held?: SubmissionState): Promise<UkycSettled & { entityId?: string }> {
+  const s = held ?? (await loadSubmission(tx, submissionId, true));
   if (!s) return { outcome: 'gone' };
   if (s.status !== 'waiting') return { outcome: 'already-settled' };
   if (s.data === null) throw new Error(`submission ${submissionId} has no KYC data`); // opened only with data
@@ -39,15 +39,15 @@ export async function settleSubmissionIn(q: Tx, submissionId: string, held?: Sub
   if (complete) {
     const identity = identityOfCanonical(payload);
     decision = decide(identity, now);
-    await keepPersonData(q, s.entityId, provider, applicantId, verifiedPersonOf(identity)); // the person is locked: it exists
-    if (cardToken && cardProcessorTokenTaken(s.entityId, await cardProcessorTokenHolder(q, s.businessId, cardToken))) {
+    await keepPersonData(tx, s.entityId, provider, applicantId, verifiedPersonOf(identity)); // the person is locked: it exists
+    if (cardToken && cardProcessorTokenTaken(s.entityId, await cardProcessorTokenHolder(tx, s.businessId, cardToken))) {
       decision = cardProcessorTokenInUse(decision);
       cardToken = null;
     }
   } else {
     decision = incompleteSubmission((Date.parse(s.deadlineAt) - Date.parse(s.createdAt)) / 1000);
   }
-  const eventId = await applyDecision(q, {
+  const eventId = await applyDecision(tx, {
     businessId: s.businessId,
     entityId: s.entityId,
     provider,
@@ -62,6 +62,6 @@ export async function settleSubmissionIn(q: Tx, submissionId: string, held?: Sub
     cardProcessorPublicToken: decision.status === 'APPROVED' ? cardToken : null,
     now,
   });
-  await settleSubmission(q, submissionId, { status: complete ? 'decided' : 'expired', decision: decision.status, eventId });
+  await settleSubmission(tx, submissionId, { status: complete ? 'decided' : 'expired', decision: decision.status, eventId });
   return { outcome: complete ? 'decided' : 'expired', status: decision.status, eventId, entityId: s.entityId };
 }

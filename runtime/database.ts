@@ -59,7 +59,7 @@ export async function migrateAsOwner(config: Config): Promise<{ applied: string[
   try {
     const applied = await migrate(owner);
     const role = config.database.serviceRole ?? null;
-    if (role) await owner.tx((q) => grantServiceRole(q, role));
+    if (role) await owner.tx((tx) => grantServiceRole(tx, role));
     return { applied, granted: role };
   } finally {
     await owner.close();

@@ -14,9 +14,9 @@ const gauge = new Gauge({
 });
 
 /** Counts them now; when the database does not answer, the gauge keeps its last values and says so in the log. */
-export async function refreshSubscriptionHealthGauge(q: Queryable, onError: (err: unknown) => void): Promise<void> {
+export async function refreshSubscriptionHealthGauge(db: Queryable, onError: (err: unknown) => void): Promise<void> {
   try {
-    const counts = await subscriptionHealthCounts(q);
+    const counts = await subscriptionHealthCounts(db);
     for (const health of SUBSCRIPTION_HEALTH_STATES) gauge.set({ health }, counts[health]);
   } catch (err) {
     onError(err);

@@ -191,9 +191,9 @@ try {
   for (let i = 0; i < 300 && (await stack.db.query("SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1")).length > 0; i++)
     await new Promise((r) => setTimeout(r, 100));
   receiver.answer({ status: 200 });
-  const eventId = await stack.db.tx(async (q) => {
-    const id = await recordTestEvent(q, businessId, 'histories');
-    await q.query(
+  const eventId = await stack.db.tx(async (tx) => {
+    const id = await recordTestEvent(tx, businessId, 'histories');
+    await tx.query(
       "UPDATE webhook_deliveries SET mode = 'workflow', attempts = 1, run_attempts = 1, next_attempt_at = now() + interval '1 second' WHERE event_id = $1",
       [id],
     );

@@ -43,7 +43,7 @@ export async function linkNow(db: Db, businessId: string): Promise<number> {
   if ((await db.query('SELECT 1 FROM audit_pending WHERE business_id = $1 LIMIT 1', [businessId])).length === 0) return 0;
   let linked = 0;
   for (;;) {
-    const n = await db.tx((q) => linkSome(q, businessId));
+    const n = await db.tx((tx) => linkSome(tx, businessId));
     linked += n;
     if (n < LINK_BATCH) return linked;
   }
@@ -74,10 +74,10 @@ export const AUDIT_COLUMNS = [
   'outcome',
 ] as const;
 
-async function linkSome(q: Queryable, businessId: string): Promise<number> {
-  const head = await lockHead(q, businessId);
+async function linkSome(db: Queryable, businessId: string): Promise<number> {
+  const head = await lockHead(db, businessId);
   // read after the head's lock is held: every linker before us has committed, so none of these is linked
-  const rows = await q.query(`SELECT written, ${AUDIT_COLUMNS.join(', ')} FROM audit_pending WHERE business_id = $1 ORDER BY written LIMIT $2`, [
+  const rows = await db.query(`SELECT written, ${AUDIT_COLUMNS.join(', ')} FROM audit_pending WHERE business_id = $1 ORDER BY written LIMIT $2`, [
     businessId,
     LINK_BATCH,
   ]);
@@ -94,18 +94,18 @@ async function linkSome(q: Queryable, businessId: string): Promise<number> {
     prevHash = hash;
   }
   // three statements, in this order: audit_pending lets an entry go only once audit_log holds it
-  await q.query(`INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES ${tuples.join(', ')}`, values);
-  await q.query('DELETE FROM audit_pending WHERE written = ANY($1::bigint[])', [rows.map((r) => String(r.written))]);
-  await q.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE business_id = $1', [businessId, seq, prevHash]);
+  await db.query(`INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES ${tuples.join(', ')}`, values);
+  await db.query('DELETE FROM audit_pending WHERE written = ANY($1::bigint[])', [rows.map((r) => String(r.written))]);
+  await db.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE business_id = $1', [businessId, seq, prevHash]);
   return rows.length;
 }
 
 /** Locks the business's chain head until this linking transaction commits (made, the first time, at seq 0 and the genesis hash). */
-async function lockHead(q: Queryable, businessId: string): Promise<{ seq: number; hash: string }> {
+async function lockHead(db: Queryable, businessId: string): Promise<{ seq: number; hash: string }> {
   for (;;) {
-    const [head] = await q.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1 FOR UPDATE', [businessId]);
+    const [head] = await db.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1 FOR UPDATE', [businessId]);
     if (head) return { seq: Number(head.seq), hash: head.hash };
-    await q.query('INSERT INTO audit_heads (business_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (business_id) DO NOTHING', [businessId, GENESIS_HASH]);
+    await db.query('INSERT INTO audit_heads (business_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (business_id) DO NOTHING', [businessId, GENESIS_HASH]);
   }
 }
 

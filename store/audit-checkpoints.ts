@@ -67,9 +67,9 @@ const toCheckpoint = (r: Row): Checkpoint => ({
 });
 
 /** A business's checkpoints, oldest first, as GET /audit-log/checkpoints lists them. */
-export async function checkpointsPage(q: Queryable, businessId: string, page: Page) {
-  const [count] = await q.query<{ n: string }>('SELECT count(*) AS n FROM audit_checkpoints WHERE business_id = $1', [businessId]);
-  const rows = await q.query('SELECT * FROM audit_checkpoints WHERE business_id = $1 ORDER BY seq, at LIMIT $2 OFFSET $3', [
+export async function checkpointsPage(db: Queryable, businessId: string, page: Page) {
+  const [count] = await db.query<{ n: string }>('SELECT count(*) AS n FROM audit_checkpoints WHERE business_id = $1', [businessId]);
+  const rows = await db.query('SELECT * FROM audit_checkpoints WHERE business_id = $1 ORDER BY seq, at LIMIT $2 OFFSET $3', [
     businessId,
     page.limit,
     offsetOf(page),
@@ -88,7 +88,7 @@ export type CheckpointsFound = {
 
 /** Every checkpoint of the business, from the file store and the database, each checked by its signature with the published keys. */
 export async function checkpointsOf(
-  q: Queryable,
+  db: Queryable,
   documents: CheckpointDocuments,
   businessId: string,
   keys: readonly CheckpointPublicKey[],
@@ -102,7 +102,7 @@ export async function checkpointsOf(
   };
   // the database's rows first, then the store: a checkpoint written meanwhile (its document first, its row after) is in
   // the store and maybe not yet in the rows read, never the other way round, so no false "gone from the file store"
-  const rows = await q.query('SELECT * FROM audit_checkpoints WHERE business_id = $1 ORDER BY seq, at', [businessId]);
+  const rows = await db.query('SELECT * FROM audit_checkpoints WHERE business_id = $1 ORDER BY seq, at', [businessId]);
   const stored = await documents.listDocuments(checkpointPrefix(businessId));
   for (const key of stored) {
     const bytes = await documents.readDocument(key);

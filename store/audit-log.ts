@@ -36,9 +36,9 @@ type Pending = Omit<AuditFields, 'seq' | 'prevHash'> & { keyed?: Record<string, 
 
 const pending = new WeakMap<Tx, Pending[]>();
 
-/** Records an entry in q's transaction; it is written when the transaction commits (and not at all if it rolls back), and linked just after. */
-export function recordAudit(q: Queryable, draft: AuditDraft): void {
-  if (!isTx(q)) throw new Error(`audit entry ${draft.action} outside a transaction: write it in the transaction of its change`);
+/** Records an entry in the caller's transaction; it is written when the transaction commits (and not at all if it rolls back), and linked just after. */
+export function recordAudit(tx: Queryable, draft: AuditDraft): void {
+  if (!isTx(tx)) throw new Error(`audit entry ${draft.action} outside a transaction: write it in the transaction of its change`);
   if (!isAuditAction(draft.action)) throw new Error(`unknown audit action ${String(draft.action)}`);
   if (draft.keyed && !draft.entityId) throw new Error(`audit entry ${draft.action}: keyed digests need the entity whose key they are under`);
   const { actor, requestId } = actingNow();
@@ -58,36 +58,36 @@ export function recordAudit(q: Queryable, draft: AuditDraft): void {
     ...(draft.keyed ? { keyed: draft.keyed } : {}),
     outcome: draft.outcome ?? 'ok',
   };
-  let list = pending.get(q);
+  let list = pending.get(tx);
   if (!list) {
-    pending.set(q, (list = []));
-    q.beforeCommit(() => writeUnlinked(q, list!));
-    q.afterCommit((db) => linkSoon(db, [...new Set(list!.map((e) => e.businessId))]));
+    pending.set(tx, (list = []));
+    tx.beforeCommit(() => writeUnlinked(tx, list!));
+    tx.afterCommit((db) => linkSoon(db, [...new Set(list!.map((e) => e.businessId))]));
   }
   list.push(entry);
 }
 
 /** Records one entry in a transaction of its own (a read of personal data, a refusal: nothing else to commit with). */
-export async function recordAuditAlone(db: { tx<T>(fn: (q: Tx) => Promise<T>): Promise<T> }, draft: AuditDraft): Promise<void> {
-  await db.tx(async (q) => recordAudit(q, draft));
+export async function recordAuditAlone(db: { tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> }, draft: AuditDraft): Promise<void> {
+  await db.tx(async (tx) => recordAudit(tx, draft));
 }
 
 /** Entries per INSERT: 13 parameters each, well within PostgreSQL's 65,535 parameters to a statement. */
 const WRITE_CHUNK = 2000;
 
 /** Each entity's digest key, made the first time one is needed (in the transaction that needs it): one statement as a rule. */
-async function digestKeys(q: Queryable, entityIds: readonly string[]): Promise<Map<string, Buffer>> {
+async function digestKeys(db: Queryable, entityIds: readonly string[]): Promise<Map<string, Buffer>> {
   if (entityIds.length === 0) return new Map();
   // the statement's snapshot does not see its own inserts: those come back from RETURNING. One entity (a transaction's
   // usual case) in a statement of its own text, which is prepared once; several, unnested (store/prepared-statements.ts)
   const rows =
     entityIds.length === 1
-      ? await q.query<{ entity_id: string; key: Buffer }>(
+      ? await db.query<{ entity_id: string; key: Buffer }>(
           `WITH made AS (INSERT INTO entity_digest_keys (entity_id, key) VALUES ($1, $2) ON CONFLICT (entity_id) DO NOTHING RETURNING entity_id, key)
            SELECT entity_id, key FROM made UNION ALL SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = $1`,
           [entityIds[0], randomBytes(32)],
         )
-      : await q.query<{ entity_id: string; key: Buffer }>(
+      : await db.query<{ entity_id: string; key: Buffer }>(
           `WITH made AS (INSERT INTO entity_digest_keys (entity_id, key) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (entity_id) DO NOTHING
                          RETURNING entity_id, key)
            SELECT entity_id, key FROM made UNION ALL SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])`,
@@ -97,7 +97,7 @@ async function digestKeys(q: Queryable, entityIds: readonly string[]): Promise<M
   // a key another transaction made after this statement's snapshot, and committed before its insert ended
   const late = entityIds.filter((id) => !keys.has(id));
   if (late.length)
-    for (const r of await q.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
+    for (const r of await db.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
       late,
     ]))
       keys.set(String(r.entity_id), r.key);
@@ -108,8 +108,8 @@ async function digestKeys(q: Queryable, entityIds: readonly string[]): Promise<M
  * The transaction's entries, in the order recorded (their `written` serial keeps it), to wait for
  * their link: keyed values digested under their entity's key, details capped.
  */
-async function writeUnlinked(q: Queryable, pendingEntries: Pending[]): Promise<void> {
-  const keys = await digestKeys(q, [...new Set(pendingEntries.flatMap((e) => (e.keyed ? [e.entityId!] : [])))]);
+async function writeUnlinked(db: Queryable, pendingEntries: Pending[]): Promise<void> {
+  const keys = await digestKeys(db, [...new Set(pendingEntries.flatMap((e) => (e.keyed ? [e.entityId!] : [])))]);
   const entries = pendingEntries.map(({ keyed, ...e }) => {
     const details = { ...e.details };
     for (const [name, value] of Object.entries(keyed ?? {})) details[`${name}Hmac`] = keyedDigest(keys.get(e.entityId!)!, value);
@@ -137,7 +137,7 @@ async function writeUnlinked(q: Queryable, pendingEntries: Pending[]): Promise<v
       values.push(...row);
       return `(${placeholders})`;
     });
-    await q.query(`INSERT INTO audit_pending (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
+    await db.query(`INSERT INTO audit_pending (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values);
   }
 }
 
@@ -150,11 +150,15 @@ export type AuditFilter = { entityId?: string | undefined; action?: AuditAction 
  * a page is a range of seq and the count is the head's seq (a chain's seqs run 1..head without a gap):
  * reading page 10,000 of a long log costs what page 1 does, with no count over millions of rows.
  */
-export async function auditPage(q: Queryable, businessId: string, filter: AuditFilter, page: Page) {
+export async function auditPage(db: Queryable, businessId: string, filter: AuditFilter, page: Page) {
   if (!filter.entityId && !filter.action && !filter.from && !filter.to) {
     const from = offsetOf(page);
-    const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq', [businessId, from, from + page.limit]);
-    return { items: rows.map(toEntry), totalItems: (await chainHead(q, businessId))?.seq ?? 0 };
+    const rows = await db.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq', [
+      businessId,
+      from,
+      from + page.limit,
+    ]);
+    return { items: rows.map(toEntry), totalItems: (await chainHead(db, businessId))?.seq ?? 0 };
   }
   const where = ['business_id = $1'];
   const params: unknown[] = [businessId];
@@ -166,8 +170,8 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
   if (filter.action) add('action = ?', filter.action);
   if (filter.from) add('occurred_at >= ?', filter.from);
   if (filter.to) add('occurred_at < ?', filter.to);
-  const [count] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM audit_log WHERE ${where.join(' AND ')}`, params);
-  const rows = await q.query(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${page.limit} OFFSET ${offsetOf(page)}`, params);
+  const [count] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM audit_log WHERE ${where.join(' AND ')}`, params);
+  const rows = await db.query(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${page.limit} OFFSET ${offsetOf(page)}`, params);
   return { items: rows.map(toEntry), totalItems: Number(count?.n ?? 0) };
 }
 
@@ -176,8 +180,8 @@ export async function auditPage(q: Queryable, businessId: string, filter: AuditF
  * first; for trace and evidence. Only its business's: another business's entries never name it (a
  * refusal names the caller's business and an entity only of its own, api/middleware/refusals.ts).
  */
-export async function auditOfEntity(q: Queryable, businessId: string, entityId: string): Promise<AuditEntry[]> {
-  const rows = await q.query(
+export async function auditOfEntity(db: Queryable, businessId: string, entityId: string): Promise<AuditEntry[]> {
+  const rows = await db.query(
     `SELECT * FROM audit_log WHERE business_id = $1
         AND (entity_id = $2 OR (subject_type = 'entity' AND entity_id::text IS DISTINCT FROM subject_id AND subject_id = $3)) ORDER BY seq`,
     [businessId, entityId, entityId],
@@ -190,12 +194,12 @@ export async function auditOfEntity(q: Queryable, businessId: string, entityId: 
  * given: entries up to a head once read are fixed (linked before the head moved past them), so a
  * walk up to it reads one consistent chain while writers append beyond it.
  */
-export async function* chainOf(q: Queryable, businessId: string, options: { upTo?: number; pageSize?: number } = {}): AsyncGenerator<AuditEntry> {
+export async function* chainOf(db: Queryable, businessId: string, options: { upTo?: number; pageSize?: number } = {}): AsyncGenerator<AuditEntry> {
   const pageSize = options.pageSize ?? 5000;
   const upTo = options.upTo ?? Number.MAX_SAFE_INTEGER;
   let after = 0;
   for (;;) {
-    const rows = await q.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4', [
+    const rows = await db.query('SELECT * FROM audit_log WHERE business_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4', [
       businessId,
       after,
       upTo,
@@ -208,8 +212,8 @@ export async function* chainOf(q: Queryable, businessId: string, options: { upTo
 }
 
 /** In one statement (one snapshot): the business's head and the highest seq its entries reach. */
-export async function chainEnd(q: Queryable, businessId: string): Promise<{ head: ChainHead | null; lastSeq: number }> {
-  const [row] = await q.query<{ seq: string | null; hash: string | null; last: string | null }>(
+export async function chainEnd(db: Queryable, businessId: string): Promise<{ head: ChainHead | null; lastSeq: number }> {
+  const [row] = await db.query<{ seq: string | null; hash: string | null; last: string | null }>(
     `SELECT h.seq, h.hash, (SELECT max(seq) FROM audit_log WHERE business_id = $1) AS last
        FROM (SELECT 1) AS one LEFT JOIN audit_heads h ON h.business_id = $1`,
     [businessId],
@@ -217,14 +221,14 @@ export async function chainEnd(q: Queryable, businessId: string): Promise<{ head
   return { head: row?.seq == null ? null : { seq: Number(row.seq), hash: String(row.hash) }, lastSeq: Number(row?.last ?? 0) };
 }
 
-export async function chainHead(q: Queryable, businessId: string): Promise<ChainHead | null> {
-  const [row] = await q.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1', [businessId]);
+export async function chainHead(db: Queryable, businessId: string): Promise<ChainHead | null> {
+  const [row] = await db.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_heads WHERE business_id = $1', [businessId]);
   return row ? { seq: Number(row.seq), hash: row.hash } : null;
 }
 
 /** Every business that has or should have a chain: each business, and any chain or entry of one that is gone (which verify reports). */
-export async function chainedBusinesses(q: Queryable): Promise<string[]> {
-  const rows = await q.query<{ id: string }>(
+export async function chainedBusinesses(db: Queryable): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
     'SELECT id FROM businesses UNION SELECT business_id FROM audit_heads UNION SELECT DISTINCT business_id FROM audit_log ORDER BY id',
   );
   return rows.map((r) => String(r.id));

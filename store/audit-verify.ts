@@ -18,12 +18,12 @@ export type ChainVerdict = {
   firstBreak?: ChainBreak;
 };
 
-export async function verifyChainOf(q: Queryable, businessId: string, attested: readonly HeadAttested[] = []): Promise<ChainVerdict> {
-  const { head } = await chainEnd(q, businessId);
+export async function verifyChainOf(db: Queryable, businessId: string, attested: readonly HeadAttested[] = []): Promise<ChainVerdict> {
+  const { head } = await chainEnd(db, businessId);
   const check = chainChecker(attested);
   let entries = 0;
   let broken: ChainBreak | null = null;
-  for await (const e of chainOf(q, businessId, head ? { upTo: head.seq } : {})) {
+  for await (const e of chainOf(db, businessId, head ? { upTo: head.seq } : {})) {
     entries += 1;
     if ((broken = check.push(e))) break;
   }
@@ -31,7 +31,7 @@ export async function verifyChainOf(q: Queryable, businessId: string, attested: 
   if (!broken && head) {
     // entries past the head now are linked after we read it (the head moved with them), unless
     // someone wrote entries beyond the head: those the head does not name
-    const now = await chainEnd(q, businessId);
+    const now = await chainEnd(db, businessId);
     if (now.head && now.lastSeq > now.head.seq)
       broken = { seq: now.head.seq + 1, problem: 'added', detail: `entries reach seq ${now.lastSeq}, beyond the head at ${now.head.seq}` };
   }

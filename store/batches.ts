@@ -51,9 +51,9 @@ export async function createBatch(
     ignoredColumns?: string[];
   },
 ): Promise<Batch> {
-  return db.tx(async (q) => {
+  return db.tx(async (tx) => {
     const failed = input.rows.filter((x) => x.failure).length;
-    const [r] = await q.query(
+    const [r] = await tx.query(
       `INSERT INTO import_batches (id, business_id, provider, idempotency_key, content_sha256, file_name, total_records, failed_records, ignored_columns)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
       [
@@ -69,7 +69,7 @@ export async function createBatch(
       ],
     );
     const batch = toBatch(r!);
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId: input.businessId,
       action: 'batch.uploaded',
       subject: { type: 'batch', id: batch.id },
@@ -78,7 +78,7 @@ export async function createBatch(
     // records that fail on their own (domain/batch-csv.ts) are stored failed, not retryable: the run never sees them
     for (let i = 0; i < input.rows.length; i += 1000) {
       const chunk = input.rows.slice(i, i + 1000);
-      await q.query(
+      await tx.query(
         `INSERT INTO import_records (batch_id, row_number, external_id, share_token, applicant_level, card_processor_public_token,
                                      status, error_category, error_message, retryable)
          SELECT $1, n, e, t, l, c, CASE WHEN fc IS NULL THEN 'pending' ELSE 'failed' END, fc, fm, CASE WHEN fc IS NULL THEN NULL ELSE false END
@@ -105,13 +105,13 @@ export async function createBatch(
  * or failed run never reached.
  */
 export const requeueRetryableRows = (db: Db, businessId: string, batchId: string) =>
-  runs.reopen(db, businessId, batchId, async (q, id) => {
-    const requeued = await q.query(
+  runs.reopen(db, businessId, batchId, async (tx, id) => {
+    const requeued = await tx.query(
       `UPDATE import_records SET status = 'pending', entity_id = NULL, error_category = NULL, error_message = NULL, retryable = NULL, updated_at = now()
         WHERE batch_id = $1 AND status = 'failed' AND retryable RETURNING 1`,
       [id],
     );
-    await q.query("UPDATE import_records SET entity_id = NULL WHERE batch_id = $1 AND status = 'pending' AND applicant_id IS NULL AND entity_id IS NOT NULL", [
+    await tx.query("UPDATE import_records SET entity_id = NULL WHERE batch_id = $1 AND status = 'pending' AND applicant_id IS NULL AND entity_id IS NOT NULL", [
       id,
     ]);
     return requeued.length;
@@ -129,9 +129,9 @@ export type FailedRow = {
 };
 
 /** The batch's failed rows in row order: all of them, or one page. */
-export async function failedRows(q: Queryable, batchId: string, page: Page | null = null): Promise<FailedRow[]> {
+export async function failedRows(db: Queryable, batchId: string, page: Page | null = null): Promise<FailedRow[]> {
   const paged = page ? ` LIMIT ${page.limit} OFFSET ${offsetOf(page)}` : '';
-  const rows = await q.query(`SELECT * FROM import_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number${paged}`, [batchId]);
+  const rows = await db.query(`SELECT * FROM import_records WHERE batch_id = $1 AND status = 'failed' ORDER BY row_number${paged}`, [batchId]);
   return rows.map((r) => ({
     rowNumber: Number(r.row_number),
     externalId: String(r.external_id),

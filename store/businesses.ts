@@ -23,28 +23,28 @@ const toBusiness = (r: Record<string, unknown>): Business => ({
 export async function insertApiKey(w: Writer, businessId: string, environment: string) {
   const apiKey = newApiKey(environment);
   const id = randomUUID();
-  await inTx(w, async (q) => {
-    await q.query('INSERT INTO api_keys (id, business_id, key_hash, key_prefix) VALUES ($1, $2, $3, $4)', [
+  await inTx(w, async (tx) => {
+    await tx.query('INSERT INTO api_keys (id, business_id, key_hash, key_prefix) VALUES ($1, $2, $3, $4)', [
       id,
       businessId,
       hashApiKey(apiKey),
       apiKey.slice(0, 16),
     ]);
-    recordAudit(q, { businessId, action: 'api_key.created', subject: { type: 'api_key', id } });
+    recordAudit(tx, { businessId, action: 'api_key.created', subject: { type: 'api_key', id } });
   });
   return { keyId: id, apiKey };
 }
 
 export async function createBusiness(db: Db, input: { name: string; binSponsored: boolean; environment: string }) {
-  return db.tx(async (q) => {
-    const [row] = await q.query('INSERT INTO businesses (id, name, bin_sponsored) VALUES ($1, $2, $3) RETURNING *', [
+  return db.tx(async (tx) => {
+    const [row] = await tx.query('INSERT INTO businesses (id, name, bin_sponsored) VALUES ($1, $2, $3) RETURNING *', [
       randomUUID(),
       input.name,
       input.binSponsored,
     ]);
     const business = toBusiness(row!);
-    recordAudit(q, { businessId: business.id, action: 'business.created', details: { binSponsored: business.binSponsored } });
-    const { apiKey, keyId } = await insertApiKey(q, business.id, input.environment);
+    recordAudit(tx, { businessId: business.id, action: 'business.created', details: { binSponsored: business.binSponsored } });
+    const { apiKey, keyId } = await insertApiKey(tx, business.id, input.environment);
     return { business, apiKey, keyId };
   });
 }
@@ -69,12 +69,12 @@ export async function findBusinessByApiKey(db: Queryable, apiKey: string): Promi
 }
 
 export async function revokeApiKey(db: Db, businessId: string, keyId: string): Promise<boolean> {
-  return db.tx(async (q) => {
-    const rows = await q.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL RETURNING id', [
+  return db.tx(async (tx) => {
+    const rows = await tx.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL RETURNING id', [
       keyId,
       businessId,
     ]);
-    if (rows.length === 1) recordAudit(q, { businessId, action: 'api_key.revoked', subject: { type: 'api_key', id: keyId } });
+    if (rows.length === 1) recordAudit(tx, { businessId, action: 'api_key.revoked', subject: { type: 'api_key', id: keyId } });
     return rows.length === 1;
   });
 }

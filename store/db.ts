@@ -26,11 +26,11 @@ export interface Tx extends Queryable {
   readonly memo: Map<string, unknown>;
 }
 
-export const isTx = (q: Queryable): q is Tx => typeof (q as Partial<Tx>).beforeCommit === 'function';
+export const isTx = (db: Queryable): db is Tx => typeof (db as Partial<Tx>).beforeCommit === 'function';
 
 export interface Db extends Queryable {
   /** Runs fn in one transaction; commits if it resolves, rolls back if it throws. */
-  tx<T>(fn: (q: Tx) => Promise<T>): Promise<T>;
+  tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   ping(): Promise<number>;
   close(): Promise<void>;
 }
@@ -131,11 +131,11 @@ export function isForeignKeyViolation(err: unknown): boolean {
  * queued at once).
  */
 export async function readAll<const T extends readonly (() => Promise<unknown>)[]>(
-  q: Queryable,
+  db: Queryable,
   reads: T,
 ): Promise<{ -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
   type Out = { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
-  if (!isTx(q)) return (await Promise.all(reads.map((r) => r()))) as Out;
+  if (!isTx(db)) return (await Promise.all(reads.map((r) => r()))) as Out;
   const out: unknown[] = [];
   for (const r of reads) out.push(await r());
   return out as Out;

@@ -75,12 +75,12 @@ export type InFlight = { bySubscription: ReadonlyMap<string, number>; byBusiness
  * does not grow with a backlog.
  */
 export async function claimDueDeliveries(
-  q: Queryable,
+  db: Queryable,
   options: { limit: number; leaseMs: number; perSubscription: number; perBusiness: number; inFlight: InFlight },
 ): Promise<DeliveryTarget[]> {
   const subs = [...options.inFlight.bySubscription];
   const businesses = [...options.inFlight.byBusiness];
-  const rows = await q.query(
+  const rows = await db.query(
     `WITH RECURSIVE subs(id) AS (
        (SELECT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND mode = 'dispatcher' ORDER BY subscription_id LIMIT 1)
        UNION ALL
@@ -134,8 +134,8 @@ export async function claimDueDeliveries(
   return rows.map(toTarget);
 }
 
-export async function deliveryTarget(q: Queryable, deliveryId: string): Promise<DeliveryTarget | undefined> {
-  const [r] = await q.query(
+export async function deliveryTarget(db: Queryable, deliveryId: string): Promise<DeliveryTarget | undefined> {
+  const [r] = await db.query(
     `SELECT d.*, e.body, ${SUBSCRIPTION_COLUMNS} FROM webhook_deliveries d
        JOIN events e ON e.id = d.event_id
        LEFT JOIN notification_subscriptions s ON s.id = d.subscription_id
@@ -155,8 +155,8 @@ export async function deliveryTarget(q: Queryable, deliveryId: string): Promise<
  * as `id IN (…)`, or with the conditions repeated outside, the planner — its statistics predating a
  * wave of retries — joined the pick against every due row (54 s for 20,000 due; now 50 ms for 2,000).
  */
-export async function promoteDueDeliveries(q: Queryable, limit: number): Promise<number> {
-  const rows = await q.query(
+export async function promoteDueDeliveries(db: Queryable, limit: number): Promise<number> {
+  const rows = await db.query(
     `UPDATE webhook_deliveries d SET mode = 'dispatcher', updated_at = now()
       WHERE d.id = ANY (ARRAY(SELECT id FROM webhook_deliveries
                                WHERE status = 'pending' AND mode = 'waiting' AND next_attempt_at <= now()
@@ -171,8 +171,8 @@ export async function promoteDueDeliveries(q: Queryable, limit: number): Promise
  * When an earlier release's retry workflow should next attempt its delivery: ms from now, or null if it has nothing to
  * do (delivered, failed, canceled, held, back with the dispatcher, or — given `run` — a later run's).
  */
-export async function waitingDeliveryDueIn(q: Queryable, deliveryId: string, run?: number): Promise<number | null> {
-  const [r] = await q.query<{ due_in_ms: number | string }>(
+export async function waitingDeliveryDueIn(db: Queryable, deliveryId: string, run?: number): Promise<number | null> {
+  const [r] = await db.query<{ due_in_ms: number | string }>(
     `SELECT greatest(0, extract(epoch FROM next_attempt_at - now()) * 1000) AS due_in_ms FROM webhook_deliveries
       WHERE id = $1 AND status = 'pending' AND mode = 'workflow' AND ($2::int IS NULL OR run = $2)`,
     [deliveryId, run ?? null],
@@ -220,15 +220,15 @@ export async function recordAttempts(db: Db, unsorted: readonly AttemptRecord[],
   // resuming, deleting a subscription): two transactions never wait on each other in a circle
   const records = [...unsorted].sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
-  return db.tx(async (q) => {
+  return db.tx(async (tx) => {
     // subscriptions first, then deliveries: the lock order of store/subscription-health.ts
     const healthChanges = await noteSubscriptionHealth(
-      q,
+      tx,
       outcomesBySubscription(records),
       health.disableAfterMs,
       records.map((r) => r.deliveryId),
     );
-    await q.query(
+    await tx.query(
       `INSERT INTO webhook_attempts (id, delivery_id, attempt, url, key_id, started_at, latency_ms, http_status, error, succeeded)
        SELECT gen_random_uuid(), * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::bool[])`,
       [
@@ -244,7 +244,7 @@ export async function recordAttempts(db: Db, unsorted: readonly AttemptRecord[],
       ],
     );
     // Only the run an attempt was made for moves its delivery on; a success always marks it delivered.
-    const rows = await q.query<{ id: string; status: string; mode: string }>(
+    const rows = await tx.query<{ id: string; status: string; mode: string }>(
       `UPDATE webhook_deliveries d SET
               attempts = d.attempts + 1, last_error = u.error, updated_at = now(), lease_until = NULL, resumed_slot = NULL,
               run_attempts = d.run_attempts + CASE WHEN u.probe THEN 0 ELSE 1 END,
@@ -271,9 +271,9 @@ export async function recordAttempts(db: Db, unsorted: readonly AttemptRecord[],
 }
 
 /** Cancels pending deliveries (their subscription is gone). */
-export async function cancelDeliveries(q: Queryable, deliveryIds: readonly string[]): Promise<void> {
+export async function cancelDeliveries(db: Queryable, deliveryIds: readonly string[]): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await q.query(
+  await db.query(
     "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'pending'",
     [deliveryIds],
   );
@@ -286,8 +286,8 @@ export async function cancelDeliveries(q: Queryable, deliveryIds: readonly strin
  * place in the schedule): should the workflow still be alive after all, its run no longer owns the
  * delivery, so it sends nothing more and an attempt of it under way moves nothing. Returns how many.
  */
-export async function adoptOverdueWorkflowDeliveries(q: Queryable, graceMs: number, limit = 5000): Promise<number> {
-  const rows = await q.query(
+export async function adoptOverdueWorkflowDeliveries(db: Queryable, graceMs: number, limit = 5000): Promise<number> {
+  const rows = await db.query(
     `UPDATE webhook_deliveries d SET mode = 'waiting', run = d.run + 1, updated_at = now()
       WHERE d.id = ANY (ARRAY(SELECT id FROM webhook_deliveries
                                WHERE status = 'pending' AND mode = 'workflow' AND next_attempt_at < now() - make_interval(secs => $1)
@@ -311,13 +311,13 @@ export async function requeueDeliveries(
   businessId: string,
   filter: { eventId: string } | { subscriptionId: string; since: Date },
 ): Promise<{ deliveryId: string; run: number }[]> {
-  return inTx(db, async (q) => {
-    const rows = await requeue(q, businessId, filter);
+  return inTx(db, async (tx) => {
+    const rows = await requeue(tx, businessId, filter);
     const [event] =
       'eventId' in filter
-        ? await q.query<{ entity_id: string | null }>('SELECT entity_id FROM events WHERE id = $1 AND business_id = $2', [filter.eventId, businessId])
+        ? await tx.query<{ entity_id: string | null }>('SELECT entity_id FROM events WHERE id = $1 AND business_id = $2', [filter.eventId, businessId])
         : [];
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId,
       action: 'event.redelivery_requested',
       entityId: event?.entity_id ?? null,
@@ -332,19 +332,19 @@ export async function requeueDeliveries(
 }
 
 async function requeue(
-  q: Queryable,
+  db: Queryable,
   businessId: string,
   filter: { eventId: string } | { subscriptionId: string; since: Date },
 ): Promise<{ deliveryId: string; run: number }[]> {
   const rows =
     'eventId' in filter
-      ? await q.query<{ id: string; run: number }>(
+      ? await db.query<{ id: string; run: number }>(
           `UPDATE webhook_deliveries d SET ${REQUEUE}
             WHERE d.event_id = $1 AND d.business_id = $2 AND d.status <> 'pending'
               AND EXISTS (SELECT 1 FROM notification_subscriptions s WHERE s.id = d.subscription_id) RETURNING id, run`,
           [filter.eventId, businessId],
         )
-      : await q.query<{ id: string; run: number }>(
+      : await db.query<{ id: string; run: number }>(
           `UPDATE webhook_deliveries d SET ${REQUEUE}
             WHERE d.subscription_id = $1 AND d.business_id = $2 AND d.status = 'failed' AND d.created_at >= $3 RETURNING id, run`,
           [filter.subscriptionId, businessId, filter.since],

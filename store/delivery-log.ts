@@ -3,15 +3,15 @@ import { offsetOf, type Page } from '../domain/pagination.ts';
 import type { Delivery } from '../domain/webhooks.ts';
 import { iso, type Queryable } from './db.ts';
 
-export async function deliveryLog(q: Queryable, businessId: string, filter: { eventId: string } | { subscriptionId: string }, page: Page) {
+export async function deliveryLog(db: Queryable, businessId: string, filter: { eventId: string } | { subscriptionId: string }, page: Page) {
   const [column, value] = 'eventId' in filter ? ['event_id', filter.eventId] : ['subscription_id', filter.subscriptionId];
-  const [count] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2`, [value, businessId]);
-  const deliveries = await q.query(
+  const [count] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2`, [value, businessId]);
+  const deliveries = await db.query(
     `SELECT * FROM webhook_deliveries WHERE ${column} = $1 AND business_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
     [value, businessId, page.limit, offsetOf(page)],
   );
   const attempts = deliveries.length
-    ? await q.query('SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY started_at', [deliveries.map((d) => d.id)])
+    ? await db.query('SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY started_at', [deliveries.map((d) => d.id)])
     : [];
   const items: Delivery[] = deliveries.map((d) => ({
     deliveryId: String(d.id),
@@ -36,6 +36,6 @@ export async function deliveryLog(q: Queryable, businessId: string, filter: { ev
   return { items, totalItems: Number(count!.n) };
 }
 
-export async function eventOfBusiness(q: Queryable, businessId: string, eventId: string): Promise<boolean> {
-  return (await q.query('SELECT 1 FROM events WHERE id = $1 AND business_id = $2', [eventId, businessId])).length === 1;
+export async function eventOfBusiness(db: Queryable, businessId: string, eventId: string): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM events WHERE id = $1 AND business_id = $2', [eventId, businessId])).length === 1;
 }

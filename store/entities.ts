@@ -9,7 +9,6 @@ import { discardBytes, fileKeysOf } from './files.ts';
 import { sealIfKept } from './retention.ts';
 import { recordAudit } from './audit-log.ts';
 import { lockAssignedMembers } from './business-members.ts';
-import { refreshMemberAccess } from './member-feature-access.ts';
 
 export class ExternalIdTaken extends Error {}
 
@@ -18,10 +17,10 @@ export class ExternalIdTaken extends Error {}
  * writer of an entity's rows takes it first (a business entity before its members, an entity before
  * its submission), so writers never wait on each other in a circle.
  */
-export async function lockEntity(q: Queryable, entityId: string): Promise<boolean> {
-  if (isTx(q) && q.memo.has(lockKey(entityId))) return true; // held since this transaction locked it: it exists
-  const held = (await q.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
-  if (held && isTx(q)) q.memo.set(lockKey(entityId), true);
+export async function lockEntity(db: Queryable, entityId: string): Promise<boolean> {
+  if (isTx(db) && db.memo.has(lockKey(entityId))) return true; // held since this transaction locked it: it exists
+  const held = (await db.query('SELECT 1 FROM entities WHERE id = $1 FOR UPDATE', [entityId])).length === 1;
+  if (held && isTx(db)) db.memo.set(lockKey(entityId), true);
   return held;
 }
 
@@ -31,13 +30,13 @@ export async function lockEntity(q: Queryable, entityId: string): Promise<boolea
  * members: a person's deletion, KYB's settling), then by id — so two transactions locking
  * overlapping sets never wait on each other in a cycle.
  */
-export async function lockEntities(q: Tx, entityIds: readonly string[]): Promise<Set<string>> {
-  const wanted = [...new Set(entityIds)].filter((id) => !q.memo.has(lockKey(id)));
+export async function lockEntities(tx: Tx, entityIds: readonly string[]): Promise<Set<string>> {
+  const wanted = [...new Set(entityIds)].filter((id) => !tx.memo.has(lockKey(id)));
   const rows = wanted.length
-    ? await q.query<{ id: string }>("SELECT id FROM entities WHERE id = ANY ($1::uuid[]) ORDER BY type = 'INDIVIDUAL', id FOR UPDATE", [wanted])
+    ? await tx.query<{ id: string }>("SELECT id FROM entities WHERE id = ANY ($1::uuid[]) ORDER BY type = 'INDIVIDUAL', id FOR UPDATE", [wanted])
     : [];
-  for (const r of rows) q.memo.set(lockKey(String(r.id)), true);
-  return new Set(entityIds.filter((id) => q.memo.has(lockKey(id))));
+  for (const r of rows) tx.memo.set(lockKey(String(r.id)), true);
+  return new Set(entityIds.filter((id) => tx.memo.has(lockKey(id))));
 }
 
 const lockKey = (entityId: string) => `entity-lock:${entityId}`;
@@ -55,8 +54,8 @@ const toListItem = (r: Row): EntityListItem => ({
 export type MemberRow = { entityId: string; role: string; ownershipPercent?: number | undefined };
 
 /** entity.created: the entity's type and its externalId (the client's reference) by its keyed digest, never in clear. */
-export function recordEntityCreated(q: Tx, businessId: string, entityId: string, externalId: string, type: string): void {
-  recordAudit(q, {
+export function recordEntityCreated(tx: Tx, businessId: string, entityId: string, externalId: string, type: string): void {
+  recordAudit(tx, {
     businessId,
     action: 'entity.created',
     entityId,
@@ -68,11 +67,11 @@ export function recordEntityCreated(q: Tx, businessId: string, entityId: string,
 
 /** member.declared / member.removed: the link of a member (subject) to its business entity (entityId). */
 export function recordMemberChange(
-  q: Tx,
+  tx: Tx,
   m: { businessId: string; businessEntityId: string; memberId: string; role: string | null },
   action: 'member.declared' | 'member.removed',
 ): void {
-  recordAudit(q, {
+  recordAudit(tx, {
     businessId: m.businessId,
     action,
     entityId: m.businessEntityId,
@@ -84,15 +83,15 @@ export function recordMemberChange(
 type SubmittedValue = { businessId: string; entityId: string; slug: string; value: unknown };
 
 /** A requirement value submitted on an entity, and its entry (requirement.submitted: the slug, the SHA-256 of the value). */
-async function insertRequirement(q: Tx, r: SubmittedValue): Promise<void> {
+async function insertRequirement(tx: Tx, r: SubmittedValue): Promise<void> {
   const id = randomUUID();
-  await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
+  await tx.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value) VALUES ($1, $2, $3, $4)', [
     id,
     r.entityId,
     r.slug,
     JSON.stringify(r.value),
   ]);
-  recordAudit(q, {
+  recordAudit(tx, {
     businessId: r.businessId,
     action: 'requirement.submitted',
     entityId: r.entityId,
@@ -106,30 +105,30 @@ async function insertRequirement(q: Tx, r: SubmittedValue): Promise<void> {
  * A requirement value submitted on an existing entity (a record of a requirement batch): it
  * supersedes the entity's earlier PENDING value of the requirement outside any submission.
  */
-export async function submitRequirementValue(q: Tx, r: SubmittedValue): Promise<void> {
-  await q.query(
+export async function submitRequirementValue(tx: Tx, r: SubmittedValue): Promise<void> {
+  await tx.query(
     `UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now()
       WHERE entity_id = $1 AND requirement_slug = $2 AND status = 'PENDING' AND submission_id IS NULL`,
     [r.entityId, r.slug],
   );
-  await insertRequirement(q, r);
+  await insertRequirement(tx, r);
 }
 
 export async function createEntity(db: Db, businessId: string, input: CreateEntityInput, members: readonly MemberRow[] = []): Promise<string> {
   const id = randomUUID();
   try {
-    await db.tx(async (q) => {
-      await q.query('INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, $4)', [id, businessId, input.externalId, input.type]);
-      recordEntityCreated(q, businessId, id, input.externalId, input.type);
-      for (const r of input.requirements ?? []) await insertRequirement(q, { businessId, entityId: id, slug: r.requirementSlug, value: r.value });
+    await db.tx(async (tx) => {
+      await tx.query('INSERT INTO entities (id, business_id, external_id, type) VALUES ($1, $2, $3, $4)', [id, businessId, input.externalId, input.type]);
+      recordEntityCreated(tx, businessId, id, input.externalId, input.type);
+      for (const r of input.requirements ?? []) await insertRequirement(tx, { businessId, entityId: id, slug: r.requirementSlug, value: r.value });
       for (const m of members) {
-        await q.query('INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent) VALUES ($1, $2, $3, $4)', [
+        await tx.query('INSERT INTO entity_members (business_entity_id, member_entity_id, role, ownership_percent) VALUES ($1, $2, $3, $4)', [
           id,
           m.entityId,
           m.role,
           m.ownershipPercent ?? null,
         ]);
-        recordMemberChange(q, { businessId, businessEntityId: id, memberId: m.entityId, role: m.role }, 'member.declared');
+        recordMemberChange(tx, { businessId, businessEntityId: id, memberId: m.entityId, role: m.role }, 'member.declared');
       }
     });
   } catch (err) {
@@ -172,62 +171,61 @@ export async function getEntity(db: Db, businessId: string, id: string): Promise
 }
 
 /**
- * Deletes the entity and everything that hangs off it (requirements, features, KYC accounts and the
- * person data behind them, members' links, files' rows, submissions: foreign keys, cascade) in one
- * transaction, and marks its files' bytes due for removal in the same one. The entity's row is
- * locked before anything of it is touched, so an upload or a decision recording for it either
+ * In the caller's transaction: deletes the entity and everything that hangs off it (requirements,
+ * features, KYC accounts and the person data behind them, members' links, files' rows, submissions:
+ * foreign keys, cascade), and marks its files' bytes due for removal in the same one. The entity's
+ * row is locked before anything of it is touched, so an upload or a decision recording for it either
  * commits before (and is deleted with it) or finds it gone. Before it, the business entities that
  * declare it as a member are locked (in id order): one lock order, a business entity before its
  * members, as their own writers take them (saving a KYB profile rewrites its members' links). A
- * business entity's members holding features it assigned are locked after it, and lose them.
- * Under a retention policy, or while a legal hold binds the entity, it is sealed instead (store/
- * retention.ts): gone from every read, kept until the date returned. Either way one audit entry.
- * Returns the store keys whose bytes are to go, or the seal's purge date; null when there was no such entity.
+ * business entity's members holding features it assigned are locked after it and returned: they lose
+ * them (the caller brings their access in line: onboarding/entities.ts). Under a retention policy, or
+ * while a legal hold binds the entity, it is sealed instead (store/retention.ts): gone from every
+ * read, kept until the date returned. Either way one audit entry. Returns the store keys whose bytes
+ * are to go, or the seal's purge date; null when there was no such entity.
  */
-export async function deleteEntity(db: Db, businessId: string, id: string): Promise<{ removed: string[] } | { sealedUntil: Date } | null> {
-  return db.tx(async (q) => {
-    await q.query(
-      'SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM memberships WHERE member_entity_id = $1) ORDER BY id FOR UPDATE',
-      [id, businessId],
-    );
-    const [entity] = await q.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
-    if (!entity) return null;
-    // a business entity's members lose the features its assignments gave them (after it: one lock order)
-    const members = await lockAssignedMembers(q, id);
-    const now = new Date();
-    const sealedUntil = await sealIfKept(q, businessId, id, now);
-    if (sealedUntil) {
-      await refreshMemberAccess(q, { businessId, memberIds: members, key: `entity-gone:${id}`, now });
-      return { sealedUntil };
-    }
-    const keys = await fileKeysOf(q, id);
-    await discardBytes(q, keys);
-    await q.query('DELETE FROM entities WHERE id = $1', [id]);
-    await refreshMemberAccess(q, { businessId, memberIds: members, key: `entity-gone:${id}`, now });
-    recordAudit(q, { businessId, action: 'entity.deleted', entityId: id, subject: { type: 'entity', id }, details: { files: keys.length } });
-    return { removed: keys };
-  });
+export async function deleteEntityIn(
+  tx: Tx,
+  businessId: string,
+  id: string,
+  now: Date,
+): Promise<{ ended: { removed: string[] } | { sealedUntil: Date }; members: string[] } | null> {
+  await tx.query(
+    'SELECT 1 FROM entities WHERE business_id = $2 AND id IN (SELECT business_entity_id FROM memberships WHERE member_entity_id = $1) ORDER BY id FOR UPDATE',
+    [id, businessId],
+  );
+  const [entity] = await tx.query('SELECT 1 FROM entities WHERE id = $1 AND business_id = $2 FOR UPDATE', [id, businessId]);
+  if (!entity) return null;
+  // a business entity's members lose the features its assignments gave them (after it: one lock order)
+  const members = await lockAssignedMembers(tx, id);
+  const sealedUntil = await sealIfKept(tx, businessId, id, now);
+  if (sealedUntil) return { ended: { sealedUntil }, members };
+  const keys = await fileKeysOf(tx, id);
+  await discardBytes(tx, keys);
+  await tx.query('DELETE FROM entities WHERE id = $1', [id]);
+  recordAudit(tx, { businessId, action: 'entity.deleted', entityId: id, subject: { type: 'entity', id }, details: { files: keys.length } });
+  return { ended: { removed: keys }, members };
 }
 
 /** The entity a share names: by the client's externalId first, else by our id (DESIGN.md section 4). */
-export async function resolveEntityRef(q: Queryable, businessId: string, ref: string): Promise<string | null> {
-  const [byExternal] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND external_id = $2', [businessId, ref]);
+export async function resolveEntityRef(db: Queryable, businessId: string, ref: string): Promise<string | null> {
+  const [byExternal] = await db.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND external_id = $2', [businessId, ref]);
   if (byExternal) return byExternal.id;
   if (!isUuid(ref)) return null;
-  const [byId] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND id = $2', [businessId, ref]);
+  const [byId] = await db.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND id = $2', [businessId, ref]);
   return byId?.id ?? null;
 }
 
 /** The entity of the business holding this card processor token, if any. */
-export async function cardProcessorTokenHolder(q: Queryable, businessId: string, token: string): Promise<string | null> {
-  const [row] = await q.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND card_processor_public_token = $2', [businessId, token]);
+export async function cardProcessorTokenHolder(db: Queryable, businessId: string, token: string): Promise<string | null> {
+  const [row] = await db.query<{ id: string }>('SELECT id FROM entities WHERE business_id = $1 AND card_processor_public_token = $2', [businessId, token]);
   return row?.id ?? null;
 }
 
 /** Which of these card processor tokens entities of the business hold, and which entity. */
-export async function cardTokenHolders(q: Queryable, businessId: string, tokens: readonly string[]): Promise<Map<string, string>> {
+export async function cardTokenHolders(db: Queryable, businessId: string, tokens: readonly string[]): Promise<Map<string, string>> {
   if (tokens.length === 0) return new Map();
-  const rows = await q.query<{ id: string; t: string }>(
+  const rows = await db.query<{ id: string; t: string }>(
     'SELECT id, card_processor_public_token AS t FROM entities WHERE business_id = $1 AND card_processor_public_token = ANY($2::text[])',
     [businessId, tokens],
   );
@@ -235,9 +233,9 @@ export async function cardTokenHolders(q: Queryable, businessId: string, tokens:
 }
 
 /** The type of each of these entities of the business (absent ids are not in the map). */
-export async function entityTypes(q: Queryable, businessId: string, ids: readonly string[]): Promise<Map<string, 'INDIVIDUAL' | 'BUSINESS'>> {
+export async function entityTypes(db: Queryable, businessId: string, ids: readonly string[]): Promise<Map<string, 'INDIVIDUAL' | 'BUSINESS'>> {
   if (ids.length === 0) return new Map();
-  const rows = await q.query<{ id: string; type: 'INDIVIDUAL' | 'BUSINESS' }>(
+  const rows = await db.query<{ id: string; type: 'INDIVIDUAL' | 'BUSINESS' }>(
     'SELECT id, type FROM entities WHERE business_id = $1 AND id = ANY ($2::uuid[])',
     [businessId, ids],
   );
@@ -245,13 +243,13 @@ export async function entityTypes(q: Queryable, businessId: string, ids: readonl
 }
 
 /** An entity of the business, by id: its type (undefined when there is none). */
-export async function entityType(q: Queryable, businessId: string, id: string): Promise<'INDIVIDUAL' | 'BUSINESS' | undefined> {
-  return (await entityTypes(q, businessId, [id])).get(id);
+export async function entityType(db: Queryable, businessId: string, id: string): Promise<'INDIVIDUAL' | 'BUSINESS' | undefined> {
+  return (await entityTypes(db, businessId, [id])).get(id);
 }
 
 /** The business an entity belongs to (null when there is no such entity). */
-export async function businessOfEntity(q: Queryable, entityId: string): Promise<string | null> {
-  const [row] = await q.query<{ business_id: string }>('SELECT business_id FROM entities WHERE id = $1', [entityId]);
+export async function businessOfEntity(db: Queryable, entityId: string): Promise<string | null> {
+  const [row] = await db.query<{ business_id: string }>('SELECT business_id FROM entities WHERE id = $1', [entityId]);
   return row ? String(row.business_id) : null;
 }
 
@@ -259,13 +257,13 @@ export async function businessOfEntity(q: Queryable, entityId: string): Promise<
  * Whether `memberId` is a declared member of the business entity `entityId`: a declared owner
  * (kyb-ubo-declaration, KYB profile) or a member declared with POST /entity/{entityId}/members.
  */
-export async function isMemberOf(q: Queryable, entityId: string, memberId: string): Promise<boolean> {
-  const rows = await q.query('SELECT 1 FROM memberships WHERE business_entity_id = $1 AND member_entity_id = $2 LIMIT 1', [entityId, memberId]);
+export async function isMemberOf(db: Queryable, entityId: string, memberId: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM memberships WHERE business_entity_id = $1 AND member_entity_id = $2 LIMIT 1', [entityId, memberId]);
   return rows.length === 1;
 }
 
 /** Whether `memberId` is a declared owner (kyb-ubo-declaration, KYB profile) of the business entity `entityId`. */
-export async function isOwnerOf(q: Queryable, entityId: string, memberId: string): Promise<boolean> {
-  const rows = await q.query('SELECT 1 FROM entity_members WHERE business_entity_id = $1 AND member_entity_id = $2', [entityId, memberId]);
+export async function isOwnerOf(db: Queryable, entityId: string, memberId: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM entity_members WHERE business_entity_id = $1 AND member_entity_id = $2', [entityId, memberId]);
   return rows.length === 1;
 }

@@ -16,29 +16,30 @@ import { shareRefKey } from './share-records.ts';
 const isoOrNull = (v: unknown): string | null => (v == null ? null : iso(v));
 
 /** The facts of the entity's history; null when there is no such record (purged, or never). */
-export async function historyFacts(q: Queryable, entityId: string): Promise<HistoryFacts | null> {
-  const [entity] = await q.query<{ id: string; business_id: string; type: 'INDIVIDUAL' | 'BUSINESS'; created_at: Date }>(
+export async function historyFacts(db: Queryable, entityId: string): Promise<HistoryFacts | null> {
+  const [entity] = await db.query<{ id: string; business_id: string; type: 'INDIVIDUAL' | 'BUSINESS'; created_at: Date }>(
     'SELECT id, business_id, type, created_at FROM entity_records WHERE id = $1',
     [entityId],
   );
   if (!entity) return null;
-  const [members, requirements, files, verifications, events, enabled, audited] = await readAll(q, [
+  const [members, requirements, files, verifications, events, enabled, audited] = await readAll(db, [
     () =>
-      q.query('SELECT * FROM entity_members WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY created_at, business_entity_id, member_entity_id', [
-        entityId,
-      ]),
+      db.query(
+        'SELECT * FROM entity_members WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY created_at, business_entity_id, member_entity_id',
+        [entityId],
+      ),
     () =>
-      q.query(
+      db.query(
         'SELECT id, requirement_slug, submission_id, status, created_at, updated_at FROM entity_requirements WHERE entity_id = $1 AND file_id IS NULL ' +
           'ORDER BY created_at, id',
         [entityId],
       ),
     () =>
-      q.query('SELECT id, slug, document_type, submission_id, uploaded_at, retired_at FROM files WHERE entity_id = $1 ORDER BY uploaded_at, id', [entityId]),
-    () => verificationsOf(q, entityId),
-    () => eventsOf(q, entityId),
-    () => q.query('SELECT feature_id, enabled_at FROM entity_features WHERE entity_id = $1', [entityId]),
-    () => auditedFacts(q, String(entity.business_id), entityId),
+      db.query('SELECT id, slug, document_type, submission_id, uploaded_at, retired_at FROM files WHERE entity_id = $1 ORDER BY uploaded_at, id', [entityId]),
+    () => verificationsOf(db, entityId),
+    () => eventsOf(db, entityId),
+    () => db.query('SELECT feature_id, enabled_at FROM entity_features WHERE entity_id = $1', [entityId]),
+    () => auditedFacts(db, String(entity.business_id), entityId),
   ]);
   return {
     entity: { id: String(entity.id), type: entity.type, createdAt: iso(entity.created_at) },
@@ -72,33 +73,34 @@ export async function historyFacts(q: Queryable, entityId: string): Promise<Hist
 }
 
 /** Every verification of the entity, whatever its path, as its rows tell it. */
-async function verificationsOf(q: Queryable, entityId: string): Promise<VerificationFact[]> {
-  const [accounts, batchRows, syncs, sdk, ukyc, kyb] = await readAll(q, [
+async function verificationsOf(db: Queryable, entityId: string): Promise<VerificationFact[]> {
+  const [accounts, batchRows, syncs, sdk, ukyc, kyb] = await readAll(db, [
     () =>
-      q.query<{ source: string; source_ref: string; decided_at: Date }>(
+      db.query<{ source: string; source_ref: string; decided_at: Date }>(
         "SELECT source, source_ref, decided_at FROM kyc_accounts WHERE entity_id = $1 AND source IN ('batch', 'sync')",
         [entityId],
       ),
     () =>
-      q.query(
+      db.query(
         `SELECT r.batch_id, r.row_number, r.status, r.import_attempts, r.error_category, r.updated_at, coalesce(b.started_at, b.created_at) AS run_started_at
          FROM import_records r JOIN import_batches b ON b.id = r.batch_id WHERE r.entity_id = $1 ORDER BY b.created_at, r.row_number`,
         [entityId],
       ),
     () =>
-      q.query('SELECT request_id, status, import_attempts, error_category, created_at, updated_at FROM sync_imports WHERE entity_id = $1 ORDER BY created_at', [
-        entityId,
-      ]),
+      db.query(
+        'SELECT request_id, status, import_attempts, error_category, created_at, updated_at FROM sync_imports WHERE entity_id = $1 ORDER BY created_at',
+        [entityId],
+      ),
     () =>
       // a hosted-SDK review is named by its decision's event (same transaction, same instant), whose source key is the review's
-      q.query<{ applicant_id: string; decided_at: Date; source_key: string | null }>(
+      db.query<{ applicant_id: string; decided_at: Date; source_key: string | null }>(
         `SELECT k.applicant_id, k.decided_at, e.source_key FROM kyc_accounts k
          LEFT JOIN events e ON e.entity_id = k.entity_id AND e.event_type = 'account_status_change' AND e.created_at = k.decided_at
         WHERE k.entity_id = $1 AND k.source = 'hosted-sdk' ORDER BY k.created_at`,
         [entityId],
       ),
     () =>
-      q.query(
+      db.query(
         `SELECT s.id, s.created_at, s.status, s.settled_at,
               (SELECT min(f.uploaded_at) FROM files f WHERE f.submission_id = s.id AND f.slug = $2) AS first_id_document_at
          FROM ukyc_submissions s WHERE s.entity_id = $1 ORDER BY s.created_at`,
@@ -106,7 +108,7 @@ async function verificationsOf(q: Queryable, entityId: string): Promise<Verifica
       ),
     () =>
       // an owner is decided from its first KYC account on; the submission is ready once its last owner is
-      q.query(
+      db.query(
         `SELECT s.id, s.created_at, s.status, s.settled_at,
               CASE WHEN cardinality(s.owners) = 0 THEN s.created_at
                    ELSE (SELECT CASE WHEN bool_and(o.first IS NOT NULL) THEN max(o.first) END
@@ -171,11 +173,11 @@ const STAGE_EVENT_KEY = /^verification-stage:(.*):[A-Z_]+$/;
 
 /**
  * The entity's events, oldest first, with each delivery's state; and the stages they announced
- * (a verification_status_change names its verification in its source key, store/lifecycle-events.ts).
+ * (a verification_status_change names its verification in its source key, onboarding/lifecycle-events.ts).
  */
-async function eventsOf(q: Queryable, entityId: string): Promise<{ events: EventFact[]; stages: RecordedStage[] }> {
+async function eventsOf(db: Queryable, entityId: string): Promise<{ events: EventFact[]; stages: RecordedStage[] }> {
   // the payload's stage and feature fields only: a decision event's payload carries the outcome, which stays where it is
-  const rows = await q.query(
+  const rows = await db.query(
     `SELECT id, event_type, event_name, created_at, source_key,
             payload->'data'->>'verificationStatus' AS stage, payload->'data'->>'verificationPath' AS path,
             payload->'data'->>'verificationId' AS verification_id, payload->'data'->>'rowNumber' AS row_number,
@@ -184,7 +186,7 @@ async function eventsOf(q: Queryable, entityId: string): Promise<{ events: Event
     [entityId],
   );
   const deliveries = rows.length
-    ? await q.query(
+    ? await db.query(
         `SELECT d.event_id, d.subscription_id, d.status, d.attempts, d.run_attempts, d.delivered_at, a.http_status, a.started_at
            FROM webhook_deliveries d
            LEFT JOIN LATERAL (SELECT http_status, started_at FROM webhook_attempts WHERE delivery_id = d.id ORDER BY started_at DESC LIMIT 1) a ON true
@@ -243,11 +245,11 @@ const stageOf = (r: Record<string, unknown>): Pick<RecordedStage, 'path' | 'stag
  * feature.removed: the feature as subject) — written whatever the subscriptions.
  */
 async function auditedFacts(
-  q: Queryable,
+  db: Queryable,
   businessId: string,
   entityId: string,
 ): Promise<{ stages: RecordedStage[]; features: HistoryFacts['auditedFeatureChanges'] }> {
-  const rows = await q.query<{ action: string; occurred_at: Date; subject_type: string | null; subject_id: string | null; details: string }>(
+  const rows = await db.query<{ action: string; occurred_at: Date; subject_type: string | null; subject_id: string | null; details: string }>(
     `SELECT action, occurred_at, subject_type, subject_id, details FROM audit_log
       WHERE business_id = $1 AND entity_id = $2 AND action IN ('verification.stage', 'feature.enabled', 'feature.removed') AND outcome = 'ok' ORDER BY seq`,
     [businessId, entityId],

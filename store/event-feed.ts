@@ -6,8 +6,8 @@
 import type { FeedEvent } from '../domain/event-feed.ts';
 import { iso, type Queryable } from './db.ts';
 
-export async function eventFeed(q: Queryable, businessId: string, after: number, limit: number): Promise<{ items: FeedEvent[]; hasMore: boolean }> {
-  const rows = await q.query(
+export async function eventFeed(db: Queryable, businessId: string, after: number, limit: number): Promise<{ items: FeedEvent[]; hasMore: boolean }> {
+  const rows = await db.query(
     `SELECT e.id, e.sequence, e.event_name, e.event_type, e.entity_id, e.created_at, e.body,
             d.total, d.delivered, d.pending, d.failed, d.canceled
        FROM events e

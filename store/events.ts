@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from './audit-log.ts';
 import { TEST_EVENT, testEvent } from '../domain/events.ts';
-import type { Db, Tx } from './db.ts';
+import type { Db, Queryable, Tx } from './db.ts';
 import { modeUnlessDisabled } from './subscription-health.ts';
 import { inTx, type Writer } from './in-tx.ts';
 
@@ -27,8 +27,8 @@ export type NewEvent = {
  * so the event never exists without its deliveries, in a caller's transaction or on its own; with
  * its audit entry (event.recorded) when it is new.
  */
-export function recordEvent(q: Writer, event: NewEvent): Promise<string> {
-  return inTx(q, (tx) => insertEvent(tx, event));
+export function recordEvent(db: Writer, event: NewEvent): Promise<string> {
+  return inTx(db, (tx) => insertEvent(tx, event));
 }
 
 /**
@@ -48,10 +48,10 @@ function eventBody(event: NewEvent, eventId: string): string {
  * recorded, so a delete racing it leaves either both or the subscription's deletion canceling the delivery.
  */
 export async function recordTestEvent(db: Db, businessId: string, subscriptionId: string, now: Date): Promise<string | undefined> {
-  return db.tx(async (q) => {
-    const [s] = await q.query('SELECT id FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR SHARE', [subscriptionId, businessId]);
+  return db.tx(async (tx) => {
+    const [s] = await tx.query('SELECT id FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR SHARE', [subscriptionId, businessId]);
     if (!s) return undefined;
-    return insertEvent(q, {
+    return insertEvent(tx, {
       businessId,
       entityId: null,
       ...TEST_EVENT,
@@ -62,10 +62,10 @@ export async function recordTestEvent(db: Db, businessId: string, subscriptionId
   });
 }
 
-async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
+async function insertEvent(tx: Tx, event: NewEvent): Promise<string> {
   const eventId = randomUUID();
   const body = eventBody(event, eventId);
-  const [inserted] = await q.query<{ id: string }>(
+  const [inserted] = await tx.query<{ id: string }>(
     `WITH e AS (
        INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_key) DO NOTHING RETURNING id
@@ -80,7 +80,7 @@ async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
     [eventId, event.businessId, event.entityId, event.eventName, event.eventType, body, body, event.sourceKey, event.onlySubscription ?? null],
   );
   if (inserted) {
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId: event.businessId,
       action: 'event.recorded',
       entityId: event.entityId,
@@ -89,7 +89,7 @@ async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
     });
     return inserted.id;
   }
-  const [existing] = await q.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [event.sourceKey]);
+  const [existing] = await tx.query<{ id: string }>('SELECT id FROM events WHERE source_key = $1', [event.sourceKey]);
   return existing!.id;
 }
 
@@ -98,13 +98,13 @@ async function insertEvent(q: Tx, event: NewEvent): Promise<string> {
  * deliveries, in one statement (a change that touches hundreds of entities: member assignments);
  * with an audit entry (event.recorded) for each new one. Returns the new events' ids.
  */
-export async function recordEvents(q: Tx, events: readonly NewEvent[]): Promise<string[]> {
+export async function recordEvents(tx: Tx, events: readonly NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const first = events[0]!;
   if (events.some((e) => e.businessId !== first.businessId || e.eventType !== first.eventType || e.eventName !== first.eventName))
     throw new Error('recordEvents: one business and one event type per call');
   const ids = events.map(() => randomUUID());
-  const inserted = await q.query<{ id: string; entity_id: string | null }>(
+  const inserted = await tx.query<{ id: string; entity_id: string | null }>(
     `WITH e AS (
        INSERT INTO events (id, business_id, entity_id, event_name, event_type, payload, body, source_key)
        SELECT x.id, $1, x.entity_id, $2, $3, x.body::jsonb, x.body, x.source_key
@@ -129,7 +129,7 @@ export async function recordEvents(q: Tx, events: readonly NewEvent[]): Promise<
     ],
   );
   for (const row of inserted) {
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId: first.businessId,
       action: 'event.recorded',
       entityId: row.entity_id == null ? null : String(row.entity_id),
@@ -138,4 +138,13 @@ export async function recordEvents(q: Tx, events: readonly NewEvent[]): Promise<
     });
   }
   return inserted.map((r) => String(r.id));
+}
+
+/** The latest decision event about the entity (any person path), which closes a hosted-SDK round. */
+export async function lastDecisionEventOf(db: Queryable, entityId: string, eventType: string): Promise<string | null> {
+  const [row] = await db.query<{ id: string }>('SELECT id FROM events WHERE entity_id = $1 AND event_type = $2 ORDER BY created_at DESC, id LIMIT 1', [
+    entityId,
+    eventType,
+  ]);
+  return row ? String(row.id) : null;
 }

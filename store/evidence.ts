@@ -17,12 +17,12 @@ const textOrNull = (v: unknown) => (v == null ? null : String(v));
 /** The entity's record, or null when no entity (sealed or not) has this id. */
 export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceRecord | null> {
   // one snapshot: the chain head and the entries are of the same moment as the rest
-  return readRecord(db, async (q) => {
-    const [e] = await q.query(`SELECT r.*, b.retention_years FROM entity_records r JOIN businesses b ON b.id = r.business_id WHERE r.id = $1`, [entityId]);
+  return readRecord(db, async (tx) => {
+    const [e] = await tx.query(`SELECT r.*, b.retention_years FROM entity_records r JOIN businesses b ON b.id = r.business_id WHERE r.id = $1`, [entityId]);
     if (!e) return null;
     // one after another: a transaction is one connection, which runs one query at a time
-    const all = (sql: string) => q.query(sql, [entityId]);
-    const persons = await personsOf(q, [entityId]);
+    const all = (sql: string) => tx.query(sql, [entityId]);
+    const persons = await personsOf(tx, [entityId]);
     const requirements = await all(
       'SELECT id, requirement_slug, value, status, submission_id, file_id, created_at, updated_at FROM entity_requirements ' +
         'WHERE entity_id = $1 ORDER BY created_at, id',
@@ -33,7 +33,7 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
       'SELECT business_entity_id, member_entity_id, role, ownership_percent, external_id, declared, created_at FROM entity_members ' +
         'WHERE business_entity_id = $1 OR member_entity_id = $1 ORDER BY business_entity_id, position, created_at',
     );
-    const decisions = await decisionsOf(q, [entityId]);
+    const decisions = await decisionsOf(tx, [entityId]);
     const ukyc = await all(
       'SELECT id, status, decision, event_id, deadline_at, created_at, settled_at FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at',
     );
@@ -45,19 +45,19 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
     );
     // a business entity's owners: the decisions its KYB decisions rested on, the data those rested on, and their entries
     const ownerIds = members.filter((m) => String(m.business_entity_id) === entityId).map((m) => String(m.member_entity_id));
-    const ownerPersons = await personsOf(q, ownerIds);
-    const ownerDecisions = await decisionsOf(q, ownerIds);
+    const ownerPersons = await personsOf(tx, ownerIds);
+    const ownerDecisions = await decisionsOf(tx, ownerIds);
     const ownerFiles = ownerIds.length
-      ? await q.query(
+      ? await tx.query(
           'SELECT id, entity_id, slug, document_type, sha256, uploaded_at, retired_at FROM files WHERE entity_id = ANY ($1::uuid[]) ORDER BY uploaded_at, id',
           [ownerIds],
         )
       : [];
     const businessId = String(e.business_id);
     const entries = new Map<number, AuditEntry>();
-    for (const id of [entityId, ...ownerIds]) for (const x of await auditOfEntity(q, businessId, id)) entries.set(x.seq, x);
-    const head = await chainHead(q, businessId);
-    const keys = await q.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
+    for (const id of [entityId, ...ownerIds]) for (const x of await auditOfEntity(tx, businessId, id)) entries.set(x.seq, x);
+    const head = await chainHead(tx, businessId);
+    const keys = await tx.query<{ entity_id: string; key: Buffer }>('SELECT entity_id, key FROM entity_digest_keys WHERE entity_id = ANY ($1::uuid[])', [
       [entityId, ...ownerIds],
     ]);
     const profile: Row | undefined = profiles[0];
@@ -168,9 +168,9 @@ export async function evidenceOf(db: Db, entityId: string): Promise<EvidenceReco
 }
 
 /** Every version of these entities' person data, oldest first (record_kyc_persons keeps them all: migration 027). */
-async function personsOf(q: Queryable, entityIds: readonly string[]): Promise<EvidencePerson[]> {
+async function personsOf(db: Queryable, entityIds: readonly string[]): Promise<EvidencePerson[]> {
   if (entityIds.length === 0) return [];
-  const rows = await q.query(
+  const rows = await db.query(
     'SELECT id, entity_id, provider, applicant_id, person, updated_at FROM record_kyc_persons WHERE entity_id = ANY ($1::uuid[]) ORDER BY seq',
     [entityIds],
   );

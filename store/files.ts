@@ -14,8 +14,8 @@ import { iso, type Db, type Queryable, type Tx } from './db.ts';
 export type LiveFile = { storageKey: string; fileName: string | null; contentType: string };
 
 /** A live file of the entity (of the business), for a download; retired files and other entities' files are not. */
-export async function liveFileOf(q: Queryable, businessId: string, entityId: string, fileId: string): Promise<LiveFile | null> {
-  const [row] = await q.query<{ storage_key: string; file_name: string | null; content_type: string }>(
+export async function liveFileOf(db: Queryable, businessId: string, entityId: string, fileId: string): Promise<LiveFile | null> {
+  const [row] = await db.query<{ storage_key: string; file_name: string | null; content_type: string }>(
     'SELECT storage_key, file_name, content_type FROM files WHERE id = $1 AND entity_id = $2 AND business_id = $3 AND retired_at IS NULL',
     [fileId, entityId, businessId],
   );
@@ -25,8 +25,8 @@ export async function liveFileOf(q: Queryable, businessId: string, entityId: str
 /** A file a download link names by its store key: whose it is, and whether it is live (not retired); none once its entity is deleted or sealed. */
 export type LinkedFile = LiveFile & { fileId: string; businessId: string; entityId: string; live: boolean };
 
-export async function fileByStorageKey(q: Queryable, storageKey: string): Promise<LinkedFile | null> {
-  const [row] = await q.query<{ id: string; business_id: string; entity_id: string; file_name: string | null; content_type: string; live: boolean }>(
+export async function fileByStorageKey(db: Queryable, storageKey: string): Promise<LinkedFile | null> {
+  const [row] = await db.query<{ id: string; business_id: string; entity_id: string; file_name: string | null; content_type: string; live: boolean }>(
     // through the entities view: a sealed entity's files are gone for a link as for every read
     'SELECT f.id, f.business_id, f.entity_id, f.file_name, f.content_type, f.retired_at IS NULL AS live FROM files f ' +
       'JOIN entities e ON e.id = f.entity_id WHERE f.storage_key = $1',
@@ -46,15 +46,15 @@ export async function fileByStorageKey(q: Queryable, storageKey: string): Promis
 }
 
 /** The store keys of an entity's files, retired ones included (the bytes to remove with the entity). */
-export async function fileKeysOf(q: Queryable, entityId: string): Promise<string[]> {
-  const rows = await q.query<{ storage_key: string }>('SELECT storage_key FROM files WHERE entity_id = $1', [entityId]);
+export async function fileKeysOf(db: Queryable, entityId: string): Promise<string[]> {
+  const rows = await db.query<{ storage_key: string }>('SELECT storage_key FROM files WHERE entity_id = $1', [entityId]);
   return rows.map((r) => r.storage_key);
 }
 
 /** Before bytes are written under these keys: removed by housekeeping after `graceSeconds` unless a row claims them first. */
-export async function expectBytes(q: Queryable, keys: readonly string[], graceSeconds: number): Promise<void> {
+export async function expectBytes(db: Queryable, keys: readonly string[], graceSeconds: number): Promise<void> {
   if (keys.length === 0) return;
-  await q.query(
+  await db.query(
     `INSERT INTO file_store_cleanup (storage_key, not_before) SELECT k, now() + make_interval(secs => $2) FROM unnest($1::text[]) AS k
      ON CONFLICT (storage_key) DO NOTHING`,
     [keys, graceSeconds],
@@ -65,16 +65,16 @@ export async function expectBytes(q: Queryable, keys: readonly string[], graceSe
  * In the transaction that records their rows: these keys' bytes are wanted. False when one was
  * taken by housekeeping meanwhile (its bytes may be gone): the caller must not record it.
  */
-export async function claimBytes(q: Queryable, keys: readonly string[]): Promise<boolean> {
+export async function claimBytes(db: Queryable, keys: readonly string[]): Promise<boolean> {
   if (keys.length === 0) return true;
-  const claimed = await q.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[]) AND taken_at IS NULL RETURNING 1', [keys]);
+  const claimed = await db.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[]) AND taken_at IS NULL RETURNING 1', [keys]);
   return claimed.length === keys.length;
 }
 
 /** These keys' bytes are to go now (their rows are gone, or were never written). */
-export async function discardBytes(q: Queryable, keys: readonly string[]): Promise<void> {
+export async function discardBytes(db: Queryable, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  await q.query(
+  await db.query(
     `INSERT INTO file_store_cleanup (storage_key, not_before) SELECT k, now() FROM unnest($1::text[]) AS k
      ON CONFLICT (storage_key) DO UPDATE SET not_before = now()`,
     [keys],
@@ -89,8 +89,8 @@ export async function discardBytes(q: Queryable, keys: readonly string[]): Promi
  * claiming a key at the same moment waits on its row and then finds it taken (claimBytes).
  */
 export async function takeDueBytes(db: Db, limit: number, leaseSeconds: number): Promise<string[]> {
-  return db.tx(async (q) => {
-    const rows = await q.query<{ storage_key: string; named: boolean }>(
+  return db.tx(async (tx) => {
+    const rows = await tx.query<{ storage_key: string; named: boolean }>(
       `UPDATE file_store_cleanup c SET taken_at = now(), not_before = now() + make_interval(secs => $2)
         WHERE c.storage_key IN (
           SELECT storage_key FROM file_store_cleanup WHERE not_before <= now() ORDER BY not_before LIMIT $1 FOR UPDATE SKIP LOCKED)
@@ -98,7 +98,7 @@ export async function takeDueBytes(db: Db, limit: number, leaseSeconds: number):
       [limit, leaseSeconds],
     );
     await forgetBytes(
-      q,
+      tx,
       rows.filter((r) => r.named).map((r) => r.storage_key),
     );
     return rows.filter((r) => !r.named).map((r) => r.storage_key);
@@ -106,15 +106,15 @@ export async function takeDueBytes(db: Db, limit: number, leaseSeconds: number):
 }
 
 /** Done with these keys (their bytes removed). */
-export async function forgetBytes(q: Queryable, keys: readonly string[]): Promise<void> {
+export async function forgetBytes(db: Queryable, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  await q.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[])', [keys]);
+  await db.query('DELETE FROM file_store_cleanup WHERE storage_key = ANY ($1::text[])', [keys]);
 }
 
 /** Bytes that could not be removed just now: due again after `delaySeconds` (still taken). */
-export async function retryBytes(q: Queryable, keys: readonly string[], delaySeconds: number): Promise<void> {
+export async function retryBytes(db: Queryable, keys: readonly string[], delaySeconds: number): Promise<void> {
   if (keys.length === 0) return;
-  await q.query(
+  await db.query(
     `INSERT INTO file_store_cleanup (storage_key, not_before) SELECT k, now() + make_interval(secs => $2) FROM unnest($1::text[]) AS k
      ON CONFLICT (storage_key) DO UPDATE SET not_before = EXCLUDED.not_before`,
     [keys, delaySeconds],
@@ -131,8 +131,8 @@ export type FilePlace = { businessId: string; entityId: string; slug: string; do
  * Records a stored file's row and claims its bytes (they leave file_store_cleanup with it), in the
  * caller's transaction; answers when it was uploaded. The one place the `files` table is written.
  */
-export async function insertFileRow(q: Tx, f: StoredFile, place: FilePlace): Promise<string> {
-  const [row] = await q.query<{ uploaded_at: string }>(
+export async function insertFileRow(tx: Tx, f: StoredFile, place: FilePlace): Promise<string> {
+  const [row] = await tx.query<{ uploaded_at: string }>(
     `INSERT INTO files (id, business_id, entity_id, slug, document_type, submission_id, file_name, content_type, size, sha256, storage_key)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING uploaded_at`,
     [
@@ -149,8 +149,8 @@ export async function insertFileRow(q: Tx, f: StoredFile, place: FilePlace): Pro
       f.storageKey,
     ],
   );
-  if (!(await claimBytes(q, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
-  recordAudit(q, {
+  if (!(await claimBytes(tx, [f.storageKey]))) throw new Error(`the bytes of ${f.storageKey} were removed as unclaimed before their row was written`);
+  recordAudit(tx, {
     businessId: place.businessId,
     action: 'file.submitted',
     entityId: place.entityId,
@@ -161,13 +161,13 @@ export async function insertFileRow(q: Tx, f: StoredFile, place: FilePlace): Pro
 }
 
 /** Retires the live files of one KYB document kind of an entity (a new upload of that kind replaces them). */
-export async function retireFilesOfKind(q: Tx, entityId: string, slug: string, documentType: string): Promise<void> {
-  const retired = await q.query<{ id: string; business_id: string }>(
+export async function retireFilesOfKind(tx: Tx, entityId: string, slug: string, documentType: string): Promise<void> {
+  const retired = await tx.query<{ id: string; business_id: string }>(
     'UPDATE files SET retired_at = now() WHERE entity_id = $1 AND slug = $2 AND document_type = $3 AND retired_at IS NULL RETURNING id, business_id',
     [entityId, slug, documentType],
   );
   for (const r of retired) {
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId: String(r.business_id),
       action: 'file.retired',
       entityId,

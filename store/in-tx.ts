@@ -5,6 +5,6 @@ import { isTx, type Db, type Tx } from './db.ts';
 /** A transaction, or the database to open one on. */
 export type Writer = Tx | Db;
 
-export function inTx<T>(q: Writer, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return isTx(q) ? fn(q) : q.tx(fn);
+export function inTx<T>(db: Writer, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return isTx(db) ? fn(db) : db.tx(fn);
 }

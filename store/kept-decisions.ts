@@ -4,9 +4,9 @@ import type { EvidenceDecision } from '../domain/evidence.ts';
 import { iso, type Queryable } from './db.ts';
 
 /** Every decision of these entities, oldest first, KYC and KYB, as kept (record_decisions: evidence and trace read them). */
-export async function keptDecisions(q: Queryable, entityIds: readonly string[]): Promise<EvidenceDecision[]> {
+export async function keptDecisions(db: Queryable, entityIds: readonly string[]): Promise<EvidenceDecision[]> {
   if (entityIds.length === 0) return [];
-  const rows = await q.query(
+  const rows = await db.query(
     `SELECT d.*, a.provider, a.applicant_id, a.level_name FROM record_decisions d LEFT JOIN record_kyc_accounts a ON a.id = d.kyc_account_id
       WHERE d.entity_id = ANY ($1::uuid[]) ORDER BY d.seq`,
     [entityIds],

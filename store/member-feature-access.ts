@@ -1,32 +1,25 @@
-// The access a member's assignments give (domain/business-members.ts): each assignment enabled while
-// its business entity has the feature's business part (business-card-program: KYB approved) and the
-// person has its person part (card-issuance-api-access: its own decision approved, any path); the
-// member's entity_features row of the feature on while any of its assignments is. Applied set-based
-// for any number of members (one statement), in the transaction of the change that may have moved it:
-// a person's decision, a KYB decision, an assignment or a member added or removed, a business entity
-// deleted. Each change of an entity's features is audited and sent once as feature_access_change.
+// The rows of the access a member's assignments give (domain/business-members.ts): each assignment
+// enabled while its business entity has the feature's business part (business-card-program: KYB
+// approved) and the person has its person part (card-issuance-api-access: its own decision approved,
+// any path); the member's entity_features row of the feature on while any of its assignments is.
+// Applied set-based for any number of members (one statement). What a change of access triggers (its
+// audit entries, feature_access_change) is onboarding/member-access.ts, which calls this.
 //
 // Lock order: the caller holds the row of every member named (lockMembers, after the business
 // entity when it holds one — a business entity before its members, as everywhere), so two changes
 // of one member's access never interleave, whichever business entities they come from.
 import { ASSIGNABLE_FEATURES } from '../domain/business-members.ts';
-import { FEATURE_ACCESS_EVENT, featureAccessEvent } from '../domain/lifecycle-events.ts';
-import { recordAudit } from './audit-log.ts';
 import type { Queryable, Tx } from './db.ts';
-import { recordEvents } from './events.ts';
-import { subscribesTo } from './subscriptions.ts';
 
 /** Locks the rows of these entities (in id order, for the transaction), of `businessId` when given; returns the ids that exist. */
-export async function lockMembers(q: Queryable, ids: readonly string[], businessId?: string): Promise<string[]> {
+export async function lockMembers(db: Queryable, ids: readonly string[], businessId?: string): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await q.query<{ id: string }>(
+  const rows = await db.query<{ id: string }>(
     `SELECT id FROM entities WHERE id = ANY ($1::uuid[])${businessId ? ' AND business_id = $2' : ''} ORDER BY id FOR NO KEY UPDATE`,
     businessId ? [ids, businessId] : [ids],
   );
   return rows.map((r) => String(r.id));
 }
-
-const byId = new Map(ASSIGNABLE_FEATURES.map((a) => [a.feature.id, a.feature]));
 
 /**
  * Whether any of these entities has an assignment or an assignable feature: when none has either,
@@ -34,8 +27,8 @@ const byId = new Map(ASSIGNABLE_FEATURES.map((a) => [a.feature.id, a.feature]));
  * instead of the full one below, which takes a millisecond to plan, for the many people decided who
  * are no business's assigned members.
  */
-async function mayHoldAssignedAccess(q: Queryable, ids: readonly string[]): Promise<boolean> {
-  const [r] = await q.query<{ any: boolean }>(
+async function mayHoldAssignedAccess(db: Queryable, ids: readonly string[]): Promise<boolean> {
+  const [r] = await db.query<{ any: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM member_feature_assignments WHERE member_entity_id = ANY ($1::uuid[]))
          OR EXISTS (SELECT 1 FROM entity_features WHERE entity_id = ANY ($1::uuid[]) AND feature_id = ANY ($2::uuid[])) AS any`,
     [ids, ASSIGNABLE_FEATURES.map((a) => a.feature.id)],
@@ -43,18 +36,16 @@ async function mayHoldAssignedAccess(q: Queryable, ids: readonly string[]): Prom
   return r!.any;
 }
 
+export type AccessChange = { memberId: string; featureId: string; enabled: boolean };
+
 /**
  * Brings the assignments of these members, and their entities' assignable features, in line with
- * the rule; records what changed. `key` names the change (a decision's source key, a request):
- * one feature_access_change per member, feature and key. Returns the members whose features changed.
+ * the rule. Returns what changed: each member's feature turned on or off.
  */
-export async function refreshMemberAccess(
-  q: Tx,
-  c: { businessId: string; memberIds: readonly string[]; key: string; now: Date },
-): Promise<{ memberId: string; featureId: string; enabled: boolean }[]> {
+export async function alignMemberAccess(tx: Tx, c: { memberIds: readonly string[]; now: Date }): Promise<AccessChange[]> {
   if (c.memberIds.length === 0 || ASSIGNABLE_FEATURES.length === 0) return [];
-  if (!(await mayHoldAssignedAccess(q, c.memberIds))) return []; // most people decided are members of no business: nothing to bring in line
-  const changed = await q.query<{ entity_id: string; feature_id: string; enabled: boolean }>(
+  if (!(await mayHoldAssignedAccess(tx, c.memberIds))) return []; // most people decided are members of no business: nothing to bring in line
+  const changed = await tx.query<{ entity_id: string; feature_id: string; enabled: boolean }>(
     `WITH m AS (SELECT DISTINCT unnest($1::uuid[]) AS id),
      f AS (SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::uuid[]) AS f(feature_id, person_feature_id, business_feature_id)),
      calc AS (
@@ -94,32 +85,5 @@ export async function refreshMemberAccess(
       c.now,
     ],
   );
-  if (changed.length === 0) return [];
-  const out = changed.map((r) => ({ memberId: String(r.entity_id), featureId: String(r.feature_id), enabled: r.enabled }));
-  for (const x of out) {
-    const feature = byId.get(x.featureId)!;
-    recordAudit(q, {
-      businessId: c.businessId,
-      action: x.enabled ? 'feature.enabled' : 'feature.removed',
-      entityId: x.memberId,
-      subject: { type: 'feature', id: feature.id },
-      details: { featureId: feature.id, slug: feature.slug },
-    });
-  }
-  if (await subscribesTo(q, c.businessId, FEATURE_ACCESS_EVENT.eventType)) {
-    await recordEvents(
-      q,
-      out.map((x) => {
-        const feature = byId.get(x.featureId)!;
-        return {
-          businessId: c.businessId,
-          entityId: x.memberId,
-          ...FEATURE_ACCESS_EVENT,
-          payload: (eventId: string) => featureAccessEvent({ eventId, entityId: x.memberId, timestamp: c.now.toISOString(), feature, enabled: x.enabled }),
-          sourceKey: `feature-access:${c.key}:${x.memberId}:${feature.id}`,
-        };
-      }),
-    );
-  }
-  return out;
+  return changed.map((r) => ({ memberId: String(r.entity_id), featureId: String(r.feature_id), enabled: r.enabled }));
 }

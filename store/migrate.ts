@@ -28,17 +28,17 @@ export async function migrate(db: Db): Promise<string[]> {
   if ((await pendingMigrations(db)).length === 0) return [];
   const files = await migrationFiles();
   try {
-    return await db.tx(async (q) => {
-      await q.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
-      await q.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    return await db.tx(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
+      await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-      const done = new Set((await q.query<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+      const done = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version));
       const applied: string[] = [];
       for (const file of files) {
         const version = file.slice(0, -4);
         if (done.has(version)) continue;
-        await q.query(await readFile(new URL(file, dir), 'utf8'));
-        await q.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
+        await tx.query(await readFile(new URL(file, dir), 'utf8'));
+        await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
         applied.push(version);
       }
       return applied;

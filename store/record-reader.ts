@@ -7,18 +7,18 @@
 import type { Db, Tx } from './db.ts';
 
 /** Lets this transaction see sealed entities' rows through the views. */
-export async function includeSealed(q: Tx): Promise<void> {
-  await q.query("SELECT set_config('vouch.include_sealed', 'on', true)");
+export async function includeSealed(tx: Tx): Promise<void> {
+  await tx.query("SELECT set_config('vouch.include_sealed', 'on', true)");
 }
 
 /**
  * Runs fn in one read-only snapshot of the whole record, sealed entities included: what it reads
  * is of one moment (the audit chain's head and the entries with the rest).
  */
-export function readRecord<T>(db: Db, fn: (q: Tx) => Promise<T>): Promise<T> {
-  return db.tx(async (q) => {
-    await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    await includeSealed(q);
-    return fn(q);
+export function readRecord<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.tx(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    await includeSealed(tx);
+    return fn(tx);
   });
 }

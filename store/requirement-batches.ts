@@ -43,15 +43,15 @@ export async function createRequirementBatch(
   db: Db,
   input: { businessId: string; idempotencyKey: string; contentSha256: string; fileName: string | null; records: readonly ResolvedRecord[] },
 ): Promise<RequirementBatch> {
-  return db.tx(async (q) => {
+  return db.tx(async (tx) => {
     const failed = input.records.filter((x) => x.failure).length;
-    const [r] = await q.query(
+    const [r] = await tx.query(
       `INSERT INTO requirement_batches (id, business_id, idempotency_key, content_sha256, file_name, total_records)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
       [randomUUID(), input.businessId, input.idempotencyKey, input.contentSha256, input.fileName, input.records.length],
     );
     const batch = batchColumns(r!);
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId: input.businessId,
       action: 'requirement_batch.uploaded',
       subject: { type: 'requirement_batch', id: batch.id },
@@ -61,11 +61,11 @@ export async function createRequirementBatch(
     // since the upload read it leaves its record without one (it fails ENTITY_NOT_FOUND when handled)
     const named = [...new Set(input.records.flatMap((r) => (r.targetEntityId ? [r.targetEntityId] : [])))];
     const alive = new Set(
-      (await q.query<{ id: string }>('SELECT id FROM entities WHERE id = ANY($1::uuid[]) FOR KEY SHARE', [named])).map((r) => String(r.id)),
+      (await tx.query<{ id: string }>('SELECT id FROM entities WHERE id = ANY($1::uuid[]) FOR KEY SHARE', [named])).map((r) => String(r.id)),
     );
     for (let i = 0; i < input.records.length; i += CHUNK) {
       const c = input.records.slice(i, i + CHUNK);
-      await q.query(
+      await tx.query(
         `INSERT INTO requirement_batch_records (batch_id, row_number, given_entity_id, external_id, member_id, requirement_slug, value, target_entity_id,
                                                 status, error_category, error_message, error_path, retryable)
          SELECT $1, n, e, x, m, s, v, t, CASE WHEN fc IS NULL THEN 'pending' ELSE 'failed' END, fc, fm, fp, CASE WHEN fc IS NULL THEN NULL ELSE false END
@@ -91,8 +91,8 @@ export async function createRequirementBatch(
 }
 
 /** Counts of the batch's records by outcome. */
-export async function requirementBatchCounts(q: Queryable, batchId: string): Promise<RequirementBatchCounts> {
-  const rows = await q.query<{ status: string; outcome: string | null; n: string }>(
+export async function requirementBatchCounts(db: Queryable, batchId: string): Promise<RequirementBatchCounts> {
+  const rows = await db.query<{ status: string; outcome: string | null; n: string }>(
     'SELECT status, outcome, count(*) AS n FROM requirement_batch_records WHERE batch_id = $1 GROUP BY status, outcome',
     [batchId],
   );
@@ -114,9 +114,9 @@ const VISIBLE_VALUE = 'CASE WHEN target_entity_id IS NULL OR EXISTS (SELECT 1 FR
  * The batch's failed records in line order: all of them, or one page; `withValues` (the failed-records
  * CSV) reads their values too, which the status record never shows.
  */
-export async function failedRequirementRecords(q: Queryable, batchId: string, page: Page | null = null, withValues = false): Promise<FailedRecordView[]> {
+export async function failedRequirementRecords(db: Queryable, batchId: string, page: Page | null = null, withValues = false): Promise<FailedRecordView[]> {
   const paged = page ? ` LIMIT ${page.limit} OFFSET ${offsetOf(page)}` : '';
-  const rows = await q.query(
+  const rows = await db.query(
     // a value submitted for an entity since sealed is gone, as a deleted one's is (its trigger, migration 020)
     `SELECT row_number, given_entity_id, external_id, member_id, requirement_slug,
             ${withValues ? VISIBLE_VALUE : 'NULL AS value'},
@@ -153,8 +153,8 @@ export type ClaimedRecord = {
 };
 
 /** The entities these records still pending are about, read without a lock (their handling locks those entities first, then the records). */
-export async function recordTargets(q: Queryable, batchId: string, rows: readonly number[]): Promise<string[]> {
-  const found = await q.query<{ target_entity_id: string }>(
+export async function recordTargets(db: Queryable, batchId: string, rows: readonly number[]): Promise<string[]> {
+  const found = await db.query<{ target_entity_id: string }>(
     `SELECT DISTINCT target_entity_id FROM requirement_batch_records
       WHERE batch_id = $1 AND row_number = ANY ($2::int[]) AND status = 'pending' AND target_entity_id IS NOT NULL`,
     [batchId, rows],
@@ -169,8 +169,8 @@ export async function recordTargets(q: Queryable, batchId: string, rows: readonl
  * lock order, an entity before what hangs off it, as the entity's deletion takes them (its trigger
  * clears the record's value).
  */
-export async function claimRequirementRecords(q: Tx, batchId: string, rows: readonly number[]): Promise<ClaimedRecord[]> {
-  const found = await q.query<{ row_number: number; business_id: string; target_entity_id: string | null; requirement_slug: string; value: string | null }>(
+export async function claimRequirementRecords(tx: Tx, batchId: string, rows: readonly number[]): Promise<ClaimedRecord[]> {
+  const found = await tx.query<{ row_number: number; business_id: string; target_entity_id: string | null; requirement_slug: string; value: string | null }>(
     `SELECT r.row_number, b.business_id, r.target_entity_id, r.requirement_slug, r.value FROM requirement_batch_records r
        JOIN requirement_batches b ON b.id = r.batch_id
       WHERE r.batch_id = $1 AND r.row_number = ANY ($2::int[]) AND r.status = 'pending' AND b.status IN ('pending', 'in_progress')
@@ -192,11 +192,11 @@ export type RecordHandled =
   | { status: 'failed'; failure: RecordFailure; retryable: boolean };
 
 /** Moves claimed records to their final state, in one statement. */
-export async function finishRequirementRecords(q: Tx, batchId: string, handled: readonly (RecordHandled & { rowNumber: number })[]): Promise<void> {
+export async function finishRequirementRecords(tx: Tx, batchId: string, handled: readonly (RecordHandled & { rowNumber: number })[]): Promise<void> {
   if (handled.length === 0) return;
   const ok = (h: RecordHandled) => (h.status === 'succeeded' ? h : null);
   const bad = (h: RecordHandled) => (h.status === 'failed' ? h : null);
-  await q.query(
+  await tx.query(
     `UPDATE requirement_batch_records r SET status = u.status, outcome = u.outcome, submission_id = u.submission_id, wake = coalesce(u.wake, r.wake),
             value = CASE WHEN u.status = 'succeeded' THEN NULL ELSE r.value END,
             error_category = u.category, error_message = u.message, error_path = u.path, retryable = coalesce(u.retryable, r.retryable), updated_at = now()
@@ -225,11 +225,11 @@ export async function finishRequirementRecords(q: Tx, batchId: string, handled: 
  * what its first attempt committed but could not tell.
  */
 export async function recordsToTell(
-  q: Queryable,
+  db: Queryable,
   batchId: string,
   rows: readonly number[],
 ): Promise<{ wake: { submissionId: string; entityId: string; deadlineAt: string; businessId: string }[]; decided: string[] }> {
-  const found = await q.query<{ submission_id: string; entity_id: string; deadline_at: string; business_id: string; wake: boolean; outcome: string }>(
+  const found = await db.query<{ submission_id: string; entity_id: string; deadline_at: string; business_id: string; wake: boolean; outcome: string }>(
     `SELECT s.id AS submission_id, s.entity_id, s.deadline_at, s.business_id, r.wake, r.outcome FROM requirement_batch_records r
        JOIN ukyc_submissions s ON s.id = r.submission_id
       WHERE r.batch_id = $1 AND r.row_number = ANY($2::int[]) AND (r.wake OR r.outcome = 'decided')`,
@@ -250,12 +250,12 @@ export async function recordsToTell(
 
 /** The entities of the business that the records name, by id and by externalId (one query). */
 export async function entitiesNamed(
-  q: Queryable,
+  db: Queryable,
   businessId: string,
   ids: readonly string[],
   externalIds: readonly string[],
 ): Promise<{ byId: Map<string, EntityNamed>; byExternalId: Map<string, EntityNamed> }> {
-  const rows = await q.query<{ id: string; external_id: string; type: EntityNamed['type']; card_processor_public_token: string | null }>(
+  const rows = await db.query<{ id: string; external_id: string; type: EntityNamed['type']; card_processor_public_token: string | null }>(
     `SELECT id, external_id, type, card_processor_public_token FROM entities
       WHERE business_id = $1 AND (id = ANY($2::uuid[]) OR external_id = ANY($3::text[]))`,
     [businessId, ids, externalIds],

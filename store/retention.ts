@@ -9,17 +9,17 @@ import { iso, type Db, type Queryable, type Tx } from './db.ts';
 import { discardBytes, fileKeysOf } from './files.ts';
 import { includeSealed } from './record-reader.ts';
 
-export async function retentionPolicyOf(q: Queryable, businessId: string): Promise<RetentionPolicy> {
-  const [row] = await q.query<{ retention_years: number | null }>('SELECT retention_years FROM businesses WHERE id = $1', [businessId]);
+export async function retentionPolicyOf(db: Queryable, businessId: string): Promise<RetentionPolicy> {
+  const [row] = await db.query<{ retention_years: number | null }>('SELECT retention_years FROM businesses WHERE id = $1', [businessId]);
   return row?.retention_years ? { years: Number(row.retention_years) } : null;
 }
 
 /** Sets the policy for deletions from now on (records sealed before keep their date); false when there is no such business. */
 export async function setRetentionPolicy(db: Db, businessId: string, policy: RetentionPolicy): Promise<boolean> {
-  return db.tx(async (q) => {
-    const rows = await q.query('UPDATE businesses SET retention_years = $2 WHERE id = $1 RETURNING id', [businessId, policy?.years ?? null]);
+  return db.tx(async (tx) => {
+    const rows = await tx.query('UPDATE businesses SET retention_years = $2 WHERE id = $1 RETURNING id', [businessId, policy?.years ?? null]);
     if (rows.length === 0) return false;
-    recordAudit(q, { businessId, action: 'retention.policy_set', details: { years: policy?.years ?? null } });
+    recordAudit(tx, { businessId, action: 'retention.policy_set', details: { years: policy?.years ?? null } });
     return true;
   });
 }
@@ -30,8 +30,8 @@ const toHold = (r: Record<string, unknown>): Hold => ({
   releasedAt: r.released_at == null ? null : new Date(iso(r.released_at)),
 });
 
-async function holdsOf(q: Queryable, entityId: string): Promise<Hold[]> {
-  return (await q.query('SELECT id, until, released_at FROM legal_holds WHERE entity_id = $1', [entityId])).map(toHold);
+async function holdsOf(db: Queryable, entityId: string): Promise<Hold[]> {
+  return (await db.query('SELECT id, until, released_at FROM legal_holds WHERE entity_id = $1', [entityId])).map(toHold);
 }
 
 /**
@@ -39,13 +39,13 @@ async function holdsOf(q: Queryable, entityId: string): Promise<Hold[]> {
  * or while a legal hold binds it, the record is sealed (gone from the API, kept until the date
  * returned); else null, and the caller removes it at once (the spec's delete).
  */
-export async function sealIfKept(q: Tx, businessId: string, entityId: string, now: Date): Promise<Date | null> {
-  const policy = await retentionPolicyOf(q, businessId);
-  const held = (await holdsOf(q, entityId)).some((h) => holdBinds(h, now));
+export async function sealIfKept(tx: Tx, businessId: string, entityId: string, now: Date): Promise<Date | null> {
+  const policy = await retentionPolicyOf(tx, businessId);
+  const held = (await holdsOf(tx, entityId)).some((h) => holdBinds(h, now));
   if (!policy && !held) return null;
   const until = policy ? purgeAfter(now, policy.years) : now;
-  await q.query('UPDATE entity_records SET sealed_at = $2, purge_after = $3 WHERE id = $1', [entityId, now, until]);
-  recordAudit(q, {
+  await tx.query('UPDATE entity_records SET sealed_at = $2, purge_after = $3 WHERE id = $1', [entityId, now, until]);
+  recordAudit(tx, {
     businessId,
     action: 'entity.sealed',
     entityId,
@@ -64,22 +64,22 @@ export type PurgeStep = { purged: true; keys: string[] } | { purged: false; gone
  * deletion does (one lock order).
  */
 export async function purgeIfDue(db: Db, entityId: string, now: Date): Promise<PurgeStep> {
-  return db.tx(async (q) => {
-    await includeSealed(q); // the sealed record's own member links
-    await q.query('SELECT 1 FROM entity_records WHERE id IN (SELECT business_entity_id FROM memberships WHERE member_entity_id = $1) ORDER BY id FOR UPDATE', [
+  return db.tx(async (tx) => {
+    await includeSealed(tx); // the sealed record's own member links
+    await tx.query('SELECT 1 FROM entity_records WHERE id IN (SELECT business_entity_id FROM memberships WHERE member_entity_id = $1) ORDER BY id FOR UPDATE', [
       entityId,
     ]);
-    const [row] = await q.query<{ business_id: string; purge_after: Date }>(
+    const [row] = await tx.query<{ business_id: string; purge_after: Date }>(
       'SELECT business_id, purge_after FROM entity_records WHERE id = $1 AND sealed_at IS NOT NULL FOR UPDATE',
       [entityId],
     );
     if (!row) return { purged: false, gone: true };
-    const step = retentionStep(new Date(iso(row.purge_after)), await holdsOf(q, entityId), now);
+    const step = retentionStep(new Date(iso(row.purge_after)), await holdsOf(tx, entityId), now);
     if (!step.purge) return { purged: false, gone: false, at: step.at };
-    const keys = await fileKeysOf(q, entityId);
-    await discardBytes(q, keys);
-    await q.query('DELETE FROM entity_records WHERE id = $1', [entityId]);
-    recordAudit(q, {
+    const keys = await fileKeysOf(tx, entityId);
+    await discardBytes(tx, keys);
+    await tx.query('DELETE FROM entity_records WHERE id = $1', [entityId]);
+    recordAudit(tx, {
       businessId: String(row.business_id),
       action: 'entity.purged',
       entityId,
@@ -116,11 +116,11 @@ const toHoldView = (r: Record<string, unknown>): HoldView => ({
 
 /** Places a hold on an entity, live or sealed; null when there is no such record (or it was purged). */
 export async function addHold(db: Db, h: { entityId: string; reason: string; until: Date | null; by: string }): Promise<HoldView | null> {
-  return db.tx(async (q) => {
-    const [entity] = await q.query<{ business_id: string }>('SELECT business_id FROM entity_records WHERE id = $1 FOR UPDATE', [h.entityId]);
+  return db.tx(async (tx) => {
+    const [entity] = await tx.query<{ business_id: string }>('SELECT business_id FROM entity_records WHERE id = $1 FOR UPDATE', [h.entityId]);
     if (!entity) return null;
     const id = randomUUID();
-    const [row] = await q.query('INSERT INTO legal_holds (id, business_id, entity_id, reason, until, placed_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *', [
+    const [row] = await tx.query('INSERT INTO legal_holds (id, business_id, entity_id, reason, until, placed_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *', [
       id,
       entity.business_id,
       h.entityId,
@@ -128,7 +128,7 @@ export async function addHold(db: Db, h: { entityId: string; reason: string; unt
       h.until,
       h.by,
     ]);
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId: String(entity.business_id),
       action: 'hold.added',
       entityId: h.entityId,
@@ -142,21 +142,24 @@ export async function addHold(db: Db, h: { entityId: string; reason: string; unt
 
 /** Releases a hold; null when there is no such hold, or it is released already. */
 export async function releaseHold(db: Db, holdId: string, by: string): Promise<HoldView | null> {
-  return db.tx(async (q) => {
-    const [row] = await q.query('UPDATE legal_holds SET released_by = $2, released_at = now() WHERE id = $1 AND released_at IS NULL RETURNING *', [holdId, by]);
+  return db.tx(async (tx) => {
+    const [row] = await tx.query('UPDATE legal_holds SET released_by = $2, released_at = now() WHERE id = $1 AND released_at IS NULL RETURNING *', [
+      holdId,
+      by,
+    ]);
     if (!row) return null;
     const hold = toHoldView(row);
-    recordAudit(q, { businessId: hold.businessId, action: 'hold.released', entityId: hold.entityId, subject: { type: 'legal_hold', id: hold.id } });
+    recordAudit(tx, { businessId: hold.businessId, action: 'hold.released', entityId: hold.entityId, subject: { type: 'legal_hold', id: hold.id } });
     return hold;
   });
 }
 
-export async function listHolds(q: Queryable, filter: { entityId?: string; businessId?: string; all?: boolean }): Promise<HoldView[]> {
+export async function listHolds(db: Queryable, filter: { entityId?: string; businessId?: string; all?: boolean }): Promise<HoldView[]> {
   const where = [filter.all ? 'true' : 'released_at IS NULL'];
   const params: unknown[] = [];
   if (filter.entityId) where.push(`entity_id = $${params.push(filter.entityId)}`);
   if (filter.businessId) where.push(`business_id = $${params.push(filter.businessId)}`);
-  return (await q.query(`SELECT * FROM legal_holds WHERE ${where.join(' AND ')} ORDER BY placed_at, id`, params)).map(toHoldView);
+  return (await db.query(`SELECT * FROM legal_holds WHERE ${where.join(' AND ')} ORDER BY placed_at, id`, params)).map(toHoldView);
 }
 
 export type SealedRecord = {
@@ -171,15 +174,15 @@ export type SealedRecord = {
 };
 
 /** Every sealed record (of one business, or all), soonest purge first: what `vouch retention report` prints. */
-export async function sealedRecords(q: Queryable, now: Date, businessId?: string): Promise<SealedRecord[]> {
-  const rows = await q.query<{ id: string; business_id: string; type: string; sealed_at: Date; purge_after: Date }>(
+export async function sealedRecords(db: Queryable, now: Date, businessId?: string): Promise<SealedRecord[]> {
+  const rows = await db.query<{ id: string; business_id: string; type: string; sealed_at: Date; purge_after: Date }>(
     `SELECT id, business_id, type, sealed_at, purge_after FROM entity_records WHERE sealed_at IS NOT NULL ${businessId ? 'AND business_id = $1' : ''}
       ORDER BY purge_after, id`,
     businessId ? [businessId] : [],
   );
   const out: SealedRecord[] = [];
   for (const r of rows) {
-    const holds = await holdsOf(q, r.id);
+    const holds = await holdsOf(db, r.id);
     const step = retentionStep(new Date(iso(r.purge_after)), holds, now);
     out.push({
       entityId: String(r.id),
@@ -195,8 +198,8 @@ export async function sealedRecords(q: Queryable, now: Date, businessId?: string
 }
 
 /** Sealed records whose purge date has passed: the reconciler makes sure each has its retention workflow. */
-export async function sealedPastDue(q: Queryable, now: Date, limit = 200): Promise<{ entityId: string; businessId: string }[]> {
-  const rows = await q.query<{ id: string; business_id: string }>(
+export async function sealedPastDue(db: Queryable, now: Date, limit = 200): Promise<{ entityId: string; businessId: string }[]> {
+  const rows = await db.query<{ id: string; business_id: string }>(
     'SELECT id, business_id FROM entity_records WHERE sealed_at IS NOT NULL AND purge_after <= $1 ORDER BY purge_after LIMIT $2',
     [now, limit],
   );
@@ -204,7 +207,7 @@ export async function sealedPastDue(q: Queryable, now: Date, limit = 200): Promi
 }
 
 /** The business of a record, live or sealed (null when there is none: purged, or never). */
-export async function recordBusiness(q: Queryable, entityId: string): Promise<{ businessId: string; sealed: boolean } | null> {
-  const [row] = await q.query<{ business_id: string; sealed_at: Date | null }>('SELECT business_id, sealed_at FROM entity_records WHERE id = $1', [entityId]);
+export async function recordBusiness(db: Queryable, entityId: string): Promise<{ businessId: string; sealed: boolean } | null> {
+  const [row] = await db.query<{ business_id: string; sealed_at: Date | null }>('SELECT business_id, sealed_at FROM entity_records WHERE id = $1', [entityId]);
   return row ? { businessId: String(row.business_id), sealed: row.sealed_at !== null } : null;
 }

@@ -7,9 +7,9 @@ import type { Queryable } from './db.ts';
 import { inTx, type Writer } from './in-tx.ts';
 
 /** Stores the request, with its audit entry (sandbox.review_requested: its id; what it asks to play, a review and maybe a test person, stays here). */
-export async function insertSandboxReview(q: Writer, r: { businessId: string; entityId: string; request: SandboxReviewRequest }): Promise<string> {
+export async function insertSandboxReview(db: Writer, r: { businessId: string; entityId: string; request: SandboxReviewRequest }): Promise<string> {
   const id = randomUUID();
-  await inTx(q, async (tx) => {
+  await inTx(db, async (tx) => {
     await tx.query('INSERT INTO sandbox_reviews (id, business_id, entity_id, request) VALUES ($1, $2, $3, $4)', [
       id,
       r.businessId,
@@ -21,7 +21,7 @@ export async function insertSandboxReview(q: Writer, r: { businessId: string; en
   return id;
 }
 
-export async function loadSandboxReview(q: Queryable, id: string): Promise<{ entityId: string; request: SandboxReviewRequest } | null> {
-  const [row] = await q.query<{ entity_id: string; request: SandboxReviewRequest }>('SELECT entity_id, request FROM sandbox_reviews WHERE id = $1', [id]);
+export async function loadSandboxReview(db: Queryable, id: string): Promise<{ entityId: string; request: SandboxReviewRequest } | null> {
+  const [row] = await db.query<{ entity_id: string; request: SandboxReviewRequest }>('SELECT entity_id, request FROM sandbox_reviews WHERE id = $1', [id]);
   return row ? { entityId: row.entity_id, request: row.request } : null;
 }

@@ -27,18 +27,18 @@ const APPEND_ONLY: Record<string, string[]> = {
  * Grants the service role what it may do in the current schema; run by the schema's owner after
  * migrating, in one transaction (a running service never sees its grants half made).
  */
-export async function grantServiceRole(q: Queryable, role: string): Promise<void> {
+export async function grantServiceRole(db: Queryable, role: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new Error(`not a role name: ${role}`);
-  const [{ schema } = { schema: 'public' }] = await q.query<{ schema: string }>('SELECT current_schema() AS schema');
+  const [{ schema } = { schema: 'public' }] = await db.query<{ schema: string }>('SELECT current_schema() AS schema');
   const s = `"${schema.replaceAll('"', '""')}"`;
-  await q.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${s} FROM ${role}`);
-  await q.query(`GRANT USAGE ON SCHEMA ${s} TO ${role}`);
+  await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${s} FROM ${role}`);
+  await db.query(`GRANT USAGE ON SCHEMA ${s} TO ${role}`);
   // PostgreSQL before 15 lets everyone create in `public`: the service's role makes no table of its own
-  await q.query(`REVOKE CREATE ON SCHEMA ${s} FROM PUBLIC`);
-  await q.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${role}`);
-  await q.query(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${s} TO ${role}`);
+  await db.query(`REVOKE CREATE ON SCHEMA ${s} FROM PUBLIC`);
+  await db.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${role}`);
+  await db.query(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${s} TO ${role}`);
   for (const [table, allowed] of Object.entries(APPEND_ONLY)) {
-    await q.query(`REVOKE ALL ON ${s}.${table} FROM ${role}`);
-    await q.query(`GRANT ${allowed.join(', ')} ON ${s}.${table} TO ${role}`);
+    await db.query(`REVOKE ALL ON ${s}.${table} FROM ${role}`);
+    await db.query(`GRANT ${allowed.join(', ')} ON ${s}.${table} TO ${role}`);
   }
 }

@@ -1,7 +1,6 @@
 // One shared applicant's way through onboarding, for a batch row or a sync request alike:
 // pending → (entity resolved) → (applicant imported, decision taken) → succeeded | failed.
 // Every step is idempotent, so a retried activity never imports, counts or announces twice.
-import { recordVerificationStage } from './lifecycle-events.ts';
 import { recordError, type ImportErrorCategory, type RecordError } from '../domain/import-errors.ts';
 import type { VerificationRef } from '../domain/lifecycle-events.ts';
 import type { Decision } from '../domain/reliance.ts';
@@ -44,14 +43,14 @@ function where(ref: ShareRef): { table: string; clause: string; params: unknown[
 }
 
 /** Loads the record; `lock` takes its row lock for the rest of the caller's transaction. */
-export async function loadShareRecord(q: Queryable, ref: ShareRef, lock = false): Promise<ShareRecord> {
+export async function loadShareRecord(db: Queryable, ref: ShareRef, lock = false): Promise<ShareRecord> {
   const w = where(ref);
   const sql =
     ref.kind === 'batch'
       ? `SELECT r.*, b.business_id, b.status AS batch_status FROM import_records r JOIN import_batches b ON b.id = r.batch_id
           WHERE r.batch_id = $1 AND r.row_number = $2${lock ? ' FOR UPDATE OF r' : ''}`
       : `SELECT * FROM sync_imports WHERE ${w.clause}${lock ? ' FOR UPDATE' : ''}`;
-  const [r] = await q.query(sql, w.params);
+  const [r] = await db.query(sql, w.params);
   if (!r) throw new Error(`no share record ${shareRefKey(ref)}`);
   return {
     businessId: String(r.business_id),
@@ -70,10 +69,10 @@ export async function loadShareRecord(q: Queryable, ref: ShareRef, lock = false)
 }
 
 /** Updates the record (only while pending, unless told); `also`, a further condition on `values`. */
-async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[], onlyPending = true, also?: string): Promise<number> {
+async function update(db: Queryable, ref: ShareRef, set: string, values: unknown[], onlyPending = true, also?: string): Promise<number> {
   const w = where(ref);
   const shift = (sql: string) => sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + values.length}`);
-  const rows = await q.query(
+  const rows = await db.query(
     `UPDATE ${w.table} SET ${set}, updated_at = now() WHERE ${shift(w.clause)}` +
       `${onlyPending ? " AND status = 'pending'" : ''}${also ? ` AND ${also}` : ''} RETURNING 1`,
     [...values, ...w.params],
@@ -81,52 +80,37 @@ async function update(q: Queryable, ref: ShareRef, set: string, values: unknown[
   return rows.length;
 }
 
-export const setRecordEntity = (q: Queryable, ref: ShareRef, entityId: string) => update(q, ref, 'entity_id = $1', [entityId]);
+export const setRecordEntity = (db: Queryable, ref: ShareRef, entityId: string) => update(db, ref, 'entity_id = $1', [entityId]);
 
 /**
- * Records the entity and counts the import request about to be sent (before it is, so a lost answer
- * is still counted). 0 when the entity is gone — deleted since it was resolved, its deletion waited
- * for if under way — or the record is no longer pending: then no request may be sent.
+ * In the caller's transaction: records the entity and counts the import request about to be sent
+ * (before it is, so a lost answer is still counted). 0 when the entity is gone — deleted since it was
+ * resolved, its deletion waited for if under way — or the record is no longer pending: then no
+ * request may be sent (onboarding/share-records.ts beforeImport records the verification's start).
  */
-export async function beforeImport(db: Db, ref: ShareRef, businessId: string, entityId: string): Promise<number> {
-  return db.tx(async (q) => {
-    const changed = await update(
-      q,
-      ref,
-      'entity_id = $1, import_attempts = import_attempts + 1',
-      [entityId],
-      true,
-      'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)',
-    );
-    // the record's verification has started (verification_status_change STARTED; recorded once per
-    // record by its key, however many attempts send a request)
-    if (changed) {
-      const key = shareRefKey(ref);
-      await recordVerificationStage(q, {
-        businessId,
-        entityId,
-        ref: { path: 'token-sharing', ...shareVerification(ref) },
-        stage: 'STARTED',
-        key,
-        now: new Date(),
-      });
-    }
-    return changed;
-  });
+export function beforeImportIn(tx: Tx, ref: ShareRef, entityId: string): Promise<number> {
+  return update(
+    tx,
+    ref,
+    'entity_id = $1, import_attempts = import_attempts + 1',
+    [entityId],
+    true,
+    'EXISTS (SELECT 1 FROM entities WHERE id = $1 FOR KEY SHARE)',
+  );
 }
 
-export const setRecordImported = (q: Queryable, ref: ShareRef, applicantId: string, decision: Decision) =>
-  update(q, ref, 'applicant_id = $1, decision = $2', [applicantId, JSON.stringify(decision)]);
+export const setRecordImported = (db: Queryable, ref: ShareRef, applicantId: string, decision: Decision) =>
+  update(db, ref, 'applicant_id = $1, decision = $2', [applicantId, JSON.stringify(decision)]);
 
-async function bumpBatch(q: Queryable, ref: ShareRef, outcome: 'succeeded' | 'failed') {
+async function bumpBatch(db: Queryable, ref: ShareRef, outcome: 'succeeded' | 'failed') {
   if (ref.kind !== 'batch') return;
   const column = outcome === 'succeeded' ? 'successful_records' : 'failed_records';
-  await q.query(`UPDATE import_batches SET ${column} = ${column} + 1, updated_at = now() WHERE id = $1`, [ref.batchId]);
+  await db.query(`UPDATE import_batches SET ${column} = ${column} + 1, updated_at = now() WHERE id = $1`, [ref.batchId]);
 }
 
 /** share.failed: which record (batch and row, or sync request) and the error's category; its message stays with the record. */
-function recordShareFailed(q: Tx, ref: ShareRef, rec: { businessId: string; entityId: string | null }, error: RecordError): void {
-  recordAudit(q, {
+function recordShareFailed(tx: Tx, ref: ShareRef, rec: { businessId: string; entityId: string | null }, error: RecordError): void {
+  recordAudit(tx, {
     businessId: rec.businessId,
     action: 'share.failed',
     entityId: rec.entityId,
@@ -143,39 +127,19 @@ function recordShareFailed(q: Tx, ref: ShareRef, rec: { businessId: string; enti
  * — only if this call moved it (overlapping attempts count once); `rec` names its business and entity
  * (null: the entity is gone).
  */
-export async function markRecordFailedIn(q: Tx, ref: ShareRef, rec: { businessId: string; entityId: string | null }, error: RecordError): Promise<boolean> {
-  const changed = await update(q, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [
+export async function markRecordFailedIn(tx: Tx, ref: ShareRef, rec: { businessId: string; entityId: string | null }, error: RecordError): Promise<boolean> {
+  const changed = await update(tx, ref, "status = 'failed', error_category = $1, error_message = $2, retryable = $3", [
     error.category,
     error.message,
     error.retryable,
   ]);
   if (!changed) return false;
-  await bumpBatch(q, ref, 'failed');
-  recordShareFailed(q, ref, rec, error);
+  await bumpBatch(tx, ref, 'failed');
+  recordShareFailed(tx, ref, rec, error);
   return true;
 }
 
 /** In the caller's transaction: a pending record succeeded, counted in its batch (once: only if this call moved it). */
-export async function markRecordSucceededIn(q: Queryable, ref: ShareRef): Promise<void> {
-  if ((await update(q, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(q, ref, 'succeeded');
-}
-
-/** Marks a pending record failed and counts it — only if this call moved it (overlapping attempts count once). */
-export async function failRecord(db: Db, ref: ShareRef, error: RecordError): Promise<boolean> {
-  return db.tx(async (q) => {
-    const rec = await loadShareRecord(q, ref);
-    if (!(await markRecordFailedIn(q, ref, rec, error))) return false;
-    // a record that started (its import request went out) ends here without a decision: FAILED
-    if (rec.entityId && error.category !== 'ENTITY_NOT_FOUND') {
-      await recordVerificationStage(q, {
-        businessId: rec.businessId,
-        entityId: rec.entityId,
-        ref: { path: 'token-sharing', ...shareVerification(ref) },
-        stage: 'FAILED',
-        key: shareRefKey(ref),
-        now: new Date(),
-      });
-    }
-    return true;
-  });
+export async function markRecordSucceededIn(db: Queryable, ref: ShareRef): Promise<void> {
+  if ((await update(db, ref, "status = 'succeeded'", [])) === 1) await bumpBatch(db, ref, 'succeeded');
 }

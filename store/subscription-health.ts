@@ -72,14 +72,14 @@ export function outcomesBySubscription(
  * disables the subscription once its run has lasted `disableAfterMs`.
  */
 export async function noteSubscriptionHealth(
-  q: Tx,
+  tx: Tx,
   outcomes: readonly SubscriptionOutcome[],
   disableAfterMs: number,
   /** The deliveries whose attempts these are: their own record moves them, not the backlog's. */
   attempted: readonly string[],
 ): Promise<HealthChange[]> {
   if (outcomes.length === 0) return [];
-  const rows = await q.query<{
+  const rows = await tx.query<{
     id: string;
     business_id: string;
     ok: boolean;
@@ -121,9 +121,9 @@ export async function noteSubscriptionHealth(
   for (const r of rows.sort((a, b) => (a.id < b.id ? -1 : 1))) {
     const id = String(r.id);
     if (r.ok) {
-      const deliveries = r.resume ? await resumeBacklog(q, id, attempted) : 0;
+      const deliveries = r.resume ? await resumeBacklog(tx, id, attempted) : 0;
       if (r.was_disabled)
-        recordAudit(q, {
+        recordAudit(tx, {
           businessId: String(r.business_id),
           action: 'subscription.enabled',
           subject: { type: 'subscription', id },
@@ -131,8 +131,8 @@ export async function noteSubscriptionHealth(
         });
       changes.push({ subscriptionId: id, to: 'healthy', deliveries });
     } else if (r.disabled_at) {
-      const held = await holdBacklog(q, id);
-      recordAudit(q, {
+      const held = await holdBacklog(tx, id);
+      recordAudit(tx, {
         businessId: String(r.business_id),
         action: 'subscription.disabled',
         subject: { type: 'subscription', id },
@@ -149,8 +149,8 @@ export async function noteSubscriptionHealth(
  * Every pending delivery of a disabled subscription is held: kept, attempted by no one. A claim
  * under way keeps its lease (its attempt is recorded; a failure is held then).
  */
-async function holdBacklog(q: Queryable, subscriptionId: string): Promise<number> {
-  const rows = await q.query(
+async function holdBacklog(db: Queryable, subscriptionId: string): Promise<number> {
+  const rows = await db.query(
     `UPDATE webhook_deliveries d SET mode = 'held', updated_at = now()
       WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode <> 'held' ORDER BY id FOR NO KEY UPDATE)
      RETURNING d.id`,
@@ -163,8 +163,8 @@ async function holdBacklog(q: Queryable, subscriptionId: string): Promise<number
  * The subscription's waiting and held deliveries go to the dispatcher, due now, as a new run (an
  * earlier release's retry workflow, if any, is superseded), each remembering the slot it was waiting for.
  */
-async function resumeBacklog(q: Queryable, subscriptionId: string, except: readonly string[] = []): Promise<number> {
-  const rows = await q.query(
+async function resumeBacklog(db: Queryable, subscriptionId: string, except: readonly string[] = []): Promise<number> {
+  const rows = await db.query(
     `UPDATE webhook_deliveries d SET mode = 'dispatcher', resumed_slot = CASE WHEN d.mode IN ('waiting', 'workflow') THEN d.next_attempt_at END, ${NEW_RUN_NOW}
       WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' AND mode IN ('waiting', 'workflow', 'held')
                         AND NOT (id = ANY ($2::uuid[])) ORDER BY id FOR NO KEY UPDATE)
@@ -183,8 +183,8 @@ async function resumeBacklog(q: Queryable, subscriptionId: string, except: reado
  * deliveries (the lock order above); one another dispatcher is probing is skipped. Returns how many
  * deliveries it sent early.
  */
-export async function probeFailingSubscriptions(q: Queryable, limit = 100): Promise<number> {
-  const rows = await q.query(
+export async function probeFailingSubscriptions(db: Queryable, limit = 100): Promise<number> {
+  const rows = await db.query(
     `WITH due AS (
        SELECT s.id, s.failing_since FROM notification_subscriptions s
         WHERE s.failing_since IS NOT NULL AND s.disabled_at IS NULL AND s.failing_since < now() - make_interval(secs => $1::float8)
@@ -214,8 +214,8 @@ export async function probeFailingSubscriptions(q: Queryable, limit = 100): Prom
  * disabled subscription are held. Each can follow an event recorded as its subscription was enabled,
  * deleted or disabled. Returns how many it moved.
  */
-export async function reconcileHeldDeliveries(q: Queryable): Promise<number> {
-  const rows = await q.query(
+export async function reconcileHeldDeliveries(db: Queryable): Promise<number> {
+  const rows = await db.query(
     `WITH released AS (
        UPDATE webhook_deliveries d SET mode = 'dispatcher', ${NEW_RUN_NOW}
         WHERE d.status = 'pending' AND d.mode = 'held'
@@ -242,11 +242,11 @@ export async function reconcileHeldDeliveries(q: Queryable): Promise<number> {
  * deliveries go to the dispatcher now. Undefined when the business has no such subscription.
  */
 export async function enableSubscription(
-  db: { tx<T>(fn: (q: Tx) => Promise<T>): Promise<T> },
+  db: { tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> },
   businessId: string,
   id: string,
 ): Promise<{ subscription: Subscription; resumed: number } | undefined> {
-  return db.tx((q) => enableIn(q, businessId, id, 'request'));
+  return db.tx((tx) => enableIn(tx, businessId, id, 'request'));
 }
 
 /**
@@ -254,20 +254,20 @@ export async function enableSubscription(
  * (a PUT gave it a new URL, store/subscriptions.ts).
  */
 export async function enableIn(
-  q: Tx,
+  tx: Tx,
   businessId: string,
   id: string,
   by: 'request' | 'replaced',
 ): Promise<{ subscription: Subscription; resumed: number } | undefined> {
-  const [before] = await q.query<{ failing_since: Date | null; disabled_at: Date | null }>(
+  const [before] = await tx.query<{ failing_since: Date | null; disabled_at: Date | null }>(
     'SELECT failing_since, disabled_at FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR UPDATE',
     [id, businessId],
   );
   if (!before) return undefined;
-  const [r] = await q.query('UPDATE notification_subscriptions SET failing_since = NULL, disabled_at = NULL WHERE id = $1 RETURNING *', [id]);
-  const resumed = await resumeBacklog(q, id);
+  const [r] = await tx.query('UPDATE notification_subscriptions SET failing_since = NULL, disabled_at = NULL WHERE id = $1 RETURNING *', [id]);
+  const resumed = await resumeBacklog(tx, id);
   if (before.failing_since || before.disabled_at || resumed > 0)
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId,
       action: 'subscription.enabled',
       subject: { type: 'subscription', id },
@@ -282,8 +282,8 @@ export async function enableIn(
 }
 
 /** Subscriptions by health, for the metrics gauge (the unhealthy ones through their own index). */
-export async function subscriptionHealthCounts(q: Queryable): Promise<Record<'healthy' | 'failing' | 'disabled', number>> {
-  const [r] = await q.query<{ total: string; failing: string; disabled: string }>(
+export async function subscriptionHealthCounts(db: Queryable): Promise<Record<'healthy' | 'failing' | 'disabled', number>> {
+  const [r] = await db.query<{ total: string; failing: string; disabled: string }>(
     `SELECT (SELECT count(*) FROM notification_subscriptions) AS total,
             count(*) FILTER (WHERE disabled_at IS NULL) AS failing, count(*) FILTER (WHERE disabled_at IS NOT NULL) AS disabled
        FROM notification_subscriptions WHERE failing_since IS NOT NULL OR disabled_at IS NOT NULL`,

@@ -12,8 +12,8 @@ import { toSubscription, type Subscription } from './subscription-row.ts';
 export { toSubscription, type Subscription };
 
 /** subscription.created / replaced: what it takes (event types) and the SHA-256 of where it sends (the URL may hold a secret). */
-function recordSubscription(q: Tx, businessId: string, s: Subscription, action: 'subscription.created' | 'subscription.replaced'): void {
-  recordAudit(q, {
+function recordSubscription(tx: Tx, businessId: string, s: Subscription, action: 'subscription.created' | 'subscription.replaced'): void {
+  recordAudit(tx, {
     businessId,
     action,
     subject: { type: 'subscription', id: s.id },
@@ -34,17 +34,17 @@ export async function createSubscription(
   input: SubscriptionInput,
   sealSecret?: (subscriptionId: string) => string,
 ): Promise<Subscription> {
-  return db.tx(async (q) => {
-    await q.query('SELECT id FROM businesses WHERE id = $1 FOR UPDATE', [businessId]);
-    const [count] = await q.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
+  return db.tx(async (tx) => {
+    await tx.query('SELECT id FROM businesses WHERE id = $1 FOR UPDATE', [businessId]);
+    const [count] = await tx.query<{ n: string }>('SELECT count(*) AS n FROM notification_subscriptions WHERE business_id = $1', [businessId]);
     if (Number(count!.n) >= MAX_SUBSCRIPTIONS) throw new SubscriptionLimitReached();
     const id = randomUUID();
-    const [r] = await q.query(
+    const [r] = await tx.query(
       'INSERT INTO notification_subscriptions (id, business_id, channel, types, url, secret_sealed) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
       [id, businessId, input.notificationChannel, input.notificationTypes, input.webhookUrl, sealSecret?.(id) ?? null],
     );
     const created = toSubscription(r!);
-    recordSubscription(q, businessId, created, 'subscription.created');
+    recordSubscription(tx, businessId, created, 'subscription.created');
     return created;
   });
 }
@@ -59,8 +59,8 @@ export async function listSubscriptions(db: Db, businessId: string, page: Page) 
   return { items: rows.map(toSubscription), totalItems: Number(count!.n) };
 }
 
-export async function getSubscription(q: Queryable, businessId: string, id: string): Promise<Subscription | undefined> {
-  const [r] = await q.query('SELECT * FROM notification_subscriptions WHERE id = $1 AND business_id = $2', [id, businessId]);
+export async function getSubscription(db: Queryable, businessId: string, id: string): Promise<Subscription | undefined> {
+  const [r] = await db.query('SELECT * FROM notification_subscriptions WHERE id = $1 AND business_id = $2', [id, businessId]);
   return r ? toSubscription(r) : undefined;
 }
 
@@ -69,36 +69,36 @@ export async function getSubscription(q: Queryable, businessId: string, id: stri
  * in the same transaction it is enabled and its waiting and held deliveries go to the dispatcher.
  */
 export async function replaceSubscription(db: Db, businessId: string, id: string, input: SubscriptionInput): Promise<Subscription | undefined> {
-  return db.tx(async (q) => {
-    const [before] = await q.query<{ url: string; failing_since: Date | null; disabled_at: Date | null }>(
+  return db.tx(async (tx) => {
+    const [before] = await tx.query<{ url: string; failing_since: Date | null; disabled_at: Date | null }>(
       'SELECT url, failing_since, disabled_at FROM notification_subscriptions WHERE id = $1 AND business_id = $2 FOR UPDATE',
       [id, businessId],
     );
     if (!before) return undefined;
-    const [r] = await q.query('UPDATE notification_subscriptions SET channel = $2, types = $3, url = $4, updated_at = now() WHERE id = $1 RETURNING *', [
+    const [r] = await tx.query('UPDATE notification_subscriptions SET channel = $2, types = $3, url = $4, updated_at = now() WHERE id = $1 RETURNING *', [
       id,
       input.notificationChannel,
       input.notificationTypes,
       input.webhookUrl,
     ]);
     const replaced = toSubscription(r!);
-    recordSubscription(q, businessId, replaced, 'subscription.replaced');
+    recordSubscription(tx, businessId, replaced, 'subscription.replaced');
     if (before.url === replaced.url || (!before.failing_since && !before.disabled_at)) return replaced;
-    return (await enableIn(q, businessId, id, 'replaced'))!.subscription;
+    return (await enableIn(tx, businessId, id, 'replaced'))!.subscription;
   });
 }
 
 /** Deletes the subscription and cancels its pending deliveries; returns those a retry workflow was waiting on. */
 export async function deleteSubscription(db: Db, businessId: string, id: string): Promise<{ deliveryId: string; run: number }[] | undefined> {
-  return db.tx(async (q) => {
-    const gone = await q.query('DELETE FROM notification_subscriptions WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
+  return db.tx(async (tx) => {
+    const gone = await tx.query('DELETE FROM notification_subscriptions WHERE id = $1 AND business_id = $2 RETURNING id', [id, businessId]);
     if (gone.length === 0) return undefined;
-    const pending = await q.query<{ id: string; run: number; mode: string }>(
+    const pending = await tx.query<{ id: string; run: number; mode: string }>(
       "UPDATE webhook_deliveries SET status = 'canceled', lease_until = NULL, updated_at = now() " +
         "WHERE subscription_id = $1 AND status = 'pending' RETURNING id, run, mode",
       [id],
     );
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId,
       action: 'subscription.deleted',
       subject: { type: 'subscription', id },
@@ -109,8 +109,8 @@ export async function deleteSubscription(db: Db, businessId: string, id: string)
 }
 
 /** The business's subscriptions, each with the event types it takes and whether it is disabled (domain/webhook-prerequisite.ts decides from them). */
-export async function subscribedTypes(q: Queryable, businessId: string): Promise<SubscribedTypes[]> {
-  const rows = await q.query<{ id: string; types: string[]; disabled: boolean }>(
+export async function subscribedTypes(db: Queryable, businessId: string): Promise<SubscribedTypes[]> {
+  const rows = await db.query<{ id: string; types: string[]; disabled: boolean }>(
     'SELECT id, types, disabled_at IS NOT NULL AS disabled FROM notification_subscriptions WHERE business_id = $1',
     [businessId],
   );
@@ -118,14 +118,14 @@ export async function subscribedTypes(q: Queryable, businessId: string): Promise
 }
 
 /** Whether the business has a subscription that takes this event type (an event is recorded only then). */
-export async function subscribesTo(q: Queryable, businessId: string, eventType: string): Promise<boolean> {
+export async function subscribesTo(db: Queryable, businessId: string, eventType: string): Promise<boolean> {
   // a transaction asks once per business (a batch's step records many events of one business)
   const key = `subscribed-types:${businessId}`;
-  let types = isTx(q) ? (q.memo.get(key) as ReadonlySet<string> | undefined) : undefined;
+  let types = isTx(db) ? (db.memo.get(key) as ReadonlySet<string> | undefined) : undefined;
   if (!types) {
-    const rows = await q.query<{ types: string[] }>('SELECT types FROM notification_subscriptions WHERE business_id = $1', [businessId]);
+    const rows = await db.query<{ types: string[] }>('SELECT types FROM notification_subscriptions WHERE business_id = $1', [businessId]);
     types = new Set(rows.flatMap((r) => r.types));
-    if (isTx(q)) q.memo.set(key, types);
+    if (isTx(db)) db.memo.set(key, types);
   }
   return types.has(eventType);
 }
@@ -135,11 +135,11 @@ export type SealedSecrets = { sealed: string | null; previousSealed: string | nu
 
 /** A caller reads the subscription's secret: its audit entry (subscription.secret_read), in a transaction of its own. */
 export async function noteSecretRead(db: Db, businessId: string, id: string): Promise<void> {
-  await db.tx(async (q) => recordAudit(q, { businessId, action: 'subscription.secret_read', subject: { type: 'subscription', id } }));
+  await db.tx(async (tx) => recordAudit(tx, { businessId, action: 'subscription.secret_read', subject: { type: 'subscription', id } }));
 }
 
-export async function subscriptionSecrets(q: Queryable, businessId: string, id: string): Promise<SealedSecrets | undefined> {
-  const [r] = await q.query<{ secret_sealed: string | null; previous_secret_sealed: string | null; previous_secret_until: Date | null }>(
+export async function subscriptionSecrets(db: Queryable, businessId: string, id: string): Promise<SealedSecrets | undefined> {
+  const [r] = await db.query<{ secret_sealed: string | null; previous_secret_sealed: string | null; previous_secret_until: Date | null }>(
     `SELECT secret_sealed,
             CASE WHEN previous_secret_until > now() THEN previous_secret_sealed END AS previous_secret_sealed,
             CASE WHEN previous_secret_until > now() THEN previous_secret_until END AS previous_secret_until
@@ -161,8 +161,8 @@ export async function rotateSubscriptionSecret(
   sealSecret: (subscriptionId: string) => string,
   overlapMs: number,
 ): Promise<SealedSecrets | undefined> {
-  return db.tx(async (q) => {
-    const [r] = await q.query<{ secret_sealed: string; previous_secret_sealed: string | null; previous_secret_until: Date | null }>(
+  return db.tx(async (tx) => {
+    const [r] = await tx.query<{ secret_sealed: string; previous_secret_sealed: string | null; previous_secret_until: Date | null }>(
       `UPDATE notification_subscriptions
           SET previous_secret_sealed = secret_sealed,
               previous_secret_until = CASE WHEN secret_sealed IS NULL THEN NULL ELSE now() + make_interval(secs => $4) END,
@@ -172,7 +172,7 @@ export async function rotateSubscriptionSecret(
       [id, businessId, sealSecret(id), overlapMs / 1000],
     );
     if (!r) return undefined;
-    recordAudit(q, {
+    recordAudit(tx, {
       businessId,
       action: 'subscription.secret_rotated',
       subject: { type: 'subscription', id },
@@ -191,17 +191,17 @@ export async function rotateSubscriptionSecret(
  * a subscription that got one meanwhile keeps it. Returns how many were given one.
  */
 export async function issueMissingSecrets(
-  q: Queryable,
+  db: Queryable,
   sealSecret: (subscriptionId: string) => string,
   options: { limit?: number; only?: string } = {},
 ): Promise<number> {
-  const rows = await q.query<{ id: string }>(
+  const rows = await db.query<{ id: string }>(
     'SELECT id FROM notification_subscriptions WHERE secret_sealed IS NULL AND ($2::uuid IS NULL OR id = $2) LIMIT $1',
     [options.limit ?? 500, options.only ?? null],
   );
   if (rows.length === 0) return 0;
   const ids = rows.map((r) => String(r.id));
-  const issued = await q.query(
+  const issued = await db.query(
     `UPDATE notification_subscriptions s SET secret_sealed = x.sealed
        FROM unnest($1::uuid[], $2::text[]) AS x(id, sealed)
       WHERE s.id = x.id AND s.secret_sealed IS NULL RETURNING s.id`,
@@ -217,12 +217,12 @@ export async function issueMissingSecrets(
  * many were sealed again, and the subscriptions whose secrets did not open.
  */
 export async function resealSecrets(
-  q: Queryable,
+  db: Queryable,
   current: string,
   reseal: (subscriptionId: string, sealed: string) => string,
   limit = 500,
 ): Promise<{ resealed: number; unopened: string[] }> {
-  const rows = await q.query<{ id: string; secret_sealed: string | null; previous_secret_sealed: string | null }>(
+  const rows = await db.query<{ id: string; secret_sealed: string | null; previous_secret_sealed: string | null }>(
     `SELECT id, secret_sealed, previous_secret_sealed FROM notification_subscriptions
       WHERE left(secret_sealed, length($1)) <> $1 OR left(previous_secret_sealed, length($1)) <> $1 LIMIT $2`,
     [current, limit],
@@ -239,7 +239,7 @@ export async function resealSecrets(
       continue;
     }
     // only if no rotation changed them meanwhile
-    const done = await q.query(
+    const done = await db.query(
       `UPDATE notification_subscriptions SET secret_sealed = $2, previous_secret_sealed = $3
         WHERE id = $1 AND secret_sealed IS NOT DISTINCT FROM $4 AND previous_secret_sealed IS NOT DISTINCT FROM $5 RETURNING id`,
       [r.id, next[0], next[1], r.secret_sealed, r.previous_secret_sealed],

@@ -16,7 +16,7 @@ export type SyncImport = {
 
 /** Stores the request, with its audit entry (sync_import.requested: its id and the SHA-256 of what it asked). */
 export async function createSyncImport(
-  q: Writer,
+  db: Writer,
   input: {
     requestId: string;
     businessId: string;
@@ -27,7 +27,7 @@ export async function createSyncImport(
     requestSha256: string;
   },
 ): Promise<void> {
-  await inTx(q, async (tx) => {
+  await inTx(db, async (tx) => {
     await tx.query(
       `INSERT INTO sync_imports (request_id, business_id, external_id, share_token, card_processor_public_token, idempotency_key, request_sha256)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -43,13 +43,13 @@ export async function createSyncImport(
 }
 
 /** The request a business made earlier with this Idempotency-Key, if any. */
-export async function findSyncImportByKey(q: Queryable, businessId: string, idempotencyKey: string): Promise<SyncImport | undefined> {
-  const [r] = await q.query('SELECT * FROM sync_imports WHERE business_id = $1 AND idempotency_key = $2', [businessId, idempotencyKey]);
+export async function findSyncImportByKey(db: Queryable, businessId: string, idempotencyKey: string): Promise<SyncImport | undefined> {
+  const [r] = await db.query('SELECT * FROM sync_imports WHERE business_id = $1 AND idempotency_key = $2', [businessId, idempotencyKey]);
   return r ? toSyncImport(r) : undefined;
 }
 
-export async function findSyncImport(q: Queryable, requestId: string): Promise<SyncImport | undefined> {
-  const [r] = await q.query('SELECT * FROM sync_imports WHERE request_id = $1', [requestId]);
+export async function findSyncImport(db: Queryable, requestId: string): Promise<SyncImport | undefined> {
+  const [r] = await db.query('SELECT * FROM sync_imports WHERE request_id = $1', [requestId]);
   return r ? toSyncImport(r) : undefined;
 }
 

@@ -38,16 +38,16 @@ const toRecord = (r: Row): EntityRecord => ({
   purgeAfter: isoOrNull(r.purge_after),
 });
 
-export async function entityRecord(q: Queryable, id: string): Promise<EntityRecord | null> {
-  const [row] = await q.query(`${RECORD} WHERE e.id = $1`, [id]);
+export async function entityRecord(db: Queryable, id: string): Promise<EntityRecord | null> {
+  const [row] = await db.query(`${RECORD} WHERE e.id = $1`, [id]);
   return row ? toRecord(row) : null;
 }
 
 /** Every record with this externalId — of every business (or one), sealed ones too — oldest first. */
-export async function entityRecordsByExternalId(q: Queryable, externalId: string, businessId?: string): Promise<EntityRecord[]> {
+export async function entityRecordsByExternalId(db: Queryable, externalId: string, businessId?: string): Promise<EntityRecord[]> {
   const rows = businessId
-    ? await q.query(`${RECORD} WHERE e.external_id = $1 AND e.business_id = $2 ORDER BY e.created_at, e.id`, [externalId, businessId])
-    : await q.query(`${RECORD} WHERE e.external_id = $1 ORDER BY e.created_at, e.id`, [externalId]);
+    ? await db.query(`${RECORD} WHERE e.external_id = $1 AND e.business_id = $2 ORDER BY e.created_at, e.id`, [externalId, businessId])
+    : await db.query(`${RECORD} WHERE e.external_id = $1 ORDER BY e.created_at, e.id`, [externalId]);
   return rows.map(toRecord);
 }
 
@@ -74,8 +74,8 @@ export type TracedDecision = {
 };
 
 /** Every decision of the entity, oldest first (each is kept: migration 027), KYC and KYB alike. */
-export async function decisionsOf(q: Queryable, entityId: string): Promise<TracedDecision[]> {
-  return (await keptDecisions(q, [entityId])).map((d) => ({
+export async function decisionsOf(db: Queryable, entityId: string): Promise<TracedDecision[]> {
+  return (await keptDecisions(db, [entityId])).map((d) => ({
     id: d.id,
     path: d.path,
     source: d.source,
@@ -115,20 +115,20 @@ const ROWS_OF_ENTITY = `
   SELECT r.batch_id, r.row_number, r.status FROM import_records r JOIN import_batches b ON b.id = r.batch_id
    WHERE b.business_id = $2 AND b.status IN ('pending', 'in_progress') AND r.status = 'pending' AND r.external_id IN ($3, $1::text)`;
 
-export async function runSubjects(q: Queryable, e: EntityRecord): Promise<RunSubjects> {
-  const [batches, syncs, ukyc, kyb, sandbox, deliveries] = await readAll(q, [
+export async function runSubjects(db: Queryable, e: EntityRecord): Promise<RunSubjects> {
+  const [batches, syncs, ukyc, kyb, sandbox, deliveries] = await readAll(db, [
     () =>
-      q.query(`SELECT b.id, b.run FROM import_batches b WHERE b.id IN (SELECT batch_id FROM (${ROWS_OF_ENTITY}) x) ORDER BY b.created_at, b.id`, [
+      db.query(`SELECT b.id, b.run FROM import_batches b WHERE b.id IN (SELECT batch_id FROM (${ROWS_OF_ENTITY}) x) ORDER BY b.created_at, b.id`, [
         e.id,
         e.businessId,
         e.externalId,
       ]),
-    () => q.query('SELECT request_id FROM sync_imports WHERE entity_id = $1 ORDER BY created_at', [e.id]),
-    () => q.query('SELECT id FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
-    () => q.query('SELECT id FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
-    () => q.query('SELECT id FROM sandbox_reviews WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () => db.query('SELECT request_id FROM sync_imports WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () => db.query('SELECT id FROM ukyc_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () => db.query('SELECT id FROM kyb_submissions WHERE entity_id = $1 ORDER BY created_at', [e.id]),
+    () => db.query('SELECT id FROM sandbox_reviews WHERE entity_id = $1 ORDER BY created_at', [e.id]),
     () =>
-      q.query(
+      db.query(
         `SELECT d.id, d.run FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
         WHERE ev.entity_id = $1 AND d.mode = 'workflow' ORDER BY d.created_at, d.id`,
         [e.id],
@@ -153,19 +153,19 @@ const ATTEMPTED_BY: Record<string, string> = {
 };
 
 /** What is not finished for an entity: open submissions, batch rows and sync requests for it, deliveries of its events. */
-export async function pendingOf(q: Queryable, e: EntityRecord) {
-  const [ukyc, kyb, rows, syncs, deliveries] = await readAll(q, [
-    () => q.query("SELECT id, created_at, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
-    () => q.query("SELECT id, created_at, deadline_at, owners FROM kyb_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
+export async function pendingOf(db: Queryable, e: EntityRecord) {
+  const [ukyc, kyb, rows, syncs, deliveries] = await readAll(db, [
+    () => db.query("SELECT id, created_at, deadline_at FROM ukyc_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
+    () => db.query("SELECT id, created_at, deadline_at, owners FROM kyb_submissions WHERE entity_id = $1 AND status = 'waiting'", [e.id]),
     () =>
-      q.query(
+      db.query(
         `SELECT x.batch_id, x.row_number, b.status AS batch_status FROM (${ROWS_OF_ENTITY}) x JOIN import_batches b ON b.id = x.batch_id
         WHERE x.status = 'pending' ORDER BY x.batch_id, x.row_number`,
         [e.id, e.businessId, e.externalId],
       ),
-    () => q.query("SELECT request_id, created_at FROM sync_imports WHERE entity_id = $1 AND status = 'pending'", [e.id]),
+    () => db.query("SELECT request_id, created_at FROM sync_imports WHERE entity_id = $1 AND status = 'pending'", [e.id]),
     () =>
-      q.query(
+      db.query(
         `SELECT d.id, d.event_id, ev.event_type, d.subscription_id, d.mode, d.attempts, d.run_attempts, d.next_attempt_at, d.last_error
          FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
         WHERE ev.entity_id = $1 AND d.status = 'pending' ORDER BY d.next_attempt_at, d.id`,
@@ -201,12 +201,12 @@ export async function pendingOf(q: Queryable, e: EntityRecord) {
 export type Pending = Awaited<ReturnType<typeof pendingOf>>;
 
 /** A batch as an operator reads it: the record, each row's state (a decided row's outcome too), and the entities it touched. */
-export async function batchTrace(q: Queryable, batchId: string) {
-  const [batch] = await q.query(`SELECT b.*, bu.name AS business_name FROM import_batches b JOIN businesses bu ON bu.id = b.business_id WHERE b.id = $1`, [
+export async function batchTrace(db: Queryable, batchId: string) {
+  const [batch] = await db.query(`SELECT b.*, bu.name AS business_name FROM import_batches b JOIN businesses bu ON bu.id = b.business_id WHERE b.id = $1`, [
     batchId,
   ]);
   if (!batch) return null;
-  const rows = await q.query(
+  const rows = await db.query(
     `SELECT row_number, external_id, status, entity_id, decision->>'status' AS decision, error_category, retryable, import_attempts
        FROM import_records WHERE batch_id = $1 ORDER BY row_number`,
     [batchId],

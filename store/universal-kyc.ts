@@ -22,8 +22,8 @@ const OPEN_SUBMISSION = "SELECT id, deadline_at, created_at FROM ukyc_submission
 /** How many live identity document files a submission holds ($1: the submission, $2: ID_DOCUMENT_SLUG); it is complete once it has one. */
 const ID_DOCUMENTS = 'SELECT count(*) FROM files WHERE submission_id = $1 AND slug = $2 AND retired_at IS NULL';
 
-async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmission | null> {
-  const [row] = await q.query<{ id: string; deadline_at: string }>(OPEN_SUBMISSION, [entityId]);
+async function openSubmission(db: Queryable, entityId: string): Promise<OpenSubmission | null> {
+  const [row] = await db.query<{ id: string; deadline_at: string }>(OPEN_SUBMISSION, [entityId]);
   return row ? { submissionId: row.id, deadlineAt: iso(row.deadline_at) } : null;
 }
 
@@ -32,14 +32,14 @@ async function openSubmission(q: Queryable, entityId: string): Promise<OpenSubmi
  * returns it, with its identity document files as this transaction leaves them (the caller need not load it again).
  */
 export function submitCanonicalData(db: Db, s: SubmittedData): Promise<SubmissionOpened | 'entity-gone'> {
-  return db.tx((q) => submitCanonicalDataIn(q, s));
+  return db.tx((tx) => submitCanonicalDataIn(tx, s));
 }
 
 /** submitCanonicalData in the caller's transaction (a requirement batch's record). */
-export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<SubmissionOpened | 'entity-gone'> {
-  if (!(await lockEntity(q, s.entityId))) return 'entity-gone';
+export async function submitCanonicalDataIn(tx: Tx, s: SubmittedData): Promise<SubmissionOpened | 'entity-gone'> {
+  if (!(await lockEntity(tx, s.entityId))) return 'entity-gone';
   // the person's open submission, or a new one (the person's lock keeps a second from opening meanwhile)
-  const [row] = await q.query<{ id: string; deadline_at: string; created_at: string; opened: boolean }>(
+  const [row] = await tx.query<{ id: string; deadline_at: string; created_at: string; opened: boolean }>(
     `WITH found AS (${OPEN_SUBMISSION}),
      made AS (
        INSERT INTO ukyc_submissions (id, business_id, entity_id, deadline_at)
@@ -53,7 +53,7 @@ export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<Su
   // In one statement: the data supersedes the submission's pending data; the files uploaded before it
   // (and their requirements) join the submission; and how many identity documents it holds now (a
   // statement's parts see the rows as they were before it, so the files it attaches are counted apart).
-  const [docs] = await q.query<{ id_documents: string }>(
+  const [docs] = await tx.query<{ id_documents: string }>(
     `WITH superseded AS (
        UPDATE entity_requirements SET status = 'SUPERSEDED', updated_at = now() WHERE submission_id = $1 AND requirement_slug = $3 AND status = 'PENDING'),
      added AS (INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id) VALUES ($4, $5, $3, $6, $1)),
@@ -64,7 +64,7 @@ export async function submitCanonicalDataIn(q: Tx, s: SubmittedData): Promise<Su
      SELECT (${ID_DOCUMENTS}) + (SELECT count(*) FROM attached WHERE slug = $2) AS id_documents`,
     [open.submissionId, ID_DOCUMENT_SLUG, CANONICAL_KYC_SLUG, randomUUID(), s.entityId, JSON.stringify(s.value), UKYC_FILE_SLUGS],
   );
-  recordAudit(q, {
+  recordAudit(tx, {
     businessId: s.businessId,
     action: 'ukyc.submitted',
     entityId: s.entityId,
@@ -91,13 +91,13 @@ export async function recordUploadedFiles(
   db: Db,
   u: { businessId: string; entityId: string; slug: string; files: readonly StoredFile[] },
 ): Promise<{ submission: OpenSubmission | null; uploadedAt: string } | 'entity-gone'> {
-  return db.tx(async (q) => {
-    if (!(await lockEntity(q, u.entityId))) return 'entity-gone'; // deleted while the bytes were stored
-    const open = await openSubmission(q, u.entityId);
+  return db.tx(async (tx) => {
+    if (!(await lockEntity(tx, u.entityId))) return 'entity-gone'; // deleted while the bytes were stored
+    const open = await openSubmission(tx, u.entityId);
     let uploadedAt = '';
     for (const f of u.files) {
-      uploadedAt = await insertFileRow(q, f, { businessId: u.businessId, entityId: u.entityId, slug: u.slug, submissionId: open?.submissionId ?? null });
-      await q.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id, file_id) VALUES ($1, $2, $3, $4, $5, $6)', [
+      uploadedAt = await insertFileRow(tx, f, { businessId: u.businessId, entityId: u.entityId, slug: u.slug, submissionId: open?.submissionId ?? null });
+      await tx.query('INSERT INTO entity_requirements (id, entity_id, requirement_slug, value, submission_id, file_id) VALUES ($1, $2, $3, $4, $5, $6)', [
         randomUUID(),
         u.entityId,
         u.slug,
@@ -111,8 +111,8 @@ export async function recordUploadedFiles(
 }
 
 /** How many live identity document files the submission holds (ID_DOCUMENTS). */
-async function identityDocuments(q: Queryable, submissionId: string): Promise<number> {
-  const [docs] = await q.query<{ count: string }>(ID_DOCUMENTS, [submissionId, ID_DOCUMENT_SLUG]);
+async function identityDocuments(db: Queryable, submissionId: string): Promise<number> {
+  const [docs] = await db.query<{ count: string }>(ID_DOCUMENTS, [submissionId, ID_DOCUMENT_SLUG]);
   return Number(docs?.count ?? 0);
 }
 
@@ -131,17 +131,17 @@ export type SubmissionState = {
  * The submission as its settling reads it; `lock` holds its person and then it (the one lock order,
  * as every write here takes them) for the caller's transaction, and reads it under the locks.
  */
-export async function loadSubmission(q: Queryable, submissionId: string, lock = false): Promise<SubmissionState | null> {
+export async function loadSubmission(db: Queryable, submissionId: string, lock = false): Promise<SubmissionState | null> {
   if (lock) {
-    const [of] = await q.query<{ entity_id: string }>('SELECT entity_id FROM ukyc_submissions WHERE id = $1', [submissionId]);
-    if (!of || !(await lockEntity(q, of.entity_id))) return null;
+    const [of] = await db.query<{ entity_id: string }>('SELECT entity_id FROM ukyc_submissions WHERE id = $1', [submissionId]);
+    if (!of || !(await lockEntity(db, of.entity_id))) return null;
   }
-  const [s] = await q.query<{ business_id: string; entity_id: string; status: SubmissionState['status']; created_at: string; deadline_at: string }>(
+  const [s] = await db.query<{ business_id: string; entity_id: string; status: SubmissionState['status']; created_at: string; deadline_at: string }>(
     `SELECT business_id, entity_id, status, created_at, deadline_at FROM ukyc_submissions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
     [submissionId],
   );
   if (!s) return null;
-  const [data] = await q.query<{ value: string }>(
+  const [data] = await db.query<{ value: string }>(
     "SELECT value FROM entity_requirements WHERE submission_id = $1 AND requirement_slug = $2 AND status <> 'SUPERSEDED' ORDER BY created_at DESC LIMIT 1",
     [submissionId, CANONICAL_KYC_SLUG],
   );
@@ -152,17 +152,17 @@ export async function loadSubmission(q: Queryable, submissionId: string, lock = 
     createdAt: iso(s.created_at),
     deadlineAt: iso(s.deadline_at),
     data: data ? String(data.value) : null,
-    idDocuments: await identityDocuments(q, submissionId),
+    idDocuments: await identityDocuments(db, submissionId),
   };
 }
 
 /** Closes the submission with its decision and moves its PENDING requirements to the decision's status. */
 export async function settleSubmission(
-  q: Queryable,
+  db: Queryable,
   submissionId: string,
   s: { status: 'decided' | 'expired'; decision: 'APPROVED' | 'REJECTED'; eventId: string },
 ): Promise<void> {
-  await q.query(
+  await db.query(
     `WITH settled AS (UPDATE ukyc_submissions SET status = $2, decision = $3, event_id = $4, settled_at = now() WHERE id = $1)
      UPDATE entity_requirements SET status = $3, updated_at = now() WHERE submission_id = $1 AND status = 'PENDING'`,
     [submissionId, s.status, s.decision, s.eventId],

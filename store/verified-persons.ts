@@ -15,10 +15,10 @@ import { inTx, type Writer } from './in-tx.ts';
  * person_data.kept entry (the SHA-256 of the data, never the data); false when the entity is gone
  * (deleted meanwhile): nothing is kept.
  */
-export async function keepPersonData(q: Writer, entityId: string, provider: string, applicantId: string, person: VerifiedPerson): Promise<boolean> {
+export async function keepPersonData(db: Writer, entityId: string, provider: string, applicantId: string, person: VerifiedPerson): Promise<boolean> {
   const dataSha256 = canonicalSha256(person);
   try {
-    return await inTx(q, async (tx) => {
+    return await inTx(db, async (tx) => {
       // one statement on the usual path: a new version, for an entity that exists
       const [kept] = await tx.query<{ id: string; business_id: string }>(
         `INSERT INTO record_kyc_persons (entity_id, provider, applicant_id, person, data_sha256)
@@ -49,8 +49,8 @@ export async function keepPersonData(q: Writer, entityId: string, provider: stri
 export type CurrentVerification = { decision: 'APPROVED' | 'REJECTED'; provider: string; person: VerifiedPerson | null };
 
 /** The entity's latest decision (null when it has none); the entity must be the caller's (checked by the use case). */
-export async function currentVerification(q: Queryable, entityId: string): Promise<CurrentVerification | null> {
-  const [row] = await q.query<{ decision: 'APPROVED' | 'REJECTED'; provider: string; person: VerifiedPerson | null }>(
+export async function currentVerification(db: Queryable, entityId: string): Promise<CurrentVerification | null> {
+  const [row] = await db.query<{ decision: 'APPROVED' | 'REJECTED'; provider: string; person: VerifiedPerson | null }>(
     `SELECT k.decision, k.provider, p.person FROM kyc_accounts k
        LEFT JOIN kyc_persons p ON p.entity_id = k.entity_id AND p.provider = k.provider AND p.applicant_id = k.applicant_id
       WHERE k.entity_id = $1 ORDER BY k.decided_at DESC, k.created_at DESC LIMIT 1`,

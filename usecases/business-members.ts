@@ -19,13 +19,11 @@ import {
 import { findFeature } from '../domain/feature-catalog.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
+import * as members from '../onboarding/business-members.ts';
 import {
-  assignFeature as storeAssign,
   declareMembers as storeDeclare,
   listAssignments as pageOfAssignments,
   listMembers as pageOfMembers,
-  removeMember as storeRemove,
-  unassignFeature as storeUnassign,
   type AssignmentRow,
   type AssignmentState,
   type MemberProblem,
@@ -105,7 +103,7 @@ export async function listMembers(context: UseCaseContext, caller: Caller, entit
 
 /** DELETE /entity/{entityId}/members/{memberId}: the member and its assignments go; the features they gave are removed. */
 export async function removeMember(context: UseCaseContext, caller: Caller, entityId: string, memberId: string): Promise<Outcome<undefined>> {
-  const removed = await storeRemove(context.db, { businessId: caller.id, entityId, memberId: memberId.toLowerCase(), now: new Date() });
+  const removed = await members.removeMember(context.db, { businessId: caller.id, entityId, memberId: memberId.toLowerCase(), now: new Date() });
   if (removed === 'not-member')
     return refuse(
       'businessMemberNotFound',
@@ -154,7 +152,7 @@ export async function assignFeature(
     const parameter = `memberIds[${repeat}]`;
     return refuse('memberListedTwice', `${parameter}: ${ids[repeat]} is listed twice; list each member once.`, { parameter });
   }
-  const state = await storeAssign(context.db, {
+  const state = await members.assignFeature(context.db, {
     businessId: caller.id,
     entityId: p.entityId,
     feature: feature.value,
@@ -201,7 +199,7 @@ export async function unassignFeature(
 ): Promise<Outcome<undefined>> {
   const feature = featureToAssign(p.featureId);
   if (!feature.ok) return feature;
-  const removed = await storeUnassign(context.db, {
+  const removed = await members.unassignFeature(context.db, {
     businessId: caller.id,
     entityId: p.entityId,
     feature: feature.value,

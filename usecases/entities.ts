@@ -3,9 +3,9 @@ import type { CreateEntityInput, Entity, EntityCreated, EntityList } from '../do
 import { MEMBER_DECLARATION_SLUG, type MemberDeclaration } from '../domain/members.ts';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
+import { deleteEntity as removeEntity } from '../onboarding/entities.ts';
 import {
   createEntity as insertEntity,
-  deleteEntity as removeEntity,
   entityTypes,
   ExternalIdTaken,
   getEntity as findEntity,

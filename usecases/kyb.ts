@@ -25,16 +25,8 @@ import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { uploadedFileSchema } from '../domain/uploads.ts';
 import { webhookPrerequisite } from '../domain/webhook-prerequisite.ts';
 import { entityType, isOwnerOf } from '../store/entities.ts';
-import {
-  declaredOwners,
-  latestKybSubmission,
-  liveKybFiles,
-  loadProfile,
-  openKybSubmission,
-  recordKybFiles,
-  saveProfile,
-  type DeclaredOwner,
-} from '../store/kyb.ts';
+import { declaredOwners, latestKybSubmission, liveKybFiles, loadProfile, openKybSubmission, recordKybFiles, type DeclaredOwner } from '../store/kyb.ts';
+import { saveProfile } from '../onboarding/kyb-profiles.ts';
 import { subscribedTypes } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 import { putUploads, removeBytes } from './stored-files.ts';

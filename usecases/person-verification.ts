@@ -12,7 +12,8 @@ import type { RawHeaders } from '../runtime/provider.ts';
 import { actAs } from '../store/audit-actor.ts';
 import { recordAuditAlone } from '../store/audit-log.ts';
 import { businessOfEntity, entityType, isMemberOf } from '../store/entities.ts';
-import { lastDecisionEventOf, recordVerificationStage } from '../store/lifecycle-events.ts';
+import { recordVerificationStage } from '../onboarding/lifecycle-events.ts';
+import { lastDecisionEventOf } from '../store/events.ts';
 import { subscribedTypes } from '../store/subscriptions.ts';
 import type { Caller, UseCaseContext } from './context.ts';
 

@@ -104,9 +104,9 @@ export const holdList: CliCommand = {
       const holds = await listHolds(db, { ...(entityId ? { entityId } : {}), ...(businessId ? { businessId } : {}), all: values.all === true });
       // a hold's reason is an operator's text about a person: each one read is in the record before it is printed (issue 37)
       const details = { command: 'hold list' };
-      await db.tx(async (q) => {
+      await db.tx(async (tx) => {
         for (const h of holds)
-          recordAudit(q, {
+          recordAudit(tx, {
             businessId: h.businessId,
             action: 'operator.read',
             entityId: h.entityId,

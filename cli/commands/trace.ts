@@ -137,14 +137,14 @@ function candidatesOf(started: Omit<Candidate, 'runIds'>[], audited: Map<string,
 }
 
 /** What the database holds of an entity, read in the record's snapshot (sealed rows too). */
-async function entityFacts(q: Queryable, e: EntityRecord) {
+async function entityFacts(db: Queryable, e: EntityRecord) {
   // one after another: a transaction is one connection, which runs one query at a time
-  const facts = await historyFacts(q, e.id);
-  const decisions = await decisionsOf(q, e.id);
-  const audit = await auditOfEntity(q, e.businessId, e.id);
-  const holds = await listHolds(q, { entityId: e.id, all: true });
-  const subjects = await runSubjects(q, e);
-  const pending = await pendingOf(q, e);
+  const facts = await historyFacts(db, e.id);
+  const decisions = await decisionsOf(db, e.id);
+  const audit = await auditOfEntity(db, e.businessId, e.id);
+  const holds = await listHolds(db, { entityId: e.id, all: true });
+  const subjects = await runSubjects(db, e);
+  const pending = await pendingOf(db, e);
   return { e, facts, decisions, audit, holds, subjects, pending };
 }
 
@@ -228,10 +228,10 @@ export const trace: CliCommand = {
       const db = database.db;
       await linkAll(db); // audit entries committed a moment ago, linked before they are read
       // the database first, in one snapshot of the record; Temporal after, with no transaction open
-      const read = await readRecord(db, async (q) => {
-        const byId = UUID.test(id) ? await entityRecord(q, id) : null;
-        const batch = UUID.test(id) && !byId ? await batchTrace(q, id) : null;
-        const byExternalId = byId || batch ? [] : await entityRecordsByExternalId(q, id, business);
+      const read = await readRecord(db, async (tx) => {
+        const byId = UUID.test(id) ? await entityRecord(tx, id) : null;
+        const batch = UUID.test(id) && !byId ? await batchTrace(tx, id) : null;
+        const byExternalId = byId || batch ? [] : await entityRecordsByExternalId(tx, id, business);
         if (byId && business && byId.businessId !== business) throw new UsageError(`entity ${id} is not of business ${business}`);
         if (batch && business && batch.batch.businessId !== business) throw new UsageError(`batch ${id} is not of business ${business}`);
         if (!byId && !batch && byExternalId.length === 0) {
@@ -239,20 +239,20 @@ export const trace: CliCommand = {
             `nothing found for "${id}": no entity or batch has this id, and no entity${business ? ` of business ${business}` : ''} this externalId`,
           );
         }
-        if (batch) return { found: 'batch id' as const, batch, audit: await auditOfEntity(q, batch.batch.businessId, batch.batch.id) };
+        if (batch) return { found: 'batch id' as const, batch, audit: await auditOfEntity(tx, batch.batch.businessId, batch.batch.id) };
         const entities: Awaited<ReturnType<typeof entityFacts>>[] = [];
-        for (const e of byId ? [byId] : byExternalId) entities.push(await entityFacts(q, e));
+        for (const e of byId ? [byId] : byExternalId) entities.push(await entityFacts(tx, e));
         return { found: byId ? ('entity id' as const) : ('externalId' as const), entities };
       });
       // the read is in the record before anything of it is printed (issue 37): one entry per entity or batch traced
       // (the host's login and name beside the name given, by their keyed digests: the business reads its log, not our hosts)
       const details = { command: 'trace' };
-      await db.tx(async (q) => {
+      await db.tx(async (tx) => {
         if (read.found === 'batch id')
-          recordAudit(q, { businessId: read.batch.batch.businessId, action: 'operator.read', subject: { type: 'batch', id: read.batch.batch.id }, details });
+          recordAudit(tx, { businessId: read.batch.batch.businessId, action: 'operator.read', subject: { type: 'batch', id: read.batch.batch.id }, details });
         else
           for (const { e } of read.entities)
-            recordAudit(q, {
+            recordAudit(tx, {
               businessId: e.businessId,
               action: 'operator.read',
               entityId: e.id,

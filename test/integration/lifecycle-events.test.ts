@@ -11,12 +11,14 @@ import { EVENT_TYPES } from '../../domain/events.ts';
 import { features } from '../../domain/feature-catalog.ts';
 import { publicKeyOf } from '../../domain/webhook-signature.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
-import { announceNewFeatures, remindWaitingSubmissions } from '../../store/scheduled-events.ts';
+import { announceNewFeatures, remindWaitingSubmissions } from '../../onboarding/scheduled-events.ts';
 import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
 import { approveDirectly } from '../helpers/decisions.ts';
+import { eventually } from '../helpers/eventually.ts';
+import * as world from '../helpers/world.ts';
 
 const LIFECYCLE = ['verification_status_change', 'feature_access_change', 'reminder', 'new_feature'];
 const ALL = ['account_status_change', 'kyb_status_change', ...LIFECYCLE];
@@ -67,16 +69,14 @@ describe('lifecycle events', () => {
       return { ...body, raw: r.body, headers: r.headers };
     });
   const until = async (what: string, pick: (events: Got[]) => boolean, timeoutMs = 30_000): Promise<Got[]> => {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const events = all();
-      if (pick(events)) return events;
-      if (Date.now() > end)
-        throw new Error(
-          `${what}: not received; got ${JSON.stringify(events.map((e) => [e.eventType, e.data.verificationStatus ?? e.data.access ?? '', e.data.entityId]))}`,
-        );
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    return eventually(
+      `${what}: received`,
+      () => {
+        const events = all();
+        return pick(events) && events;
+      },
+      { timeoutMs, state: () => all().map((e) => [e.eventType, e.data.verificationStatus ?? e.data.access ?? '', e.data.entityId]) },
+    );
   };
   const stagesOf = (events: Got[], entityId: string) =>
     events.filter((e) => e.eventType === 'verification_status_change' && e.data.entityId === entityId).map((e) => e.data.verificationStatus);
@@ -88,11 +88,7 @@ describe('lifecycle events', () => {
         [entityId],
       )
     ).map((r) => r.stage);
-  const person = async (k = key) => {
-    const res = await stack.request('POST', '/entity', { key: k, json: { externalId: `life-${n++}`, type: 'INDIVIDUAL' } });
-    assert.equal(res.status, 201, res.text);
-    return res.body.id as string;
-  };
+  const person = (k = key) => world.entity(stack, k, `life-${n++}`);
   const submit = (entityId: string, payload: unknown, k = key) =>
     stack.request('POST', `/entity/${entityId}/requirement`, { key: k, json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(payload) } });
   const uploadPassport = (entityId: string, k = key) =>
@@ -234,7 +230,7 @@ describe('lifecycle events', () => {
   );
 
   it('reminds a KYB submission whose declared owners are not all verified, naming the undecided ones (fixed clock)', async () => {
-    const company = (await stack.request('POST', '/entity', { key, json: { externalId: `life-kyb-${n++}`, type: 'BUSINESS' } })).body.id as string;
+    const company = await world.entity(stack, key, `life-kyb-${n++}`, 'BUSINESS');
     const [decided, undecided] = [await person(), await person()];
     // a submission as POST /ukyb/submit opens it (the KYB flow itself is tested in kyb.test.ts); one owner decided
     const submissionId = randomUUID();

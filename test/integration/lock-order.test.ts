@@ -11,10 +11,13 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createBusiness } from '../../store/businesses.ts';
 import { connectDb, type Db, type Queryable } from '../../store/db.ts';
-import { createEntity, deleteEntity } from '../../store/entities.ts';
-import { loadKybSubmission, openKybSubmission, saveProfile, settleKybSubmission } from '../../store/kyb.ts';
+import { deleteEntity } from '../../onboarding/entities.ts';
+import { createEntity } from '../../store/entities.ts';
+import { saveProfile } from '../../onboarding/kyb-profiles.ts';
+import { loadKybSubmission, openKybSubmission, settleKybSubmission } from '../../store/kyb.ts';
 import { loadSubmission, recordUploadedFiles, settleSubmission, submitCanonicalData } from '../../store/universal-kyc.ts';
 import { isolatedDatabaseUrl } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 /** The same database, with every statement it runs (in a transaction or not) written down. */
 function recording(db: Db): { db: Db; statements: string[] } {
@@ -176,11 +179,14 @@ describe('one lock order: a business entity before its members, an entity before
     const pid = await paused;
     const deleting = deleteEntity(db, businessId, ownerId);
     // the delete is under way and waits on the saving transaction (not a timer: PostgreSQL says so)
-    for (;;) {
-      const [w] = await db.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid]);
-      if (Number(w!.n) > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(
+      'the delete waiting on the saving transaction',
+      async () => {
+        const [w] = await db.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid]);
+        return Number(w!.n) > 0;
+      },
+      { everyMs: 10 },
+    );
     release();
     const [saved, deleted] = await Promise.allSettled([saving, deleting]);
     assert.equal(saved.status, 'fulfilled', `the profile saved: ${saved.status === 'rejected' ? String(saved.reason) : ''}`);

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { publicKeyOf, signingKeyAt } from '../../domain/webhook-signature.ts';
 import { features } from '../../domain/feature-catalog.ts';
 import { applyKybDecision } from '../../onboarding/decisions.ts';
-import { announceNewFeatures, remindWaitingSubmissions } from '../../store/scheduled-events.ts';
+import { announceNewFeatures, remindWaitingSubmissions } from '../../onboarding/scheduled-events.ts';
 import { donorAt, type Donor } from '../helpers/imports.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import {

@@ -2,7 +2,8 @@
 // exception, and docs/architecture.md's layer table is the one printed from those rules.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { it } from 'node:test';
@@ -25,6 +26,39 @@ it('finds no import that breaks the layer rules', async () => {
     [],
   );
   assert.ok(result.summary.totalCruised > 100, 'the rules saw the code');
+});
+
+/** The rules' violations for a handful of files written into an empty folder: path → source. */
+async function violationsOf(files: Record<string, string>): Promise<string[]> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vouch-layers-'));
+  try {
+    for (const [file, source] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), source);
+    }
+    const bin = path.join(root, 'node_modules', '.bin', 'depcruise');
+    const config = path.join(root, 'dependency-cruiser.config.cjs');
+    const { stdout } = await promisify(execFile)(bin, ['--config', config, '--output-type', 'json', ...Object.keys(files)], { cwd: dir }).catch(
+      (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
+    );
+    const result = JSON.parse(stdout) as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } };
+    return result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+it('keeps what a change triggers out of store/: a store file may not write events nor reach onboarding/; onboarding/ may', async () => {
+  const files = {
+    'store/events.ts': 'export const recordEvent = 1;\n',
+    'store/rows.ts':
+      "import { recordEvent } from './events.ts';\nimport { follow } from '../onboarding/follow.ts';\nexport const rows = [recordEvent, follow];\n",
+    'onboarding/follow.ts': "import { recordEvent } from '../store/events.ts';\nexport const follow = recordEvent;\n",
+  };
+  assert.deepEqual(await violationsOf(files), [
+    'store-imports: store/rows.ts → onboarding/follow.ts',
+    'store-records-no-events: store/rows.ts → store/events.ts',
+  ]);
 });
 
 it("keeps the architecture guide's layer table equal to the rules", () => {

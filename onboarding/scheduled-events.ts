@@ -1,6 +1,6 @@
 // Events that come from time passing or a release rather than from a request: reminders of waiting
 // submissions whose deadline is near, and the catalog's new features — each recorded once, for
-// businesses that subscribed to its type (store/lifecycle-events.ts recordIfSubscribed).
+// businesses that subscribed to its type (onboarding/lifecycle-events.ts recordIfSubscribed).
 import {
   newFeatureEvent,
   NEW_FEATURE_EVENT,
@@ -12,11 +12,11 @@ import {
 } from '../domain/lifecycle-events.ts';
 import type { Feature } from '../domain/feature-catalog.ts';
 import { ID_DOCUMENT_SLUG } from '../domain/universal-kyc.ts';
-import type { Db } from './db.ts';
-import type { Writer } from './in-tx.ts';
-import { latestOwnerDecisions } from './kyb.ts';
+import type { Db } from '../store/db.ts';
+import type { Writer } from '../store/in-tx.ts';
+import { latestOwnerDecisions } from '../store/kyb.ts';
 import { recordIfSubscribed } from './lifecycle-events.ts';
-import { loadSubmission } from './universal-kyc.ts';
+import { loadSubmission } from '../store/universal-kyc.ts';
 
 /** Submissions looked at per pass and kind; the rest wait for the next pass (a minute later). */
 const REMINDERS_PER_PASS = 500;
@@ -36,8 +36,8 @@ async function dueSubmissions(db: Db, table: 'ukyc_submissions' | 'kyb_submissio
   );
 }
 
-function remind(q: Writer, s: Waiting, subject: ReminderSubject, waitingFor: string[], now: Date): Promise<string | null> {
-  return recordIfSubscribed(q, {
+function remind(db: Writer, s: Waiting, subject: ReminderSubject, waitingFor: string[], now: Date): Promise<string | null> {
+  return recordIfSubscribed(db, {
     businessId: s.business_id,
     entityId: s.entity_id,
     ...REMINDER_EVENT,

@@ -1,6 +1,6 @@
 // Recording the events beside the decision (domain/lifecycle-events.ts) with their deliveries, each
 // once per source key (store/events.ts): a verification's stage and a change of an entity's
-// features — for businesses that subscribed (reminders and new features: store/scheduled-events.ts).
+// features — for businesses that subscribed (reminders and new features: onboarding/scheduled-events.ts).
 import {
   featureAccessEvent,
   FEATURE_ACCESS_EVENT,
@@ -11,20 +11,20 @@ import {
   type VerificationStage,
 } from '../domain/lifecycle-events.ts';
 import { canonicalDetails, type AuditFields } from '../domain/audit-chain.ts';
-import { recordAudit } from './audit-log.ts';
-import type { Queryable, Tx } from './db.ts';
-import { recordEvent, type NewEvent } from './events.ts';
-import { inTx, type Writer } from './in-tx.ts';
-import { subscribesTo } from './subscriptions.ts';
+import { recordAudit } from '../store/audit-log.ts';
+import type { Queryable, Tx } from '../store/db.ts';
+import { recordEvent, type NewEvent } from '../store/events.ts';
+import { inTx, type Writer } from '../store/in-tx.ts';
+import { subscribesTo } from '../store/subscriptions.ts';
 
 /**
  * These events are recorded only for a business with a subscription that takes their type: an
  * event nobody subscribed to is never delivered (a redelivery goes to the event's own
  * subscriptions), and a business that did not ask pays no row for each.
  */
-export async function recordIfSubscribed(q: Writer, event: NewEvent): Promise<string | null> {
-  if (!(await subscribesTo(q, event.businessId, event.eventType))) return null;
-  return recordEvent(q, event);
+export async function recordIfSubscribed(db: Writer, event: NewEvent): Promise<string | null> {
+  if (!(await subscribesTo(db, event.businessId, event.eventType))) return null;
+  return recordEvent(db, event);
 }
 
 export type StageMoved = {
@@ -42,8 +42,8 @@ export type StageMoved = {
  * anyone subscribed) and, for a business that subscribed, its event. Both once per key and stage: a
  * step that looks again (a readiness check on every wake) records nothing new.
  */
-export function recordVerificationStage(q: Writer, s: StageMoved): Promise<string | null> {
-  return inTx(q, async (tx) => {
+export function recordVerificationStage(db: Writer, s: StageMoved): Promise<string | null> {
+  return inTx(db, async (tx) => {
     const details: AuditFields['details'] = {
       path: s.ref.path,
       verificationId: s.ref.verificationId ?? null,
@@ -65,8 +65,8 @@ export function recordVerificationStage(q: Writer, s: StageMoved): Promise<strin
 }
 
 /** Whether this stage of this verification has its entry already, linked or still waiting (by the audit log's entity index). */
-async function stageRecorded(q: Queryable, s: StageMoved, key: string, details: AuditFields['details']): Promise<boolean> {
-  const rows = await q.query(
+async function stageRecorded(db: Queryable, s: StageMoved, key: string, details: AuditFields['details']): Promise<boolean> {
+  const rows = await db.query(
     `SELECT 1 FROM audit_log WHERE business_id = $1 AND entity_id = $2 AND action = 'verification.stage' AND subject_id = $3 AND details = $4
       UNION ALL
      SELECT 1 FROM audit_pending WHERE business_id = $1 AND entity_id = $2 AND action = 'verification.stage' AND subject_id = $3 AND details = $4 LIMIT 1`,
@@ -80,21 +80,21 @@ async function stageRecorded(q: Queryable, s: StageMoved, key: string, details: 
  * feature_access_change event (once per `key`). Returns whether it changed.
  */
 export async function setFeatureAccess(
-  q: Tx,
+  tx: Tx,
   a: { businessId: string; entityId: string; feature: FeatureRef; enabled: boolean; key: string; now: Date },
 ): Promise<boolean> {
   const changed = a.enabled
-    ? await q.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [a.entityId, a.feature.id])
-    : await q.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2 RETURNING 1', [a.entityId, a.feature.id]);
+    ? await tx.query('INSERT INTO entity_features (entity_id, feature_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1', [a.entityId, a.feature.id])
+    : await tx.query('DELETE FROM entity_features WHERE entity_id = $1 AND feature_id = $2 RETURNING 1', [a.entityId, a.feature.id]);
   if (changed.length === 0) return false;
-  recordAudit(q, {
+  recordAudit(tx, {
     businessId: a.businessId,
     action: a.enabled ? 'feature.enabled' : 'feature.removed',
     entityId: a.entityId,
     subject: { type: 'feature', id: a.feature.id },
     details: { featureId: a.feature.id, slug: a.feature.slug },
   });
-  await recordIfSubscribed(q, {
+  await recordIfSubscribed(tx, {
     businessId: a.businessId,
     entityId: a.entityId,
     ...FEATURE_ACCESS_EVENT,
@@ -102,13 +102,4 @@ export async function setFeatureAccess(
     sourceKey: `feature-access:${a.key}:${a.feature.id}`,
   });
   return true;
-}
-
-/** The latest decision event about the entity (any person path), which closes a hosted-SDK round. */
-export async function lastDecisionEventOf(q: Queryable, entityId: string, eventType: string): Promise<string | null> {
-  const [row] = await q.query<{ id: string }>('SELECT id FROM events WHERE entity_id = $1 AND event_type = $2 ORDER BY created_at DESC, id LIMIT 1', [
-    entityId,
-    eventType,
-  ]);
-  return row ? String(row.id) : null;
 }
