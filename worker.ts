@@ -163,7 +163,7 @@ if (import.meta.main) {
   const { runProcess } = await import('./runtime/process.ts');
   await runProcess('worker', async ({ config, log, onShutdown, fatal }) => {
     const { openDatabase } = await import('./runtime/database.ts');
-    const { connectClient, connectWorker } = await import('./temporal/connection.ts');
+    const [{ connectClient }, { connectWorker }] = await Promise.all([import('./temporal/connection.ts'), import('./temporal/worker-connection.ts')]);
     const database = await openDatabase(config, { auditSweep: log });
     onShutdown(() => database.close());
     const connection = await connectWorker(config, log);

@@ -16,7 +16,8 @@ import { createProvider } from '../runtime/provider.ts';
 import { loadKeyRings, loadSigningRing, refreshable, refreshRings } from '../runtime/signing-keys.ts';
 import { runProcess } from '../runtime/process.ts';
 import { replaceAtomically } from '../runtime/secret-file.ts';
-import { connectClient, connectWorker } from '../temporal/connection.ts';
+import { connectClient } from '../temporal/connection.ts';
+import { connectWorker } from '../temporal/worker-connection.ts';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.ts';
 
 type Sandbox = { businessId: string; apiKey: string };

@@ -58,12 +58,28 @@ export function planRun(args: readonly string[], all: readonly string[]): RunPla
   const tiers: readonly Tier[] = args.length === 0 ? TIERS : TIERS.filter((t) => args.includes(t));
   const inTier = (t: Tier) => all.filter((f) => path.normalize(f).startsWith(path.join('test', t) + path.sep));
   const rest = tiers.filter((t) => t !== 'unit').flatMap(inTier);
+  const shared = (t: Tier) => (tiers.includes(t) ? inTier(t).filter((f) => !SOLO.includes(f)) : []);
   return {
     unit: tiers.includes('unit') ? inTier('unit') : [],
     infra: rest.length > 0,
-    shared: rest.filter((f) => !SOLO.includes(f)),
+    shared: spread(shared('e2e'), shared('integration')),
     solo: SOLO.filter((f) => rest.includes(f)),
   };
+}
+
+/**
+ * The heavy files (end-to-end: processes, crashes, a fuzzer) spread among the light ones, each
+ * followed by its share of them: taken three at a time in this order, the heavy ones seldom run
+ * together, so none of them (Schemathesis above all) waits on two others for the machine's two cores.
+ */
+export function spread(heavy: readonly string[], light: readonly string[]): string[] {
+  const out: string[] = [];
+  let next = 0;
+  heavy.forEach((file, i) => {
+    out.push(file);
+    for (const until = Math.round(((i + 1) * light.length) / heavy.length); next < until;) out.push(light[next++]!);
+  });
+  return [...out, ...light.slice(next)];
 }
 
 async function main(): Promise<number> {
@@ -76,6 +92,9 @@ async function main(): Promise<number> {
     // keys, secrets and files of this run only: made on first use by test files starting together
     DATA_DIR: path.join(tmp, 'data'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // every test file is a process, and many start more (the API, workers, the CLI): each would strip
+    // and compile the same TypeScript again; Node's compile cache keeps it (by content) for all of them
+    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.resolve('node_modules', '.cache', 'node-compile'),
   };
   /** Runs node's test runner over these files, `concurrency` files at a time; its exit code. */
   const run = (paths: string[], concurrency: number) => {

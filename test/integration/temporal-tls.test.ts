@@ -14,7 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import { connectClient, connectWorker } from '../../temporal/connection.ts';
+import { connectClient } from '../../temporal/connection.ts';
+import { connectWorker } from '../../temporal/worker-connection.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { testEnv } from '../helpers/stack.ts';
 

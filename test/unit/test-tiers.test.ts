@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { globSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { planRun, TIERS } from '../run.ts';
+import { planRun, spread, TIERS } from '../run.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const all = globSync('test/**/*.test.ts', { cwd: root }).sort();
@@ -24,6 +24,16 @@ describe('test tiers', () => {
     assert.equal(plan.infra, true);
     assert.deepEqual([...plan.shared, ...plan.solo].sort(), [...inDir('integration'), ...inDir('e2e')].sort());
     assert.ok(plan.solo.length > 0 && plan.solo.every((f) => !plan.shared.includes(f)));
+    // the end-to-end files spread among the integration files: never two of them side by side
+    const e2e = plan.shared.map((f) => f.startsWith('test/e2e/'));
+    assert.ok(!e2e.some((heavy, i) => heavy && e2e[i + 1]), plan.shared.join('\n'));
+  });
+
+  it('spreads the heavy files among the light ones, each followed by its share, keeping every file once', () => {
+    assert.deepEqual(spread(['H1', 'H2'], ['l1', 'l2', 'l3', 'l4', 'l5']), ['H1', 'l1', 'l2', 'l3', 'H2', 'l4', 'l5']);
+    assert.deepEqual(spread(['H1', 'H2', 'H3'], ['l1']), ['H1', 'H2', 'l1', 'H3']);
+    assert.deepEqual(spread([], ['l1', 'l2']), ['l1', 'l2']);
+    assert.deepEqual(spread(['H1'], []), ['H1']);
   });
 
   it('npm run test:unit starts nothing; test:integration and test:e2e run their own folder only', () => {
