@@ -8,6 +8,7 @@ import { chainHead, chainOf } from '../../store/audit-log.ts';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('a worker killed in the middle of a batch', () => {
   const rig = crashRig({ workerEnv: { PROVIDER_RATE_LIMIT_PER_SECOND: '100' }, account: () => ({ limits: { postPer5s: 1_000_000, getPer5s: 1_000_000 } }) });
@@ -26,7 +27,7 @@ describe('a worker killed in the middle of a batch', () => {
     // slow answers keep many imports in flight, so the kill loses answers the provider already acted on
     sim.state.faults = { ...sim.state.faults, latencyMs: 400, pathPattern: 'reusableIdentity' };
     let worker = rig.startWorker();
-    await worker.waitFor(/worker polling/, 60_000).catch(() => {});
+    await worker.waitFor(/"msg":"worker polling"/);
     const res = await upload(
       stack,
       key,
@@ -38,11 +39,12 @@ describe('a worker killed in the middle of a batch', () => {
     assert.equal(res.status, 201, res.text);
     // kill once 60 are done and while the provider holds imports it will carry out after the kill:
     // their answers are lost, so the new worker must recover them without importing twice
-    for (;;) {
-      const s = (await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body;
-      if (s.processedRecords >= 60 && sim.state.stats.delayed > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(
+      '60 records processed, imports held by the provider',
+      async () =>
+        (await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body.processedRecords >= 60 && sim.state.stats.delayed > 0,
+      { timeoutMs: 120_000, everyMs: 10 },
+    );
     await worker.stop('SIGKILL');
     const inFlightAtKill = Object.values(sim.state.stats.imports).filter((s) => s.attempts > 0).length;
     await new Promise((r) => setTimeout(r, 1000)); // let the simulator finish the requests it had
@@ -68,8 +70,7 @@ describe('a worker killed in the middle of a batch', () => {
     // committed but had not linked yet are linked by the processes that live on (their sweep)
     const unlinked = async () =>
       Number((await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM audit_pending WHERE business_id = $1', [businessId]))[0]!.n);
-    for (let i = 0; i < 300 && (await unlinked()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    assert.equal(await unlinked(), 0, 'every entry linked without a reader asking');
+    await eventually('every entry linked without a reader asking', async () => (await unlinked()) === 0, { everyMs: 100, state: unlinked });
     const [decided] = await stack.db.query<{ n: string; entities: string }>(
       "SELECT count(*) AS n, count(DISTINCT entity_id) AS entities FROM audit_log WHERE business_id = $1 AND action = 'decision.recorded'",
       [businessId],

@@ -24,6 +24,7 @@ import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-p
 import { start, type Running } from '../helpers/processes.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { codecKeysFile } from '../../runtime/codec-keys.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const ROWS = 600;
 const SUBSCRIPTIONS = ['a', 'b', 'c'];
@@ -134,14 +135,16 @@ describe('the pipeline under faults', () => {
     };
     const alive = () => assert.ok(worker!.child.exitCode === null && worker!.child.signalCode === null, `the worker died:\n${worker!.output().slice(-3000)}`);
     const at = async (n: number) => {
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const p = await processed();
-        if (p.n >= n || p.status === 'completed') return;
-        alive();
-        assert.ok(Date.now() < deadline, `stuck at ${JSON.stringify(p)} waiting for ${n}; worker output:\n${worker!.output().slice(-3000)}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await eventually(
+        `${n} processed`,
+        async () => {
+          const p = await processed();
+          if (p.n >= n || p.status === 'completed') return true;
+          alive();
+          return false;
+        },
+        { timeoutMs: 120_000, state: async () => ({ processed: await processed(), worker: worker!.output().slice(-3000) }) },
+      );
     };
     const kill = async () => {
       await worker!.stop('SIGKILL');
@@ -177,22 +180,24 @@ describe('the pipeline under faults', () => {
     }
 
     // the batch completes (the reconciler and Temporal's retries carry it through)
-    const deadline = Date.now() + 240_000;
-    while ((await processed()).status !== 'completed') {
-      alive();
-      assert.ok(Date.now() < deadline, `batch not completed: ${JSON.stringify(await processed())}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await eventually(
+      'the batch completed',
+      async () => {
+        if ((await processed()).status === 'completed') return true;
+        alive();
+        return false;
+      },
+      { timeoutMs: 240_000, everyMs: 200, state: processed },
+    );
     // and every delivery is made
-    for (;;) {
+    const pending = async () => {
       const [d] = await stack.db.query<{ pending: string }>(
         "SELECT count(*) FILTER (WHERE status <> 'delivered') AS pending FROM webhook_deliveries WHERE business_id = $1",
         [businessId],
       );
-      if (Number(d!.pending) === 0) break;
-      assert.ok(Date.now() < deadline, `${d!.pending} deliveries not delivered`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+      return Number(d!.pending);
+    };
+    await eventually('every delivery made', async () => (await pending()) === 0, { timeoutMs: 120_000, everyMs: 200, state: pending });
 
     const status = (await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key: apiKey })).body;
     assert.equal(status.status, 'completed');

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
-import { subscribe } from '../helpers/world.ts';
+import { entity, eventually, subscribe } from '../helpers/world.ts';
 
 const BUSINESSES = 30;
 
@@ -29,7 +29,7 @@ describe('a worker killed while KYB submissions are decided', () => {
     const companies: string[] = [];
     const owners: string[] = [];
     for (let i = 0; i < BUSINESSES; i++) {
-      const company = (await stack.request('POST', '/entity', { key, json: { externalId: `kyb-crash-${i}`, type: 'BUSINESS' } })).body.id as string;
+      const company = await entity(stack, key, `kyb-crash-${i}`, 'BUSINESS');
       const profile = await stack.request('POST', '/ukyb', {
         key,
         json: {
@@ -68,7 +68,7 @@ describe('a worker killed while KYB submissions are decided', () => {
       });
       assert.equal(res.status, 201, res.text);
     });
-    while ((await kybEvents()) < 3) await new Promise((r) => setTimeout(r, 10));
+    await eventually('three businesses decided', async () => (await kybEvents()) >= 3, { everyMs: 10 });
     await worker.stop('SIGKILL');
     await Promise.all(uploads);
     const atKill = await kybEvents();
@@ -77,14 +77,19 @@ describe('a worker killed while KYB submissions are decided', () => {
     worker = rig.startWorker();
     // a lost wake waits for the reconciler: housekeeping passes on this stack's queue, as the schedule makes them
     // (the schedule itself is shared by every test stack of this Temporal server, so it is not relied on here)
-    for (let i = 0; i < 2400 && (await kybEvents()) < BUSINESSES; i++) {
-      if (i > 0 && i % 150 === 0)
-        await stack.temporal.workflow.execute(housekeepingWorkflow, {
-          taskQueue: stack.config.temporal.taskQueue,
-          workflowId: `kyb-crash-housekeeping-${randomUUID()}`,
-        });
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    let looks = 0;
+    await eventually(
+      'every business decided',
+      async () => {
+        if (looks++ > 0 && looks % 150 === 0)
+          await stack.temporal.workflow.execute(housekeepingWorkflow, {
+            taskQueue: stack.config.temporal.taskQueue,
+            workflowId: `kyb-crash-housekeeping-${randomUUID()}`,
+          });
+        return (await kybEvents()) >= BUSINESSES;
+      },
+      { timeoutMs: 240_000, everyMs: 100, state: kybEvents },
+    );
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
 
     const perCompany = await stack.db.query<{ entity_id: string; n: string }>(
@@ -104,7 +109,7 @@ describe('a worker killed while KYB submissions are decided', () => {
           .filter((b) => b.eventType === 'kyb_status_change')
           .map((b) => b.data.entityId),
       ).size;
-    for (let i = 0; i < 300 && heard() < BUSINESSES; i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually('the client heard of every KYB decision', () => heard() >= BUSINESSES, { everyMs: 100, state: heard });
     assert.equal(heard(), BUSINESSES, 'the client heard of every KYB decision');
     await worker.stop('SIGTERM');
   });

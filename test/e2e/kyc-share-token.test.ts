@@ -8,6 +8,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { run, start } from '../helpers/processes.ts';
 import { startSimWorld, type SimWorld } from '../helpers/sim.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('kyc-share-token', () => {
   let w: SimWorld;
@@ -42,7 +43,10 @@ describe('kyc-share-token', () => {
   }
 
   async function waitForLines(file: string, lines: number) {
-    while ((await readFile(file, 'utf8').catch(() => '')).split('\n').length <= lines) await new Promise((r) => setTimeout(r, 20));
+    await eventually(`more than ${lines} lines in ${file}`, async () => (await readFile(file, 'utf8').catch(() => '')).split('\n').length > lines, {
+      timeoutMs: 60_000,
+      everyMs: 20,
+    });
   }
 
   const readCsv = async (file: string) => parse(await readFile(file, 'utf8'), { columns: true, bom: true }) as Record<string, string>[];

@@ -17,6 +17,7 @@ import { connectDb, type Db } from '../../store/db.ts';
 import { freePort } from '../helpers/ports.ts';
 import { root, run, start, type Running } from '../helpers/processes.ts';
 import { isolatedDatabaseUrl, testEnv } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const databaseUrl = await isolatedDatabaseUrl();
 const env = () => ({
@@ -57,13 +58,16 @@ describe('admin CLI', () => {
     } finally {
       await connection.close();
     }
+    // a new namespace takes a moment to be served
     let first = { code: null as number | null, stdout: '', stderr: '' };
-    for (let i = 0; i < 30; i++) {
-      first = await run('cli/vouch.ts', ['temporal-setup'], { ...env(), TEMPORAL_NAMESPACE: namespace });
-      if (first.code === 0) break;
-      await new Promise((r) => setTimeout(r, 300)); // a new namespace takes a moment to be served
-    }
-    assert.equal(first.code, 0, first.stderr);
+    await eventually(
+      'temporal-setup succeeding on the new namespace',
+      async () => {
+        first = await run('cli/vouch.ts', ['temporal-setup'], { ...env(), TEMPORAL_NAMESPACE: namespace });
+        return first.code === 0;
+      },
+      { everyMs: 300, state: () => first.stderr },
+    );
     assert.deepEqual(JSON.parse(first.stdout), { namespace, added: ['BusinessId', 'BatchId', 'EntityId', 'VouchStatus'], present: [] });
     const again = await run('cli/vouch.ts', ['temporal-setup'], { ...env(), TEMPORAL_NAMESPACE: namespace });
     assert.deepEqual(JSON.parse(again.stdout), { namespace, added: [], present: ['BusinessId', 'BatchId', 'EntityId', 'VouchStatus'] });

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { run, root } from '../helpers/processes.ts';
 import { startStack, testEnv, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('npm run replay', () => {
   let stack: Stack;
@@ -27,12 +28,16 @@ describe('npm run replay', () => {
 
   it('replays the runs a visibility query finds, and one by id, against the current code', async () => {
     const query = `WorkflowId='${ids[0]}' OR WorkflowId='${ids[1]}'`;
+    // visibility catches up within moments
     let found = { code: null as number | null, stdout: '', stderr: '' };
-    for (let i = 0; i < 50; i++) {
-      found = await run('cli/replay.ts', ['--query', query], env());
-      if (found.stdout.includes('2 replayed')) break; // visibility catches up within moments
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await eventually(
+      'both runs found and replayed',
+      async () => {
+        found = await run('cli/replay.ts', ['--query', query], env());
+        return found.stdout.includes('2 replayed');
+      },
+      { everyMs: 200, state: () => found.stdout + found.stderr },
+    );
     assert.equal(found.code, 0, found.stdout + found.stderr);
     assert.match(found.stdout, /2 replayed, 0 failed/);
     const one = await run('cli/replay.ts', ['--workflow-id', ids[0]!], env());

@@ -11,7 +11,7 @@ import { bulkEntities, bulkIdDocuments, entityIdsOf } from '../helpers/bulk.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
 import { FILES, filesForm } from '../helpers/ukyc.ts';
 import { canonicalRecords, jsonLines, uploadRecords, waitForRequirementBatch } from '../helpers/requirement-batches.ts';
-import { subscribe } from '../helpers/world.ts';
+import { eventually, subscribe } from '../helpers/world.ts';
 
 const PEOPLE = Number(process.env.RB_CRASH_PEOPLE ?? 1500);
 
@@ -30,17 +30,16 @@ describe('a worker killed in the middle of a requirement batch', () => {
     await bulkIdDocuments(stack.db, businessId, ids.slice(PEOPLE / 10));
 
     let worker = rig.startWorker();
-    await worker.waitFor(/worker polling/, 60_000).catch(() => {});
+    await worker.waitFor(/"msg":"worker polling"/);
     const res = await uploadRecords(stack, key, jsonLines(canonicalRecords(ids)));
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.totalRecords, PEOPLE);
     // kill while records are being handled (a quarter done), then start a new worker
-    for (;;) {
-      const s = (await stack.request('GET', `/entity/requirement/batch/${res.body.batchId}`, { key })).body;
-      if (process.env.RB_DEBUG) console.log(Date.now(), s.status, s.processedRecords);
-      if (s.processedRecords >= PEOPLE / 4) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(
+      'a quarter of the records handled',
+      async () => (await stack.request('GET', `/entity/requirement/batch/${res.body.batchId}`, { key })).body.processedRecords >= PEOPLE / 4,
+      { timeoutMs: 120_000, everyMs: 20 },
+    );
     await worker.stop('SIGKILL');
     const atKill = Number(
       (
@@ -75,15 +74,14 @@ describe('a worker killed in the middle of a requirement batch', () => {
       }),
     );
     // every decision delivered to the subscriber (a redelivery after the kill may repeat one: deduplicated on data.eventId)
-    const until = Date.now() + 300_000;
-    let delivered = new Set<string>();
-    while (Date.now() < until) {
-      delivered = new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.eventId as string));
-      if (delivered.size >= PEOPLE) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const deliveredIds = () => new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.eventId as string));
+    const delivered = await eventually('every decision delivered', () => deliveredIds().size >= PEOPLE && deliveredIds(), {
+      timeoutMs: 300_000,
+      everyMs: 250,
+      state: () => deliveredIds().size,
+    });
     await worker.stop('SIGTERM');
-    assert.equal(delivered.size, PEOPLE, 'every decision delivered');
+    assert.equal(delivered.size, PEOPLE, 'every decision delivered, each once');
     // once: one submission, decided, per person; one decision event per person
     const [subs] = await stack.db.query<{ n: string; people: string }>(
       "SELECT count(*) AS n, count(DISTINCT entity_id) AS people FROM ukyc_submissions WHERE business_id = $1 AND status = 'decided'",

@@ -8,14 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addHold } from '../../store/retention.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
+import { eventually } from '../helpers/eventually.ts';
 
-const waitFor = async (what: string, check: () => Promise<boolean>, ms = 60_000) => {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
+const waitFor = (what: string, check: () => Promise<boolean>, ms = 60_000) => eventually(what, check, { timeoutMs: ms });
 
 describe('a worker killed during a purge', () => {
   const rig = crashRig({ env: { API_RATE_LIMIT_PER_SECOND: '10000' } });

@@ -8,7 +8,7 @@ import { sdkUserId } from '../../contract/person-verification.ts';
 import { createSumsubClient } from '../../provider/sumsub/client.ts';
 import { scenarioApplicant } from '../../provider-sim/scenarios.ts';
 import { crashRig } from '../helpers/crash-rig.ts';
-import { subscribe } from '../helpers/world.ts';
+import { eventually, subscribe } from '../helpers/world.ts';
 
 const PEOPLE = 60;
 
@@ -48,13 +48,13 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
       });
       await reviewer.completeSandboxReview(applicant.id, { reviewAnswer: 'GREEN' });
     }
-    while ((await eventCount()) < 10) await new Promise((r) => setTimeout(r, 20));
+    await eventually('ten decided', async () => (await eventCount()) >= 10, { everyMs: 20 });
     await worker.stop('SIGKILL');
     const atKill = await eventCount();
     assert.ok(atKill < PEOPLE, `work was left when the worker died (${atKill} of ${PEOPLE} decided)`);
     await new Promise((r) => setTimeout(r, 1000));
     worker = rig.startWorker();
-    for (let i = 0; i < 1200 && (await eventCount()) < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually('every person decided', async () => (await eventCount()) >= PEOPLE, { timeoutMs: 120_000, everyMs: 100, state: eventCount });
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
 
     const perEntity = await stack.db.query<{ entity_id: string; n: string }>(
@@ -65,9 +65,9 @@ describe('a worker killed while reviews arrive (hosted SDK)', () => {
     assert.deepEqual([...new Set(perEntity.map((r) => Number(r.n)))], [1], 'each exactly once');
     const accounts = await stack.db.query('SELECT k.decision FROM kyc_accounts k JOIN entities e ON e.id = k.entity_id WHERE e.business_id = $1', [businessId]);
     assert.deepEqual([accounts.length, [...new Set(accounts.map((a) => a.decision))]], [PEOPLE, ['APPROVED']]);
-    for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++)
-      await new Promise((r) => setTimeout(r, 100));
-    assert.equal(new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size, PEOPLE, 'the client heard of every decision');
+    const heard = () => new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size;
+    await eventually('the client heard of every decision', () => heard() >= PEOPLE, { everyMs: 100, state: heard });
+    assert.equal(heard(), PEOPLE, 'the client heard of every decision, each person once');
     await worker.stop('SIGTERM');
   });
 });

@@ -10,6 +10,7 @@ import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('a Temporal server restart in the middle of a batch', () => {
   let dir: string;
@@ -49,11 +50,13 @@ describe('a Temporal server restart in the middle of a batch', () => {
       ),
     );
     assert.equal(res.status, 201, res.text);
-    for (;;) {
-      const st = (await s.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body;
-      if (st.processedRecords >= 30) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(
+      '30 records processed',
+      async () => (await s.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body.processedRecords >= 30,
+      {
+        timeoutMs: 120_000,
+      },
+    );
     await temporal!.stop();
     temporal = undefined;
     const during = await s.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key });

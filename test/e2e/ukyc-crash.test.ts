@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crashRig } from '../helpers/crash-rig.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
-import { subscribe } from '../helpers/world.ts';
+import { entity, eventually, subscribe } from '../helpers/world.ts';
 
 const PEOPLE = 60;
 
@@ -19,7 +19,7 @@ describe('a worker killed while universal KYC submissions complete', () => {
     let worker = rig.startWorker();
     const people: string[] = [];
     for (let i = 0; i < PEOPLE; i++) {
-      const id = (await stack.request('POST', '/entity', { key, json: { externalId: `ukyc-crash-${i}`, type: 'INDIVIDUAL' } })).body.id as string;
+      const id = await entity(stack, key, `ukyc-crash-${i}`);
       const res = await stack.request('POST', `/entity/${id}/requirement`, {
         key,
         json: { requirementSlug: 'ukyc-canonical-kyc-data', value: JSON.stringify(canonicalPayload()) },
@@ -35,14 +35,14 @@ describe('a worker killed while universal KYC submissions complete', () => {
       });
       assert.equal(res.status, 201, res.text);
     });
-    while ((await eventCount()) < 5) await new Promise((r) => setTimeout(r, 10));
+    await eventually('five decided', async () => (await eventCount()) >= 5, { everyMs: 10 });
     await worker.stop('SIGKILL');
     await Promise.all(uploads); // the API records and signals without the worker
     const atKill = await eventCount();
     assert.ok(atKill < PEOPLE, `work was left when the worker died (${atKill} of ${PEOPLE} decided)`);
     await new Promise((r) => setTimeout(r, 1000));
     worker = rig.startWorker();
-    for (let i = 0; i < 1200 && (await eventCount()) < PEOPLE; i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually('every person decided', async () => (await eventCount()) >= PEOPLE, { timeoutMs: 120_000, everyMs: 100, state: eventCount });
     await new Promise((r) => setTimeout(r, 1000)); // room for a decision that would come twice
 
     const perEntity = await stack.db.query<{ entity_id: string; n: string }>(
@@ -55,9 +55,9 @@ describe('a worker killed while universal KYC submissions complete', () => {
     assert.deepEqual([accounts.length, [...new Set(accounts.map((a) => a.decision))]], [PEOPLE, ['APPROVED']]);
     const submissions = await stack.db.query<{ status: string }>('SELECT status FROM ukyc_submissions WHERE business_id = $1', [businessId]);
     assert.deepEqual([submissions.length, [...new Set(submissions.map((s) => s.status))]], [PEOPLE, ['decided']]);
-    for (let i = 0; i < 300 && new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size < PEOPLE; i++)
-      await new Promise((r) => setTimeout(r, 100));
-    assert.equal(new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size, PEOPLE, 'the client heard of every decision');
+    const heard = () => new Set(receiver.received.map((r) => JSON.parse(r.body.toString()).data.entityId)).size;
+    await eventually('the client heard of every decision', () => heard() >= PEOPLE, { everyMs: 100, state: heard });
+    assert.equal(heard(), PEOPLE, 'the client heard of every decision, each person once');
     await worker.stop('SIGTERM');
   });
 });

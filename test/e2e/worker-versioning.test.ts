@@ -16,6 +16,7 @@ import { findTemporalCli } from '../../dev/temporal-cli.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { workerDeploymentOptions } from '../../temporal/worker-deployment.ts';
 import { testEnv } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const { VERSIONING_BEHAVIOR_PINNED } = proto.temporal.api.enums.v1.VersioningBehavior;
 const { ROUTING_CONFIG_UPDATE_STATE_COMPLETED } = proto.temporal.api.enums.v1.RoutingConfigUpdateState;
@@ -29,16 +30,18 @@ async function promote(buildId: string): Promise<string> {
   const cli = findTemporalCli();
   assert.ok(cli, 'the Temporal CLI is installed (npm install)');
   const args = ['worker', 'deployment', 'set-current-version', '--deployment-name', deployment, '--build-id', buildId, '--yes', '--address', address];
+  // the version is not known until its workers have polled
   let last: unknown;
-  for (let i = 0; i < 100; i++) {
-    try {
-      return (await promisify(execFile)(cli, args)).stdout;
-    } catch (err) {
-      last = err; // the version is not known until its workers have polled
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw last;
+  const { stdout } = await eventually(
+    `version ${buildId} made current`,
+    () =>
+      promisify(execFile)(cli, args).catch((err: unknown) => {
+        last = err;
+        return undefined;
+      }),
+    { timeoutMs: 20_000, everyMs: 200, state: () => String(last) },
+  );
+  return stdout;
 }
 
 describe('releasing workflow code with Worker Versioning', () => {
@@ -55,12 +58,14 @@ describe('releasing workflow code with Worker Versioning', () => {
   }
   /** Until the new routing has reached every task queue partition (the deployment's routingConfigUpdateState). */
   async function propagated(): Promise<void> {
-    for (let i = 0; i < 100; i++) {
-      const { workerDeploymentInfo } = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName: deployment });
-      if (workerDeploymentInfo?.routingConfigUpdateState === ROUTING_CONFIG_UPDATE_STATE_COMPLETED) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.fail('the routing did not propagate');
+    await eventually(
+      'the routing propagated',
+      async () => {
+        const { workerDeploymentInfo } = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName: deployment });
+        return workerDeploymentInfo?.routingConfigUpdateState === ROUTING_CONFIG_UPDATE_STATE_COMPLETED;
+      },
+      { timeoutMs: 10_000, everyMs: 100 },
+    );
   }
   const start = (type: string) => client.workflow.start(type, { taskQueue, workflowId: `${type}-${randomUUID()}` });
   const versionOf = async (handle: WorkflowHandle) => {
@@ -109,7 +114,7 @@ describe('releasing workflow code with Worker Versioning', () => {
     const upgrading = await start('upgradingLoop');
     // each has run its first workflow task on release 1
     for (const h of [pinnedOld, upgrading]) {
-      for (let i = 0; i < 100 && (await versionOf(h)).buildId !== 'v1'; i++) await new Promise((r) => setTimeout(r, 100));
+      await eventually('its first workflow task on release 1', async () => (await versionOf(h)).buildId === 'v1', { timeoutMs: 10_000, everyMs: 100 });
     }
     assert.deepEqual(await versionOf(pinnedOld), { behavior: VERSIONING_BEHAVIOR_PINNED, buildId: 'v1' }, 'pinned on release 1');
 

@@ -48,7 +48,12 @@ export function crashRig(
       worker = start(
         'worker.ts',
         [],
-        workerEnvFor(stack, { url: sim.url, appToken: us.appToken, secretKey: us.secretKey }, { WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...options.workerEnv }),
+        // info: its "worker polling" line says when it is ready (waitFor)
+        workerEnvFor(
+          stack,
+          { url: sim.url, appToken: us.appToken, secretKey: us.secretKey },
+          { WEBHOOK_ALLOW_INSECURE_URLS: 'true', LOG_LEVEL: 'info', ...options.workerEnv },
+        ),
       );
       return worker;
     },

@@ -5,6 +5,7 @@ import type { Scenario } from '../../provider-sim/scenarios.ts';
 import type { SimClient } from '../../provider-sim/state.ts';
 import { createSumsubClient, type SumsubClient } from '../../provider/sumsub/client.ts';
 import type { Reply, Stack } from './stack.ts';
+import { eventually } from './eventually.ts';
 
 export type Donor = {
   account: SimClient;
@@ -58,14 +59,17 @@ export const csvOf = (header: string, rows: string[][]) => [header, ...rows.map(
 
 /** Polls the status endpoint until the batch leaves pending/in_progress (or time runs out). */
 export async function waitForBatch(stack: Stack, key: string, batchId: string, timeoutMs = 60_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key });
-    assert.equal(res.status, 200, res.text);
-    if (!['pending', 'in_progress'].includes(res.body.status)) return res.body;
-    assert.ok(Date.now() < deadline, `batch ${batchId} still ${res.body.status} after ${timeoutMs} ms: ${res.text.slice(0, 300)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let last = '';
+  return eventually(
+    `batch ${batchId} finished`,
+    async () => {
+      const res = await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key });
+      assert.equal(res.status, 200, res.text);
+      last = res.text.slice(0, 300);
+      return !['pending', 'in_progress'].includes(res.body.status) && res.body;
+    },
+    { timeoutMs, everyMs: 100, state: () => last },
+  );
 }
 
 export async function createEntities(stack: Stack, key: string, externalIds: string[], type = 'INDIVIDUAL') {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { venvBin } from '../../dev/temporal-cli.ts';
 import { freePort } from './ports.ts';
+import { eventually } from './eventually.ts';
 
 export const MOTO_CREDENTIALS = { accessKeyId: 'vouch-test', secretAccessKey: 'vouch-test-secret' };
 
@@ -15,19 +16,17 @@ export async function startMoto(bucket: string): Promise<{ endpoint: string; cli
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const endpoint = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited: ${stderr}`);
-    if (
-      await fetch(`${endpoint}/moto-api/`).then(
+  await eventually(
+    'moto_server answering',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`moto_server exited: ${stderr}`);
+      return fetch(`${endpoint}/moto-api/`).then(
         (r) => r.ok,
         () => false,
-      )
-    )
-      break;
-    if (Date.now() > until) throw new Error(`moto_server did not answer in 30 s: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+      );
+    },
+    { everyMs: 100, state: () => stderr },
+  );
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: MOTO_CREDENTIALS });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   return {

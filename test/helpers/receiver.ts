@@ -2,6 +2,7 @@
 // as the test says.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { eventually } from './eventually.ts';
 
 export type Received = { body: Buffer; headers: IncomingHttpHeaders; at: number };
 export type Behaviour = { status?: number; delayMs?: number; location?: string; retryAfter?: string };
@@ -38,11 +39,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       plan = behaviours;
     },
     async waitFor(count, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`received ${received.length} of ${count} webhooks within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await eventually(`${count} webhooks received`, () => received.length >= count, { timeoutMs, everyMs: 25, state: () => received.length });
       return received;
     },
     close: () =>

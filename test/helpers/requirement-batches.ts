@@ -2,6 +2,7 @@
 // polling the batch until it finishes.
 import type { Reply, Stack } from './stack.ts';
 import { canonicalPayload } from './ukyc.ts';
+import { eventually } from './eventually.ts';
 
 /** A JSON Lines file: one record (object, or a line as it is) per line. */
 export const jsonLines = (records: unknown[]) => records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
@@ -17,12 +18,15 @@ export function uploadRecords(stack: Stack, key: string, body: string | Buffer, 
 }
 
 export async function waitForRequirementBatch(stack: Stack, key: string, batchId: string, timeoutMs = 120_000): Promise<any> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await stack.request('GET', `/entity/requirement/batch/${batchId}`, { key });
-    if (res.status !== 200) throw new Error(`GET batch: ${res.status} ${res.text}`);
-    if (['completed', 'failed', 'canceled'].includes(res.body.status)) return res.body;
-    if (Date.now() > until) throw new Error(`batch ${batchId} still ${res.body.status} (${res.body.processedRecords} processed)`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  let last = '';
+  return eventually(
+    `batch ${batchId} finished`,
+    async () => {
+      const res = await stack.request('GET', `/entity/requirement/batch/${batchId}`, { key });
+      if (res.status !== 200) throw new Error(`GET batch: ${res.status} ${res.text}`);
+      last = `${res.body.status} (${res.body.processedRecords} processed)`;
+      return ['completed', 'failed', 'canceled'].includes(res.body.status) && res.body;
+    },
+    { timeoutMs, everyMs: 250, state: () => last },
+  );
 }

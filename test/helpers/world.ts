@@ -18,9 +18,15 @@ export async function subscribe(stack: Stack, key: string, url: string, types: r
   return res;
 }
 
-/** POST /entity for `key`: an INDIVIDUAL (or `type`) with this externalId; its id. */
-export async function entity(stack: Stack, key: string, externalId: string, type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL'): Promise<string> {
-  const res = await stack.request('POST', '/entity', { key, json: { externalId, type } });
+/** POST /entity for `key`: an INDIVIDUAL (or `type`) with this externalId (and these requirements); its id. */
+export async function entity(
+  stack: Stack,
+  key: string,
+  externalId: string,
+  type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL',
+  requirements?: readonly unknown[],
+): Promise<string> {
+  const res = await stack.request('POST', '/entity', { key, json: { externalId, type, ...(requirements ? { requirements } : {}) } });
   assert.equal(res.status, 201, res.text);
   return res.body.id as string;
 }

@@ -13,6 +13,7 @@ import { linkAll, linkNow, startLinkSweep } from '../../store/audit-chainer.ts';
 import { chainHead, chainOf, recordAudit } from '../../store/audit-log.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { isolatedDatabaseUrl } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('the audit chain, linked after commit', () => {
   let url: string;
@@ -105,7 +106,7 @@ describe('the audit chain, linked after commit', () => {
     const errors: unknown[] = [];
     const stop = startLinkSweep(db, (err) => errors.push(err), 50);
     try {
-      for (let i = 0; i < 200 && (await unlinked(businessId)) > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await eventually('every entry linked', async () => (await unlinked(businessId)) === 0, { timeoutMs: 5000, everyMs: 25 });
     } finally {
       await stop();
     }

@@ -24,7 +24,7 @@ import { csvOf, createEntities, donorAt, upload, waitForBatch, type Donor } from
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
-import { subscribe } from '../helpers/world.ts';
+import { eventually, subscribe } from '../helpers/world.ts';
 
 /** Letters only (universal KYC names are Latin), and a document number: unlikely anywhere by chance. */
 const uniqueName = () =>
@@ -99,13 +99,14 @@ describe('audit log entries of every change and read', () => {
   };
   /** The entries of an action that match, once there are at least `count` (activities write theirs in their own time). */
   const awaitEntries = async (action: string, match: (e: Entry) => boolean, count = 1, business = businessId, timeoutMs = 45_000) => {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const found = (await entries(business, action)).filter(match);
-      if (found.length >= count) return found;
-      assert.ok(Date.now() < until, `fewer than ${count} ${action} entries matched within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    return eventually(
+      `${count} ${action} entries that match`,
+      async () => {
+        const found = (await entries(business, action)).filter(match);
+        return found.length >= count && found;
+      },
+      { timeoutMs, everyMs: 100 },
+    );
   };
   const one = async (action: string, match: (e: Entry) => boolean) => {
     const found = await awaitEntries(action, match);

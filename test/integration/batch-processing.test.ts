@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { createEntities, csvOf, donorAt, upload, waitForBatch, type Donor } from '../helpers/imports.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('batch processing', () => {
   let stack: Stack;
@@ -293,11 +294,11 @@ describe('batch processing', () => {
           ids.map((e, i) => [e, tokens[i]!]),
         ),
       );
-      for (;;) {
-        const s = (await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body;
-        if (s.status === 'in_progress') break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await eventually(
+        'the batch in progress',
+        async () => (await stack.request('GET', `/entity/kyc/import/batch/${res.body.batchId}`, { key })).body.status === 'in_progress',
+        { everyMs: 20 },
+      );
       const cancel = await stack.request('POST', `/entity/kyc/import/batch/${res.body.batchId}/cancel`, { key });
       assert.equal(cancel.status, 200, cancel.text);
       assert.equal(cancel.body.status, 'canceled');

@@ -12,7 +12,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
-import { subscribe } from '../helpers/world.ts';
+import * as world from '../helpers/world.ts';
 
 const CARDHOLDER = features.find((f) => f.slug === 'business-cardholder')!.id;
 const CARD_ISSUANCE = features.find((f) => f.slug === 'card-issuance-api-access')!.id;
@@ -35,7 +35,7 @@ describe('business members and feature assignments', () => {
     ({ apiKey: key } = await stack.newBusiness({ name: 'Members' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      await subscribe(stack, k, receiver.url, ['account_status_change', 'kyb_status_change', 'feature_access_change']);
+      await world.subscribe(stack, k, receiver.url, ['account_status_change', 'kyb_status_change', 'feature_access_change']);
     }
   });
   after(async () => {
@@ -43,11 +43,7 @@ describe('business members and feature assignments', () => {
     await stack.close();
   });
 
-  const entity = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key) => {
-    const res = await stack.request('POST', '/entity', { key: k, json: { externalId: `bm-${type}-${n++}`, type } });
-    assert.equal(res.status, 201, res.text);
-    return res.body.id as string;
-  };
+  const entity = (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key) => world.entity(stack, k, `bm-${type}-${n++}`, type);
   const people = async (count: number, k = key) => {
     const ids: string[] = [];
     for (let i = 0; i < count; i += 25) ids.push(...(await Promise.all(Array.from({ length: Math.min(25, count - i) }, () => entity('INDIVIDUAL', k)))));
@@ -76,20 +72,21 @@ describe('business members and feature assignments', () => {
       .map((r) => ({ raw: r, body: JSON.parse(r.body.toString()) }))
       .filter((e) => e.body.eventType === 'feature_access_change' && e.body.data.entityId === entityId && e.body.data.feature.id === CARDHOLDER);
   const waitForAccess = async (entityId: string, access: string[], timeoutMs = 30_000) => {
-    const until = Date.now() + timeoutMs;
-    while (Date.now() < until) {
-      const got = cardholderEvents(entityId);
-      if (got.length >= access.length) {
-        assert.deepEqual(
-          got.map((e) => e.body.data.access),
-          access,
-        );
-        for (const e of got) assert.ok(verifyWebhook(e.raw.body, e.raw.headers['vouch-signature'] as string, testKeyRing().map(publicKeyOf)));
-        return got;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`expected ${access.join(', ')} for ${entityId}, got ${cardholderEvents(entityId).map((e) => e.body.data.access)}`);
+    const got = await world.eventually(
+      `${access.join(', ')} for ${entityId}`,
+      () => cardholderEvents(entityId).length >= access.length && cardholderEvents(entityId),
+      {
+        timeoutMs,
+        everyMs: 100,
+        state: () => cardholderEvents(entityId).map((e) => e.body.data.access),
+      },
+    );
+    assert.deepEqual(
+      got.map((e) => e.body.data.access),
+      access,
+    );
+    for (const e of got) assert.ok(verifyWebhook(e.raw.body, e.raw.headers['vouch-signature'] as string, testKeyRing().map(publicKeyOf)));
+    return got;
   };
   const verifyBySandbox = async (businessEntityId: string, memberId: string) => {
     const res = await stack.request('POST', `/sandbox/entity/${businessEntityId}/kyc/complete?memberId=${memberId}`, { key, json: { reviewAnswer: 'GREEN' } });
@@ -122,13 +119,14 @@ describe('business members and feature assignments', () => {
     await verifyBySandbox(entityId, ownerId);
     const submitted = await stack.request('POST', '/ukyb/submit', { key, json: { entityId } });
     assert.equal(submitted.status, 202, submitted.text);
-    const until = Date.now() + 30_000;
-    while (Date.now() < until) {
-      const enabled = (await stack.request('GET', `/entity/${entityId}`, { key })).body.enabledFeatures as { slug: string }[];
-      if (enabled.some((f) => f.slug === 'business-card-program')) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('KYB not approved in time');
+    await world.eventually(
+      'the KYB approved (business-card-program enabled)',
+      async () =>
+        ((await stack.request('GET', `/entity/${entityId}`, { key })).body.enabledFeatures as { slug: string }[]).some(
+          (f) => f.slug === 'business-card-program',
+        ),
+      { everyMs: 100 },
+    );
   };
 
   describe('declaring members', () => {
@@ -305,14 +303,15 @@ describe('business members and feature assignments', () => {
 
         // the person approved first (hosted SDK via the sandbox, memberId a declared member): not yet enabled — KYB is not
         await verifyBySandbox(b, early);
-        const until = Date.now() + 30_000;
-        let state = await assignments(b);
-        while (Date.now() < until && state.items[0].verification.status !== 'DECIDED') {
-          await new Promise((r) => setTimeout(r, 100));
-          state = await assignments(b);
-        }
+        let state = await world.eventually(
+          'the early person DECIDED',
+          async () => {
+            const now = await assignments(b);
+            return now.items[0].verification.status === 'DECIDED' && now;
+          },
+          { everyMs: 100 },
+        );
         assert.equal(state.items[0].memberId, early);
-        assert.equal(state.items[0].verification.status, 'DECIDED');
         assert.match(state.items[0].verification.decisionEventId, /^[0-9a-f-]{36}$/);
         assert.deepEqual(state.items[0].stillRequired, []);
         assert.equal(state.items[0].enabled, false, 'the business part is not met');

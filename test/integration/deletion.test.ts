@@ -245,8 +245,7 @@ describe('deleting an entity', () => {
     try {
       const res = await upload(stack, key, csvOf('externalId,shareToken', [[externalId, token]]));
       assert.equal(res.status, 201, res.text);
-      for (let i = 0; i < 200 && sim.state.stats.delayed === 0; i++) await new Promise((r) => setTimeout(r, 25));
-      assert.ok(sim.state.stats.delayed > 0, 'the import is with the provider');
+      await eventually('the import with the provider', () => sim.state.stats.delayed > 0, { timeoutMs: 5000, everyMs: 25 });
       await del(entityId);
       const status = await waitForBatch(stack, key, res.body.batchId);
       assert.deepEqual(

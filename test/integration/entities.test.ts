@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { entity } from '../helpers/world.ts';
 
 const V = { 'Accept-Version': 'v1.0' };
 
@@ -182,8 +183,7 @@ describe('entities API', () => {
     });
 
     describe('members declared by a business (kyb-ubo-declaration)', () => {
-      const person = async (k = key) =>
-        (await stack.request('POST', '/entity', { key: k, json: { externalId: `member-${Math.random()}`, type: 'INDIVIDUAL' } })).body.id as string;
+      const person = (k = key) => entity(stack, k, `member-${Math.random()}`);
       const business = (members: unknown[], k = key) =>
         stack.request('POST', '/entity', {
           key: k,

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { csvOf, donorAt, upload, waitForBatch, type Donor } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const V = { 'Accept-Version': 'v1.0' };
 const CARD_ISSUANCE = 'card-issuance-api-access';
@@ -57,14 +58,16 @@ describe('entity history', () => {
 
   /** Reads the whole history until `ready` holds (deliveries happen after the decision). */
   const until = async (key: string, entityId: string, ready: (items: any[]) => boolean) => {
-    const end = Date.now() + 30_000;
-    for (;;) {
-      const res = await history(key, entityId, '?limit=100');
-      assert.equal(res.status, 200, res.text);
-      if (ready(res.body.items)) return res;
-      assert.ok(Date.now() < end, `history not ready: ${res.text}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    let last: Awaited<ReturnType<typeof history>> | undefined;
+    return eventually(
+      'the history ready',
+      async () => {
+        last = await history(key, entityId, '?limit=100');
+        assert.equal(last.status, 200, last.text);
+        return ready(last.body.items) && last;
+      },
+      { everyMs: 100, state: () => last?.text },
+    );
   };
 
   it('tells a token-shared person’s story: created, requirement, stages with batch and row, events and deliveries, the feature — no outcome', async () => {

@@ -15,6 +15,7 @@ import { s3Store } from '../../files/s3.ts';
 import { MOTO_CREDENTIALS, startMoto } from '../helpers/moto.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { entity } from '../helpers/world.ts';
 
 const BUCKET = 'vouch-files';
 
@@ -54,7 +55,7 @@ describe('file store on S3-compatible object storage', () => {
     ((await moto.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
 
   it('stores KYB documents in the bucket, presigns a URL that downloads them without an API key, and removes them with the entity', async () => {
-    const company = (await stack.request('POST', '/entity', { key, json: { externalId: `s3-co-${randomUUID()}`, type: 'BUSINESS' } })).body.id as string;
+    const company = await entity(stack, key, `s3-co-${randomUUID()}`, 'BUSINESS');
     const profile = await stack.request('POST', '/ukyb', {
       key,
       json: {
@@ -120,7 +121,7 @@ describe('file store on S3-compatible object storage', () => {
   });
 
   it('keeps universal KYC files in the same store', async () => {
-    const person = (await stack.request('POST', '/entity', { key, json: { externalId: `s3-person-${randomUUID()}`, type: 'INDIVIDUAL' } })).body.id as string;
+    const person = await entity(stack, key, `s3-person-${randomUUID()}`);
     await stack.request('POST', '/notification', {
       key,
       json: { notificationChannel: 'WEBHOOK', notificationTypes: ['account_status_change'], webhookUrl: 'http://127.0.0.1:9/hooks' },

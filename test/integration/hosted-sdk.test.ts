@@ -15,7 +15,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { personFillsInSdk, providerAccount } from '../helpers/sdk.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { subscribe } from '../helpers/world.ts';
+import * as world from '../helpers/world.ts';
 
 describe('hosted SDK verification', () => {
   let stack: Stack;
@@ -29,33 +29,25 @@ describe('hosted SDK verification', () => {
     provider = providerAccount(stack);
     receiver = await startReceiver();
     ({ apiKey: key } = await stack.newBusiness({ name: 'SDK' }));
-    await subscribe(stack, key, receiver.url);
+    await world.subscribe(stack, key, receiver.url);
   });
   after(async () => {
     await receiver.close();
     await stack.close();
   });
 
-  const entity = async (type: 'INDIVIDUAL' | 'BUSINESS', k = key, requirements?: unknown[]) => {
-    const res = await stack.request('POST', '/entity', { key: k, json: { externalId: `sdk-${type}-${n++}`, type, ...(requirements ? { requirements } : {}) } });
-    assert.equal(res.status, 201, res.text);
-    return res.body.id as string;
-  };
+  const entity = (type: 'INDIVIDUAL' | 'BUSINESS', k = key, requirements?: unknown[]) => world.entity(stack, k, `sdk-${type}-${n++}`, type, requirements);
 
   const eventsFor = async (entityId: string, count: number) => {
-    for (let i = 0; i < 200; i++) {
-      const mine = receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
-      if (mine.length >= count) return mine;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
+    const mine = () => receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
+    return world.eventually(`${count} events of ${entityId}`, () => mine().length >= count && mine(), { timeoutMs: 20_000, everyMs: 100 });
   };
 
   /** Waits until the person's workflow has decided at least `decided` reviews and has none waiting or in hand. */
   const settled = async (entityId: string, decided: number) => {
     const handle = stack.temporal.workflow.getHandle(personVerificationWorkflowId(entityId));
     let last: PersonProgress | undefined;
-    await eventually(
+    await world.eventually(
       'the workflow settled',
       async () => {
         last = await handle.query(personProgressQuery);

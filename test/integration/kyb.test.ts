@@ -14,7 +14,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
-import { subscribe } from '../helpers/world.ts';
+import * as world from '../helpers/world.ts';
 
 const LINK_SECRET = `kyb-test-link-secret-${randomUUID()}`;
 const DEADLINE_SECONDS = 6;
@@ -70,9 +70,9 @@ describe('universal KYB', () => {
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     ({ apiKey: noHookKey } = await stack.newBusiness({ name: 'No hook' }));
     for (const k of [key, otherKey]) {
-      await subscribe(stack, k, receiver.url, ['account_status_change', 'kyb_status_change', 'verification_status_change']);
+      await world.subscribe(stack, k, receiver.url, ['account_status_change', 'kyb_status_change', 'verification_status_change']);
     }
-    const only = await subscribe(stack, noHookKey, receiver.url);
+    const only = await world.subscribe(stack, noHookKey, receiver.url);
   });
   after(async () => {
     if (process.env.KYB_TEST_LOGS) for (const l of stack.logs.filter((l) => Number(l.level) >= 50)) console.log(JSON.stringify(l).slice(0, 2000));
@@ -80,11 +80,7 @@ describe('universal KYB', () => {
     await stack.close();
   });
 
-  const entity = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'BUSINESS', k = key) => {
-    const res = await stack.request('POST', '/entity', { key: k, json: { externalId: `kyb-${type}-${n++}`, type } });
-    assert.equal(res.status, 201, res.text);
-    return res.body.id as string;
-  };
+  const entity = (type: 'INDIVIDUAL' | 'BUSINESS' = 'BUSINESS', k = key) => world.entity(stack, k, `kyb-${type}-${n++}`, type);
   const create = (json: unknown, k = key) => stack.request('POST', '/ukyb', { key: k, json });
   const patch = (json: unknown, k = key) => stack.request('PATCH', '/ukyb', { key: k, json });
   const profile = async (ubos: unknown[] = [owner()], k = key) => {
@@ -112,16 +108,18 @@ describe('universal KYB', () => {
     assert.equal(res.status, 202, res.text);
   };
   const events = async (entityId: string, type: string, count: number, timeoutMs = 30_000) => {
-    const until = Date.now() + timeoutMs;
-    while (Date.now() < until) {
-      const mine = receiver.received.filter((r) => {
-        const b = JSON.parse(r.body.toString());
-        return b.eventType === type && b.data.entityId === entityId;
-      });
-      if (mine.length >= count) return mine.map((r) => ({ raw: r, body: JSON.parse(r.body.toString()) }));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`fewer than ${count} ${type} events for ${entityId}`);
+    const mine = await world.eventually(
+      `${count} ${type} events for ${entityId}`,
+      () => {
+        const got = receiver.received.filter((r) => {
+          const b = JSON.parse(r.body.toString());
+          return b.eventType === type && b.data.entityId === entityId;
+        });
+        return got.length >= count && got;
+      },
+      { timeoutMs, everyMs: 100 },
+    );
+    return mine.map((r) => ({ raw: r, body: JSON.parse(r.body.toString()) }));
   };
   const noProfile = async (entityId: string) => assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.code, '0709000300');
 
@@ -414,7 +412,10 @@ describe('universal KYB', () => {
         assert.match(got.headers.get('content-disposition') ?? '', /attachment; filename="register.png"/);
         // a link is a credential: the request log names it by a hash only
         const token = new URL(signed.body.url).pathname.slice('/files/'.length);
-        for (let i = 0; i < 50 && !stack.logs.some((l) => String(l.path ?? '').startsWith('/files/')); i++) await new Promise((r) => setTimeout(r, 20));
+        await world.eventually('the download logged', () => stack.logs.some((l) => String(l.path ?? '').startsWith('/files/')), {
+          timeoutMs: 1000,
+          everyMs: 20,
+        });
         const logged = stack.logs.filter((l) => String(l.path ?? '').startsWith('/files/'));
         assert.ok(logged.length > 0, 'downloads are logged');
         assert.ok(
@@ -524,7 +525,10 @@ describe('universal KYB', () => {
         assert.equal(again.body.submissionId, res.body.submissionId);
         await verifyOwner(entityId, ubos[0]!.entityId);
         const handle = stack.temporal.workflow.getHandle(universalKybWorkflowId(res.body.submissionId));
-        for (let i = 0; i < 50 && (await handle.query(kybProgressQuery)).ownersDecided < 1; i++) await new Promise((r) => setTimeout(r, 100));
+        await world.eventually('the first owner decided', async () => (await handle.query(kybProgressQuery)).ownersDecided >= 1, {
+          timeoutMs: 5000,
+          everyMs: 100,
+        });
         assert.equal((await stack.request('GET', `/ukyb/${entityId}`, { key })).body.status, 'IN_REVIEW');
         await verifyOwner(entityId, ubos[1]!.entityId);
         const [e] = await events(entityId, 'kyb_status_change', 1);
@@ -615,11 +619,12 @@ describe('universal KYB', () => {
         assert.deepEqual(await superseded.result(), { outcome: 'superseded' });
         // the replaced submission's verification ends as SUPERSEDED (verification_status_change), not left waiting
         const isSuperseded = (b: any) => b.data.verificationId === second.body.submissionId && b.data.verificationStatus === 'SUPERSEDED';
-        for (let i = 0; i < 300 && !(await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)); i++)
-          await new Promise((r) => setTimeout(r, 100));
-        assert.ok(
-          (await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)),
+        await world.eventually(
           'SUPERSEDED delivered',
+          async () => (await events(entityId, 'verification_status_change', 1)).some((e) => isSuperseded(e.body)),
+          {
+            everyMs: 100,
+          },
         );
         const third = await submit(entityId);
         await verifyOwner(entityId, ubos[0]!.entityId);

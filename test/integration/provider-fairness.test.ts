@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { bulkEntities, bulkTokens } from '../helpers/bulk.ts';
 import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('the provider queue shared fairly between businesses', () => {
   let stack: Stack;
@@ -75,7 +76,8 @@ describe('the provider queue shared fairly between businesses', () => {
     };
     const big = await upload(stack, a.apiKey, a.csv);
     assert.equal(big.status, 201, big.text);
-    while ((await doneOf(big.body.batchId)) < 30) await new Promise((r) => setTimeout(r, 50)); // A's queue is full and past a continue-as-new
+    // A's queue is full and past a continue-as-new
+    await eventually("30 of A's records done", async () => (await doneOf(big.body.batchId)) >= 30, { timeoutMs: 60_000 });
     const from = calls.length;
     const small = await upload(stack, b.apiKey, b.csv);
     assert.equal(small.status, 201, small.text);
@@ -112,8 +114,7 @@ describe('the provider queue shared fairly between businesses', () => {
     };
     const flood = Promise.all(Array.from({ length: 15 }, caller));
     try {
-      const deadline = Date.now() + 30_000;
-      while (calls.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await eventually('the flood under way (ten calls)', () => calls.length >= 10, { everyMs: 20 });
       const batch = await upload(stack, c.apiKey, c.csv);
       assert.equal(batch.status, 201, batch.text);
       assert.equal((await waitForBatch(stack, c.apiKey, batch.body.batchId)).summary.successfulRecords, 10);

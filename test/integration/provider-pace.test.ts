@@ -17,6 +17,7 @@ import { PROVIDER_REQUEST_TIMEOUT_MS, type IdentityProvider } from '../../provid
 import { connectDb, type Db } from '../../store/db.ts';
 import { claimProviderSend } from '../../store/provider-pace.ts';
 import { isolatedDatabaseUrl } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const log = pino({ level: 'silent' });
 const pace = (over: Partial<ProviderPace['window']> = {}, spacingMs = 20): ProviderPace => ({
@@ -130,7 +131,7 @@ describe('provider pace', () => {
     await activity().run(() => paced(provider, db, p, log).importApplicant({ shareToken: 'a' }));
     await activity().run(() => paced(provider, db, p, log).importApplicant({ shareToken: 'b' }));
     // the stamps go out as the calls end, unawaited: wait for both
-    while ((await db.query('SELECT 1 FROM provider_sends WHERE sent_at IS NULL')).length) await new Promise((r) => setTimeout(r, 5));
+    await eventually('both stamps written', async () => (await db.query('SELECT 1 FROM provider_sends WHERE sent_at IS NULL')).length === 0, { everyMs: 5 });
     const [{ left }] = (await db.query<{ left: number }>(
       'SELECT extract(epoch FROM min(counts_until) - clock_timestamp()) * 1000 AS left FROM provider_sends',
     )) as [{ left: number }];

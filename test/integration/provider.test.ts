@@ -12,6 +12,7 @@ import type { IdentityProvider, ImportApplicantInput } from '../../provider/type
 import { ProviderError, type ProviderErrorKind } from '../../provider/errors.ts';
 import { signRequest, webhookDigest } from '../../provider/sumsub/signing.ts';
 import { startSimWorld, type SimWorld } from '../helpers/sim.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 async function rejectsWith(promise: Promise<unknown>, kind: ProviderErrorKind): Promise<ProviderError> {
   try {
@@ -246,7 +247,7 @@ describe('Sumsub client against the simulator', () => {
           rejectLabels: ['BAD_PROOF_OF_ADDRESS'],
           reviewRejectType: 'RETRY',
         });
-        for (let i = 0; i < 50 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+        await eventually('two callbacks forwarded', () => received.length >= 2, { timeoutMs: 1000, everyMs: 20 });
         assert.equal(received.length, 2, 'one on import (inherited status), one after testCompleted');
         const last = received[1]!;
         const event = JSON.parse(last.body.toString());

@@ -19,6 +19,8 @@ import { csvOf, upload, waitForBatch } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { approveDirectly } from '../helpers/decisions.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { entity } from '../helpers/world.ts';
 
 describe('the reconciler', () => {
   let stack: Stack;
@@ -95,20 +97,21 @@ describe('the reconciler', () => {
       );
       assert.equal(res.status, 201, res.text);
       const batchId: string = res.body.batchId;
-      for (;;) {
-        const s = (await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key: f.apiKey })).body;
-        if (s.processedRecords >= 5) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await eventually(
+        'five records processed',
+        async () => (await stack.request('GET', `/entity/kyc/import/batch/${batchId}`, { key: f.apiKey })).body.processedRecords >= 5,
+      );
       await stack.temporal.workflow.getHandle(batchWorkflowId(batchId)).terminate('test: an operator terminates the run');
       // The terminated run's activities already with the provider still finish, and each finished record
       // touches the batch (so the reconciler, rightly, waits): age it and look again until it is quiet.
-      let restarted = 0;
-      for (let look = 0; look < 40 && restarted === 0; look++) {
-        await new Promise((r) => setTimeout(r, 250));
-        await age('import_batches', batchId);
-        restarted = (await housekeeping()).batchesRestarted;
-      }
+      const restarted = await eventually(
+        'the batch restarted once it is quiet',
+        async () => {
+          await age('import_batches', batchId);
+          return (await housekeeping()).batchesRestarted;
+        },
+        { timeoutMs: 10_000, everyMs: 250 },
+      );
       assert.equal(restarted, 1, 'restarted once the batch is quiet');
       assert.equal((await housekeeping()).batchesRestarted, 0, 'and not again while its new run lives');
       const status = await waitForBatch(stack, f.apiKey, batchId, 60_000);
@@ -151,16 +154,10 @@ describe('the reconciler', () => {
     const eventId = await recordTestEvent(stack.db, businessId, 'waiting-retry');
     await receiver.waitFor(before + 1); // the first attempt, refused
     const [d] = await stack.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
-    for (let i = 0; (await deliveryOf(d!.id)).attempts < 1; i++) {
-      assert.ok(i < 200, 'the refused attempt recorded');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await eventually('the refused attempt recorded', async () => (await deliveryOf(d!.id)).attempts >= 1, { timeoutMs: 5000, everyMs: 25 });
     assert.deepEqual(await deliveryOf(d!.id), { status: 'pending', mode: 'waiting', attempts: 1 });
     await assert.rejects(stack.temporal.workflow.getHandle(webhookRetryWorkflowId(d!.id, 1)).describe(), /not found/i, 'no workflow was started for it');
-    for (let i = 0; (await deliveryOf(d!.id)).status !== 'delivered'; i++) {
-      assert.ok(i < 400, 'delivered at its slot (5 s ± 20 %)');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually('delivered at its slot (5 s ± 20 %)', async () => (await deliveryOf(d!.id)).status === 'delivered', { timeoutMs: 20_000 });
     const got = receiver.received.slice(before).map((r) => JSON.parse(r.body.toString()).data.eventId);
     assert.deepEqual(got, [eventId, eventId], 'the refused attempt, then the delivery');
   });
@@ -191,10 +188,7 @@ describe('the reconciler', () => {
           [eventId],
         )
       )[0]!;
-    for (let i = 0; (await recorded()).status !== 'delivered'; i++) {
-      assert.ok(i < 200, 'the delivery recorded');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await eventually('the delivery recorded', async () => (await recorded()).status === 'delivered', { timeoutMs: 5000, everyMs: 25 });
     const d = await recorded();
     assert.deepEqual([d.run, d.run_attempts], [2, 2], "a new run (the lost workflow's own run owns it no more), its place in the schedule kept");
   });
@@ -220,7 +214,7 @@ describe('the reconciler', () => {
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'kyb-lost-wake' });
     await createSubscription(stack.db, businessId, { notificationChannel: 'WEBHOOK', notificationTypes: ['kyb_status_change'], webhookUrl: receiver.url });
     receiver.answer({ status: 200 });
-    const company = (await stack.request('POST', '/entity', { key, json: { externalId: 'lost-wake-co', type: 'BUSINESS' } })).body.id as string;
+    const company = await entity(stack, key, 'lost-wake-co', 'BUSINESS');
     const profile = await stack.request('POST', '/ukyb', {
       key,
       json: {

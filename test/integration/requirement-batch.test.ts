@@ -11,7 +11,7 @@ import { createRequirementBatch } from '../../store/requirement-batches.ts';
 import { createStarters } from '../../temporal/starters.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
-import { subscribe } from '../helpers/world.ts';
+import * as world from '../helpers/world.ts';
 
 const DEADLINE_SECONDS = 600;
 
@@ -27,7 +27,7 @@ describe('requirement batches', () => {
     receiver = await startReceiver();
     ({ apiKey: key } = await stack.newBusiness({ name: 'Batches' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
-    const sub = await subscribe(stack, key, receiver.url);
+    const sub = await world.subscribe(stack, key, receiver.url);
   });
   after(async () => {
     await receiver.close();
@@ -36,9 +36,7 @@ describe('requirement batches', () => {
 
   const entity = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key, requirements?: unknown[]) => {
     const externalId = `rb-${type}-${n++}-${Date.now()}`;
-    const res = await stack.request('POST', '/entity', { key: k, json: { externalId, type, ...(requirements ? { requirements } : {}) } });
-    assert.equal(res.status, 201, res.text);
-    return { id: res.body.id as string, externalId };
+    return { id: await world.entity(stack, k, externalId, type, requirements), externalId };
   };
   const lines = (records: unknown[]) => records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
   const upload = (body: string | Buffer, options: { k?: string; idempotencyKey?: string | null } = {}) => {
@@ -50,24 +48,22 @@ describe('requirement batches', () => {
   };
   const status = (batchId: string, k = key) => stack.request('GET', `/entity/requirement/batch/${batchId}`, { key: k });
   const finishedFor = async (batchId: string, k: string, timeoutMs = 90_000) => {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const res = await status(batchId, k);
-      assert.equal(res.status, 200, res.text);
-      if (['completed', 'failed', 'canceled'].includes(res.body.status)) return res.body;
-      if (Date.now() > until) throw new Error(`batch ${batchId} still ${res.body.status}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    let last: any;
+    return world.eventually(
+      `batch ${batchId} finished`,
+      async () => {
+        const res = await status(batchId, k);
+        assert.equal(res.status, 200, res.text);
+        last = res.body.status;
+        return ['completed', 'failed', 'canceled'].includes(res.body.status) && res.body;
+      },
+      { timeoutMs, everyMs: 200, state: () => last },
+    );
   };
   const finished = (batchId: string) => finishedFor(batchId, key);
   const decisionsOf = async (entityId: string, count = 1, timeoutMs = 30_000) => {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const mine = receiver.received.map((r) => JSON.parse(r.body.toString())).filter((b) => b.data.entityId === entityId);
-      if (mine.length >= count) return mine;
-      if (Date.now() > until) throw new Error(`fewer than ${count} decisions for ${entityId}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const mine = () => receiver.received.map((r) => JSON.parse(r.body.toString())).filter((b) => b.data.entityId === entityId);
+    return world.eventually(`${count} decisions for ${entityId}`, () => mine().length >= count && mine(), { timeoutMs, everyMs: 100 });
   };
   const canonical = (change?: (p: any) => void) => JSON.stringify(canonicalPayload(change));
   const passport = (entityId: string, query = '') =>
@@ -263,7 +259,7 @@ describe('requirement batches', () => {
     const unsubscribed = await upload(lines([{ entityId: other.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }]), { k: otherKey });
     assert.deepEqual([unsubscribed.status, unsubscribed.body.code], [409, '0707000100']);
     // nor does a disabled subscription (its decisions would be held, not delivered): the refusal names it and how to enable it
-    const sub = await subscribe(stack, otherKey, receiver.url);
+    const sub = await world.subscribe(stack, otherKey, receiver.url);
     await stack.db.query("UPDATE notification_subscriptions SET failing_since = now() - interval '6 days', disabled_at = now() WHERE id = $1", [sub.body.id]);
     const disabled = await upload(lines([{ entityId: other.id, requirementSlug: 'ukyc-canonical-kyc-data', value: canonical() }]), { k: otherKey });
     assert.deepEqual([disabled.status, disabled.body.code], [409, '0707000100']);
@@ -334,13 +330,18 @@ describe('requirement batches', () => {
     assert.equal(cancel.body.status, 'canceled');
     assert.ok(cancel.body.canceledAt);
     // records already in a step finish; then nothing moves
+    // the count stops moving: two looks 300 ms apart agree
     let processed = -1;
-    for (let i = 0; i < 50; i++) {
-      await new Promise((r) => setTimeout(r, 300));
-      const now = (await status(res.body.batchId, apiKey)).body.processedRecords as number;
-      if (now === processed) break;
-      processed = now;
-    }
+    await world.eventually(
+      'the processed count settled',
+      async () => {
+        const now = (await status(res.body.batchId, apiKey)).body.processedRecords as number;
+        const settled = now === processed;
+        processed = now;
+        return settled;
+      },
+      { timeoutMs: 15_000, everyMs: 300 },
+    );
     assert.ok(processed < 1500, `${processed} records processed after the cancel`);
     await new Promise((r) => setTimeout(r, 1000));
     const stopped = (await status(res.body.batchId, apiKey)).body;

@@ -16,7 +16,7 @@ import { createLogger } from '../../runtime/logger.ts';
 import { donorAt } from '../helpers/imports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, testKeyRings, type Stack } from '../helpers/stack.ts';
-import { subscribe } from '../helpers/world.ts';
+import * as world from '../helpers/world.ts';
 
 describe('sandbox control and signed payloads', () => {
   let stack: Stack;
@@ -31,7 +31,7 @@ describe('sandbox control and signed payloads', () => {
     ({ apiKey: key } = await stack.newBusiness({ name: 'Sandbox' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      await subscribe(stack, k, receiver.url);
+      await world.subscribe(stack, k, receiver.url);
     }
   });
   after(async () => {
@@ -39,20 +39,14 @@ describe('sandbox control and signed payloads', () => {
     await stack.close();
   });
 
-  const entity = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key, requirements?: unknown[]) => {
-    const res = await stack.request('POST', '/entity', { key: k, json: { externalId: `sbx-${type}-${n++}`, type, ...(requirements ? { requirements } : {}) } });
-    assert.equal(res.status, 201, res.text);
-    return res.body.id as string;
-  };
+  const entity = (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key, requirements?: unknown[]) =>
+    world.entity(stack, k, `sbx-${type}-${n++}`, type, requirements);
   const complete = (entityId: string, json: unknown, k = key, query = '') =>
     stack.request('POST', `/sandbox/entity/${entityId}/kyc/complete${query}`, { key: k, json });
   const decisions = async (entityId: string, count: number) => {
-    for (let i = 0; i < 300; i++) {
-      const mine = receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
-      if (mine.length >= count) return mine.map((r) => ({ raw: r, data: JSON.parse(r.body.toString()).data }));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`fewer than ${count} decisions for ${entityId}`);
+    const mine = () => receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
+    const got = await world.eventually(`${count} decisions for ${entityId}`, () => mine().length >= count && mine(), { everyMs: 100 });
+    return got.map((r) => ({ raw: r, data: JSON.parse(r.body.toString()).data }));
   };
   const approved = async () => {
     const person = await entity();

@@ -19,6 +19,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { jsonLines, uploadRecords, waitForRequirementBatch } from '../helpers/requirement-batches.ts';
 import { startStack, type Reply, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, documentsForm, FILES, filesForm } from '../helpers/ukyc.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const CARDHOLDER = features.find((f) => f.slug === 'business-cardholder')!.id;
 const KYB_DOCUMENTS = ['ukyb-certificate-of-incorporation', 'ukyb-proof-of-address', 'ukyb-register-of-shareholders'];
@@ -231,16 +232,17 @@ describe('a sealed person is gone on every path, as a deleted one is', () => {
     await stack?.close();
   });
 
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const events = () => receiver.received.map((r) => JSON.parse(r.body.toString()));
   async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const got = await probe();
-      if (got !== undefined) return got;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await sleep(100);
-    }
+    const found = await eventually(
+      what,
+      async () => {
+        const got = await probe();
+        return got !== undefined && { got };
+      },
+      { timeoutMs, everyMs: 100 },
+    );
+    return found.got;
   }
   const ok = (res: Reply, status = 201) => {
     assert.equal(res.status, status, res.text);

@@ -14,6 +14,7 @@ import { auditCheckpointWorkflow, housekeepingWorkflow } from '../../workflows/i
 import { ensureAuditCheckpointSchedule, ensureHousekeepingSchedule } from '../../temporal/schedules.ts';
 import { takeRateToken } from '../../store/rate-limit.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('Temporal wiring', () => {
   let stack: Stack;
@@ -24,16 +25,17 @@ describe('Temporal wiring', () => {
 
   it('has workers polling the general queue (workflows, activities) and the provider queue (activities)', async () => {
     const svc = stack.temporal.workflowService;
-    const deadline = Date.now() + 20_000;
     const describe = (name: string, taskQueueType: number /* 1 workflow, 2 activity */) =>
       svc.describeTaskQueue({ namespace: 'default', taskQueue: { name, kind: 1 /* NORMAL */ }, taskQueueType });
-    for (;;) {
-      const t = stack.config.temporal;
-      const [wf, act, provider] = await Promise.all([describe(t.taskQueue, 1), describe(t.taskQueue, 2), describe(t.providerTaskQueue, 2)]);
-      if (wf.pollers.length > 0 && act.pollers.length > 0 && provider.pollers.length > 0) break;
-      assert.ok(Date.now() < deadline, 'no pollers seen within 20 s');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const t = stack.config.temporal;
+    await eventually(
+      'pollers on every task queue',
+      async () => {
+        const [wf, act, provider] = await Promise.all([describe(t.taskQueue, 1), describe(t.taskQueue, 2), describe(t.providerTaskQueue, 2)]);
+        return wf.pollers.length > 0 && act.pollers.length > 0 && provider.pollers.length > 0;
+      },
+      { timeoutMs: 20_000, everyMs: 200 },
+    );
   });
 
   it('runs housekeeping, which purges request-count windows older than a minute and keeps the current ones', async () => {

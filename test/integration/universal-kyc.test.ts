@@ -12,7 +12,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, type Stack } from '../helpers/stack.ts';
 import { canonicalPayload, FILES, filesForm } from '../helpers/ukyc.ts';
-import { subscribe } from '../helpers/world.ts';
+import * as world from '../helpers/world.ts';
 
 const DEADLINE_SECONDS = 4;
 
@@ -38,7 +38,7 @@ describe('universal KYC', () => {
     ({ apiKey: key, businessId } = await stack.newBusiness({ name: 'UKYC' }));
     ({ apiKey: otherKey } = await stack.newBusiness({ name: 'Other' }));
     for (const k of [key, otherKey]) {
-      await subscribe(stack, k, receiver.url);
+      await world.subscribe(stack, k, receiver.url);
     }
   });
   after(async () => {
@@ -46,14 +46,8 @@ describe('universal KYC', () => {
     await stack.close();
   });
 
-  const entity = async (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key, requirements?: unknown[]) => {
-    const res = await stack.request('POST', '/entity', {
-      key: k,
-      json: { externalId: `ukyc-${type}-${n++}`, type, ...(requirements ? { requirements } : {}) },
-    });
-    assert.equal(res.status, 201, res.text);
-    return res.body.id as string;
-  };
+  const entity = (type: 'INDIVIDUAL' | 'BUSINESS' = 'INDIVIDUAL', k = key, requirements?: unknown[]) =>
+    world.entity(stack, k, `ukyc-${type}-${n++}`, type, requirements);
   const submit = (entityId: string, payload: unknown, k = key) =>
     stack.request('POST', `/entity/${entityId}/requirement`, {
       key: k,
@@ -63,13 +57,15 @@ describe('universal KYC', () => {
     stack.request('POST', `/entity/${entityId}/requirement-slug/${slug}/upload${query}`, { key: k, form: filesForm(files) });
   const passport = () => [{ bytes: FILES.pdf, name: 'passport.pdf' }];
   const decisions = async (entityId: string, count: number, timeoutMs = 30_000) => {
-    const until = Date.now() + timeoutMs;
-    while (Date.now() < until) {
-      const mine = receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
-      if (mine.length >= count) return mine.map((r) => ({ raw: r, data: JSON.parse(r.body.toString()).data }));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`fewer than ${count} decisions for ${entityId}`);
+    const mine = await world.eventually(
+      `${count} decisions for ${entityId}`,
+      () => {
+        const got = receiver.received.filter((r) => JSON.parse(r.body.toString()).data.entityId === entityId);
+        return got.length >= count && got;
+      },
+      { timeoutMs, everyMs: 100 },
+    );
+    return mine.map((r) => ({ raw: r, data: JSON.parse(r.body.toString()).data }));
   };
   const requirementStatuses = async (entityId: string) =>
     ((await stack.request('GET', `/entity/${entityId}`, { key })).body.submittedRequirements as any[]).map((r) => `${r.requirementSlug}:${r.status}`).sort();

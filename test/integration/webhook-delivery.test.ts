@@ -14,6 +14,7 @@ import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testKeyRing, testKeyRings, type Stack } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 describe('webhook deliveries', () => {
   let stack: Stack;
@@ -66,10 +67,18 @@ describe('webhook deliveries', () => {
     (await stack.request('GET', `/notification/${subscriptionId}/deliveries`, { key: k })).body.items;
   /** The subscription's deliveries once the newest is recorded as delivered (a receiver sees a request before we record its answer). */
   const deliveredOf = async (subscriptionId: string) => {
-    for (let i = 0; ; i++) {
-      const items = await deliveriesOf(subscriptionId);
-      if (items[0]?.status === 'delivered' || i >= 200) return items;
-      await new Promise((res) => setTimeout(res, 50));
+    let items: any[] = [];
+    try {
+      return await eventually(
+        'delivered',
+        async () => {
+          items = await deliveriesOf(subscriptionId);
+          return items[0]?.status === 'delivered' && items;
+        },
+        { timeoutMs: 10_000 },
+      );
+    } catch {
+      return items; // not delivered: the caller's assertion says what it is
     }
   };
 
@@ -181,14 +190,15 @@ describe('webhook deliveries', () => {
     const port = await freePort();
     const sub = await subscribe(`http://127.0.0.1:${port}/hook`);
     await onboard();
-    for (;;) {
-      const [d] = await deliveriesOf(sub);
-      if (d?.attempts.length) {
-        assert.match(d.attempts[0].error, /ECONNREFUSED/);
-        break;
-      }
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    const refused = await eventually(
+      'a first attempt',
+      async () => {
+        const [d] = await deliveriesOf(sub);
+        return d?.attempts.length && d;
+      },
+      { everyMs: 100 },
+    );
+    assert.match(refused.attempts[0].error, /ECONNREFUSED/);
     const r = await receiver(port);
     await r.waitFor(1, 15_000);
     const [d] = await deliveredOf(sub);
@@ -216,10 +226,11 @@ describe('webhook deliveries', () => {
     await onboard();
     await r.waitFor(1);
     const [before] = await deliveriesOf(sub);
-    for (let i = 0; (await stack.db.query('SELECT 1 FROM webhook_attempts WHERE delivery_id = $1', [before.deliveryId])).length === 0; i++) {
-      assert.ok(i < 200, 'the refused attempt was recorded');
-      await new Promise((res) => setTimeout(res, 25));
-    }
+    await eventually(
+      'the refused attempt recorded',
+      async () => (await stack.db.query('SELECT 1 FROM webhook_attempts WHERE delivery_id = $1', [before.deliveryId])).length > 0,
+      { timeoutMs: 5000, everyMs: 25 },
+    );
     assert.equal((await stack.request('DELETE', `/notification/${sub}`, { key })).status, 204);
     const [row] = await stack.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1', [before.deliveryId]);
     assert.equal(row!.status, 'canceled');
@@ -237,10 +248,11 @@ describe('webhook deliveries', () => {
     const eventId = (await stack.db.query<{ id: string }>('SELECT id FROM events WHERE entity_id = $1', [entityId]))[0]!.id;
     // the receiver has the request before the dispatcher has recorded its answer, and a delivery
     // still on its way is not redelivered: wait for the record (the race made this test flaky)
-    for (let i = 0; (await stack.request('GET', `/events/${eventId}/deliveries`, { key })).body.items[0]?.status !== 'delivered'; i++) {
-      assert.ok(i < 200, 'the first delivery was recorded');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await eventually(
+      'the first delivery recorded',
+      async () => (await stack.request('GET', `/events/${eventId}/deliveries`, { key })).body.items[0]?.status === 'delivered',
+      { timeoutMs: 5000, everyMs: 25 },
+    );
     const res = await stack.request('POST', `/events/${eventId}/redeliver`, { key });
     assert.equal(res.status, 202, res.text);
     assert.deepEqual(res.body, { redeliveries: 1 });
@@ -248,11 +260,14 @@ describe('webhook deliveries', () => {
     assert.ok(got[0]!.body.equals(got[1]!.body));
     assert.equal(JSON.parse(got[1]!.body.toString()).data.eventId, eventId);
     // as above: the second attempt reaches the receiver before the dispatcher records it
-    let log = await stack.request('GET', `/events/${eventId}/deliveries`, { key });
-    for (let i = 0; log.body.items[0].attempts.length < 2 && i < 200; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-      log = await stack.request('GET', `/events/${eventId}/deliveries`, { key });
-    }
+    const log = await eventually(
+      'two attempts in the log',
+      async () => {
+        const now = await stack.request('GET', `/events/${eventId}/deliveries`, { key });
+        return now.body.items[0].attempts.length >= 2 && now;
+      },
+      { timeoutMs: 5000, everyMs: 25 },
+    );
     assert.equal(log.body.items[0].attempts.length, 2);
     assert.equal((await stack.request('GET', '/events/7b0b7d8e-35f5-4f4f-9f57-2f1f1c1c1c1c/deliveries', { key })).status, 404);
     await stack.request('DELETE', `/notification/${sub}`, { key });

@@ -18,7 +18,7 @@ import { recordTestEvent } from '../helpers/events.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startStack, testWebhookKeys, type Stack } from '../helpers/stack.ts';
-import { subscribe } from '../helpers/world.ts';
+import { entity, subscribe } from '../helpers/world.ts';
 
 // an hour here: a test makes a subscription "fail for longer" by moving its failing_since back
 const DISABLE_AFTER_MS = 3_600_000;
@@ -135,7 +135,7 @@ describe('webhook subscription health', () => {
     assert.equal(r.received.length, sent, 'nothing was sent to a disabled subscription');
 
     // a disabled subscription meets no webhook prerequisite (its decisions would be held): 409, naming it and how to enable it
-    const person = (await stack.request('POST', '/entity', { key, json: { externalId: `health-person-${id}`, type: 'INDIVIDUAL' } })).body.id as string;
+    const person = await entity(stack, key, `health-person-${id}`);
     const unmet = await stack.request('POST', `/entity/${person}/kyc`, { key });
     assert.equal(unmet.status, 409, unmet.text);
     assert.equal(unmet.body.code, errorCatalogue.webhookRegistrationRequired.code);

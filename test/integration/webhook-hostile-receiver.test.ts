@@ -13,6 +13,7 @@ import { createWebhookSender, type SendResult } from '../../activities/webhook-s
 import { TOLERANCE_SECONDS, verifyStandardWebhook } from '../../receiver/verify-webhook.ts';
 import { standardWebhookPublicKeyOf } from '../../domain/standard-webhooks.ts';
 import { testKeyRings, testWebhookKeys } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 type Hostile = { url: string; closed: () => number; requests: () => IncomingMessage['headers'][]; close(): Promise<void> };
 
@@ -271,9 +272,5 @@ describe('a hostile webhook receiver', () => {
 });
 
 async function waitUntil(condition: () => boolean, what: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not so within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await eventually(what, condition, { timeoutMs, everyMs: 25 });
 }

@@ -15,6 +15,7 @@ import { createSubscription } from '../../store/subscriptions.ts';
 import { recordTestEvent } from '../helpers/events.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { isolatedDatabaseUrl, testWebhookKeys } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const EVENTS = 5;
 // 7 failed attempts per event (the first, then 6 retries): about 27.5 hours of retries before the receiver is back.
@@ -70,11 +71,15 @@ describe('a receiver down for two days', () => {
     const running = dispatcher.run({ signal: stop.signal, runForMs: 120_000, heartbeat() {} });
     const waits = new Map<string, number[]>(deliveries.map((d) => [d, []]));
     try {
-      for (let i = 0; (await statuses(deliveries)).some((s) => s !== 'delivered'); i++) {
-        assert.ok(i < 2000, 'every event delivered');
-        for (const w of await fastForward(deliveries)) waits.get(w.id)!.push(w.waitMs);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await eventually(
+        'every event delivered',
+        async () => {
+          if ((await statuses(deliveries)).every((s) => s === 'delivered')) return true;
+          for (const w of await fastForward(deliveries)) waits.get(w.id)!.push(w.waitMs);
+          return false;
+        },
+        { timeoutMs: 60_000, everyMs: 20 },
+      );
     } finally {
       stop.abort();
     }
@@ -139,10 +144,7 @@ describe('a receiver down for two days', () => {
     }).run({ signal: stop.signal, runForMs: 60_000, heartbeat() {} });
     try {
       const modeOf = async () => (await db.query<{ mode: string }>('SELECT mode FROM webhook_deliveries WHERE id = $1', [delivery]))[0]!.mode;
-      for (let i = 0; (await modeOf()) !== 'waiting'; i++) {
-        assert.ok(i < 500, 'the first attempt failed and the delivery waits');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await eventually('the first attempt failed and the delivery waits', async () => (await modeOf()) === 'waiting', { timeoutMs: 10_000, everyMs: 20 });
       // the database refuses the dispatcher for a while, and meanwhile the delivery's slot comes
       down = true;
       assert.equal((await fastForward([delivery!])).length, 1);
@@ -150,10 +152,7 @@ describe('a receiver down for two days', () => {
       assert.ok(refused > 0, 'the dispatcher kept trying');
       assert.equal(receiver.received.length, before + 1, 'nothing sent while the database was down');
       down = false;
-      for (let i = 0; (await statuses([delivery!]))[0] !== 'delivered'; i++) {
-        assert.ok(i < 500, 'delivered once the database is back');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await eventually('delivered once the database is back', async () => (await statuses([delivery!]))[0] === 'delivered', { timeoutMs: 10_000, everyMs: 20 });
     } finally {
       stop.abort();
     }

@@ -14,6 +14,7 @@ import { createSubscription } from '../../store/subscriptions.ts';
 import { recordTestEvent } from '../helpers/events.ts';
 import { refusingUrl, startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { isolatedDatabaseUrl, testWebhookKeys } from '../helpers/stack.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const EVENTS = 300;
 const SETTINGS = { maxInFlight: 64, perSubscription: 16, perBusiness: 64, leaseMs: 30_000, pollMs: 20 };
@@ -53,7 +54,7 @@ describe('a receiver that is down is asked at a pace', () => {
       Number(
         (await db.query<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'delivered'", [up.id]))[0]!.n,
       );
-    while ((await delivered()) < EVENTS && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 50));
+    await eventually(`${EVENTS} delivered`, async () => (await delivered()) >= EVENTS, { timeoutMs: 60_000, state: delivered });
     stop.abort();
     await running;
     const seconds = Math.ceil((Date.now() - started) / 1000) + 1; // every calendar second the run touched
