@@ -76,6 +76,16 @@ describe('docker-compose.yml', () => {
     );
   });
 
+  it("runs the Temporal server and UI the tests run on (the pinned Temporal CLI's own versions)", async () => {
+    const { stdout } = await validate(path.join(venvBin, 'temporal'), ['--version']);
+    const [, server, ui] = stdout.match(/\(Server (\d+\.\d+\.\d+), UI (\d+\.\d+\.\d+)\)/) ?? [];
+    assert.ok(server && ui, `temporal --version names its server and UI: ${stdout}`);
+    const tagOf = (name: string) => compose.services[name]!.image!.split(':')[1];
+    for (const name of ['temporal', 'temporal-schema', 'temporal-namespace']) assert.equal(tagOf(name), server, `${name} runs Temporal ${server}`);
+    assert.equal(tagOf('temporal-ui'), ui, `the UI is ${ui}`);
+    assert.match(readme, new RegExp(`\`temporalio/server\` ${server.replaceAll('.', '\\.')}\\b`), 'docs/operations.md names the version');
+  });
+
   it('sets up Temporal with admin-tools jobs: the schema before the server, the namespace and search attributes after it', async () => {
     const s = compose.services;
     assert.match(s['temporal-schema']!.image!, /^temporalio\/admin-tools:/);
