@@ -33,6 +33,7 @@ const database = await createDatabase(process.env.TEST_POSTGRES_URL ?? DEFAULT_P
 const temporal = await startTemporal();
 process.env.TEST_DATABASE_URL = database.url;
 process.env.TEMPORAL_ADDRESS = temporal.address;
+process.env.VOUCH_ENVIRONMENT = 'sandbox'; // the API processes it starts must name one
 
 async function uploads() {
   const databaseUrl = await isolatedDatabaseUrl();

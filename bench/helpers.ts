@@ -103,7 +103,7 @@ export async function onBenchStack(
     cleanups.push(() => database.drop());
     const temporal = await startTemporal();
     cleanups.push(() => temporal.stop());
-    Object.assign(process.env, { TEST_DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir });
+    Object.assign(process.env, { TEST_DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir, VOUCH_ENVIRONMENT: 'sandbox' });
     const separate = options.workerProcess ?? false;
     const stack = await startStack({
       workers: !separate,

@@ -5,7 +5,7 @@
 // that did not, the workflow id and run id with the non-determinism; exits 1 when any failed,
 // 2 on a usage error.
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../runtime/config.ts';
+import { loadProcessConfig } from '../runtime/config.ts';
 import { replayRuns } from '../temporal/replay.ts';
 
 const usage = `usage: npm run replay -- (--query "<visibility query>" | --workflow-id ID [--run-id RUN_ID]) [--workflows PATH] [--limit N]
@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
 
   const say = (line: string) => process.stdout.write(`${line}\n`);
   const which = values['workflow-id'] ? { workflowId: values['workflow-id'], runId: values['run-id'] } : { query: values.query! };
-  const { failed } = await replayRuns(loadConfig(), which, { workflowsPath: values.workflows, limit, say });
+  const { failed } = await replayRuns(loadProcessConfig(), which, { workflowsPath: values.workflows, limit, say });
   return failed > 0 ? 1 : 0;
 }
 

@@ -11,7 +11,7 @@ import { evidencePublicKeyOf } from '../domain/evidence.ts';
 import { payloadPublicKeyOf } from '../domain/signed-payload.ts';
 import { standardWebhookPublicKeyOf } from '../domain/standard-webhooks.ts';
 import { publicKeyOf, type SigningKey } from '../domain/webhook-signature.ts';
-import { loadConfig, type Config } from '../runtime/config.ts';
+import { loadProcessConfig, type Config } from '../runtime/config.ts';
 import { privateFiles } from '../runtime/process.ts';
 import { codecKeysFile, loadCodecKeys, rotateCodecKeys } from '../runtime/codec-keys.ts';
 import { registerSearchAttributes } from '../temporal/search-attributes.ts';
@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<unknown> {
   });
   const command = positionals.join(' ');
   if (values.help || !command) throw new UsageError(usage);
-  const config = loadConfig();
+  const config = loadProcessConfig(); // an operator's command names its environment: keys carry it
   privateFiles(config.dataDir); // key rings and the embedded database it may make are its own
   const who = String(values.as ?? process.env.VOUCH_OPERATOR ?? userInfo().username);
   const extra = COMMANDS.find((c) => command === c.name || command.startsWith(`${c.name} `));

@@ -37,6 +37,9 @@ async function sandboxBusiness(config: Config, db: Db): Promise<Sandbox & { crea
   return { ...sandbox, created: true };
 }
 
+// the one process that may run without naming its environment: it is the sandbox
+process.env.VOUCH_ENVIRONMENT ||= 'sandbox';
+
 await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   let uiUrl: string | undefined;
   if (!config.temporal.addressGiven) {

@@ -41,7 +41,9 @@ export const SETTINGS = {
   HOST: sameRow(z.string().default('127.0.0.1')),
   VOUCH_ENVIRONMENT: setting(
     z.enum(['sandbox', 'staging', 'production']).default('sandbox'),
-    '`sandbox`, `staging` or `production`; API keys carry it (`vk_sandbox_…`)',
+    '`sandbox`, `staging` or `production`; API keys carry it (`vk_sandbox_…`). ' +
+      'Outside the sandbox `/codec` and `/metrics` need their tokens and `/sandbox/*` does not exist',
+    { default: 'required; `npm start` alone: `sandbox`' },
   ),
   DATABASE_URL: setting(z.string().url().optional(), 'PostgreSQL connection string', { default: 'unset → embedded PGlite' }),
   DATABASE_POOL_SIZE: setting(positiveInt.default(10), 'connections per process'),
@@ -262,6 +264,22 @@ export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
 export type Config = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {}
+
+/**
+ * The configuration of a process an operator starts (the API, a worker, the CLIs): as loadConfig, and
+ * VOUCH_ENVIRONMENT must be named. A bare `node api/server.ts` would otherwise be a sandbox, with
+ * `/codec` (a decryption oracle for every Temporal payload), `/metrics` and `/sandbox/*` open to
+ * anyone who reaches it. `npm start` alone names the sandbox itself (dev/start.ts); loadConfig keeps
+ * its sandbox default for the code that builds a configuration from parts (tests, scripts).
+ */
+export function loadProcessConfig(env: NodeJS.ProcessEnv = process.env) {
+  if (!env.VOUCH_ENVIRONMENT)
+    throw new ConfigError(
+      "invalid configuration:\n  VOUCH_ENVIRONMENT: required — name this process's environment: sandbox, staging or production " +
+        '(only `npm start` runs the sandbox without it)',
+    );
+  return loadConfig(env);
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = envSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));

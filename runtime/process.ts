@@ -2,7 +2,7 @@
 // SIGTERM or SIGHUP that runs clean-ups in reverse order of registration (last opened, first closed).
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadProcessConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { withSimulatorCredentials } from './simulator-credentials.ts';
 import { setProcessActor } from '../store/audit-actor.ts';
@@ -28,7 +28,7 @@ export function privateFiles(dataDir: string): void {
 export async function runProcess(name: string, main: (ctx: ProcessContext) => Promise<unknown>): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadProcessConfig(); // VOUCH_ENVIRONMENT named (npm start names the sandbox itself)
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

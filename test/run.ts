@@ -92,6 +92,8 @@ async function main(): Promise<number> {
     // keys, secrets and files of this run only: made on first use by test files starting together
     DATA_DIR: path.join(tmp, 'data'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // every process must name its environment; the ones tests start are sandboxes unless a test names another
+    VOUCH_ENVIRONMENT: 'sandbox',
     // every test file is a process, and many start more (the API, workers, the CLI): each would strip
     // and compile the same TypeScript again; Node's compile cache keeps it (by content) for all of them
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.resolve('node_modules', '.cache', 'node-compile'),

@@ -23,6 +23,7 @@ describe('npm start (all-in-one development mode)', () => {
       TEMPORAL_UI_PORT: String(await freePort()),
       PGLITE_PORT: String(await freePort()),
       TEMPORAL_ADDRESS: undefined,
+      VOUCH_ENVIRONMENT: undefined, // npm start alone runs without it: the sandbox (every other process must name one)
       DATABASE_URL: undefined,
       TASK_QUEUE: undefined,
       PROVIDER_TASK_QUEUE: undefined,
@@ -64,8 +65,8 @@ describe('npm start (all-in-one development mode)', () => {
     assert.equal(created.response.status, 201);
     assert.match(created.data!.id, /^[0-9a-f-]{36}$/);
 
-    // The admin CLI reaches the database that npm start is serving.
-    const cli = await run('cli/vouch.ts', ['business', 'create', '--name', 'Beside dev'], env);
+    // The admin CLI reaches the database that npm start is serving (naming the sandbox, as docs/operations.md says).
+    const cli = await run('cli/vouch.ts', ['business', 'create', '--name', 'Beside dev'], { ...env, VOUCH_ENVIRONMENT: 'sandbox' });
     assert.equal(cli.code, 0, cli.stderr);
 
     // Ctrl-C goes to the terminal's whole foreground group: the Temporal dev server is not in ours, so

@@ -156,6 +156,45 @@ describe('admin CLI', () => {
   }
 });
 
+describe('a process that does not name its environment', () => {
+  // only `npm start` may run without VOUCH_ENVIRONMENT (it is the sandbox: dev-start.test.ts);
+  // anything else refuses, naming the setting, before it opens a port, a database or a key ring
+  const unnamed = () => ({ ...env(), VOUCH_ENVIRONMENT: undefined });
+  const refused = (res: { code: number | null; stdout: string; stderr: string }) => {
+    assert.notEqual(res.code, 0);
+    assert.match(res.stderr, /VOUCH_ENVIRONMENT: required — name this process's environment: sandbox, staging or production/);
+  };
+
+  it('the API refuses to start: it would be a sandbox, /codec and /metrics open and /sandbox/* there', async () => {
+    const port = await freePort();
+    const res = await run('api/server.ts', [], { ...unnamed(), PORT: String(port) });
+    refused(res);
+    assert.equal(res.code, 2);
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/health`), 'nothing listens');
+  });
+
+  it('a worker refuses to start', async () => refused(await run('worker.ts', [], unnamed())));
+
+  it('the admin CLI refuses a command (its keys carry the environment), makes nothing, and still prints its usage', async () => {
+    const db = connectDb(databaseUrl, 1);
+    try {
+      const named = () => db.query("SELECT 1 FROM businesses WHERE name = 'Unnamed environment'");
+      refused(await run('cli/vouch.ts', ['business', 'create', '--name', 'Unnamed environment'], unnamed()));
+      assert.equal((await named()).length, 0, 'no business made');
+      const help = await run('cli/vouch.ts', ['--help'], unnamed());
+      assert.equal(help.code, 2);
+      assert.match(help.stderr, /usage:/);
+      const made = await run('cli/vouch.ts', ['business', 'create', '--name', 'Unnamed environment'], { ...unnamed(), VOUCH_ENVIRONMENT: 'staging' });
+      assert.equal(made.code, 0, made.stderr);
+      assert.match(JSON.parse(made.stdout).apiKey, /^vk_staging_/, 'named, it runs, and the key carries the environment');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('the replay CLI refuses to start', async () => refused(await run('cli/replay.ts', ['--workflow-id', 'any'], unnamed())));
+});
+
 describe('API and worker as separate processes', () => {
   let api: Running;
   let worker: Running;

@@ -105,6 +105,14 @@ describe('docker-compose.yml', () => {
     );
   });
 
+  it('names the environment of every Vouch process (a process refuses to start without VOUCH_ENVIRONMENT): staging by default in deploy', () => {
+    for (const [name, s] of vouch) {
+      const value = s.environment?.VOUCH_ENVIRONMENT;
+      assert.ok(value, `${name} sets VOUCH_ENVIRONMENT`);
+      assert.equal(whenUnset(value), s.profiles?.includes('deploy') ? 'staging' : 'sandbox', name);
+    }
+  });
+
   it('runs each worker role in one service of each profile', () => {
     for (const profile of ['deploy', 'sandbox']) {
       const roles = inProfile(profile)
