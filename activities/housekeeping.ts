@@ -6,6 +6,7 @@ import type { Db } from '../store/db.ts';
 import { forgetBytes, retryBytes, takeDueBytes } from '../store/files.ts';
 import { features } from '../domain/feature-catalog.ts';
 import { announceNewFeatures, remindWaitingSubmissions } from '../onboarding/scheduled-events.ts';
+import { purgeExpiredLinkUses } from '../store/download-link-uses.ts';
 import { purgeRateLimitWindows } from '../store/rate-limit.ts';
 
 /** Keys handled per pass; a backlog drains over successive passes (one a minute). */
@@ -18,8 +19,12 @@ const LEASE_SECONDS = 300;
 
 export function createHousekeepingActivities(deps: { db: Db; files: FileStore; log: Logger }) {
   return {
-    /** Deletes request-count windows older than a minute; returns how many rows went. */
-    purgeRateLimitWindows: () => purgeRateLimitWindows(deps.db, Date.now() - 60_000),
+    /**
+     * Deletes the short-lived counts: request-count windows older than a minute, and the use counts
+     * of download links that have expired (the step kept its first name: running histories call it so);
+     * returns how many rows went.
+     */
+    purgeRateLimitWindows: async () => (await purgeRateLimitWindows(deps.db, Date.now() - 60_000)) + (await purgeExpiredLinkUses(deps.db, new Date())),
 
     /** Reminds waiting submissions whose deadline is near (reminder events); returns how many. */
     sendReminders: () => remindWaitingSubmissions(deps.db, new Date()),

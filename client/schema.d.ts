@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * Service health
-         * @description Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. signingKeys turns degraded 30 days before a signing key ring ends (rotate it with the admin CLI); that makes the status degraded but keeps 200, since the process still works. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed.
+         * @description Reports whether the database and Temporal answer: ok or degraded for each, 200 when both are ok, 503 otherwise. signingKeys turns degraded 30 days before a signing key ring ends (rotate it with the admin CLI); that makes the status degraded but keeps 200, since the process still works. No addresses or error texts: the cause is in the log line of this request (its X-Request-Id). No API key needed. The database and Temporal are probed at most once every 1 s: requests within that share one probe's answer.
          */
         get: operations["health"];
         put?: never;
@@ -6000,7 +6000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0709000700` The download link has expired or was changed; ask for a new one (GET /entity/{entityId}/file/{fileId}/presigned-url). */
+            /** @description `0709000700` The download link has expired, was changed or has served its downloads (DOWNLOAD_LINK_MAX_USES); ask for a new one (GET /entity/{entityId}/file/{fileId}/presigned-url). */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -239,7 +239,9 @@ export const errorCatalogue = {
   downloadLinkRefused: {
     code: '0709000700',
     status: 403,
-    summary: 'The download link has expired or was changed; ask for a new one (GET /entity/{entityId}/file/{fileId}/presigned-url).',
+    summary:
+      'The download link has expired, was changed or has served its downloads (DOWNLOAD_LINK_MAX_USES); ' +
+      'ask for a new one (GET /entity/{entityId}/file/{fileId}/presigned-url).',
   },
   // The Temporal payload codec endpoint (operators' tools: the Temporal UI and CLI).
   codecUnauthorized: {

@@ -1,22 +1,25 @@
 // Download links, whatever the file store: `/files/<claims>.<signature>`, where the claims (base64url
-// JSON: the store key and the expiry; short, so a link stays far below any URL limit) are signed
+// JSON: the store key, the expiry and a nonce; short, so a link stays far below any URL limit) are signed
 // with HMAC-SHA256 under a secret only the API holds. A link whose claims or signature changed, or
 // whose expiry passed, is refused; no API key is needed to use one. A link is a credential: logs
-// name it only by a hash (redactedLinkPath).
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+// name it only by a hash (redactedLinkPath). The nonce makes each link issued its own, even two for one
+// file in one second: each counts its uses apart (DOWNLOAD_LINK_MAX_USES).
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isFileKey } from './file-store.ts';
 
 export const DOWNLOAD_PATH_PREFIX = '/files/';
 
-type Claims = { k: string; e: number };
+/** k: the store key; e: the expiry (Unix seconds); n: the nonce (links made before it had none). */
+type Claims = { k: string; e: number; n?: string };
 export type DownloadLink = { key: string; expiresAt: Date };
 /** The longest link we make is about 230 characters; the API refuses longer ones unread. */
 export const MAX_LINK_LENGTH = 512;
 
 const sign = (secret: Buffer, claims: string) => createHmac('sha256', secret).update(claims).digest('base64url');
 
-export function signDownloadLink(secret: Buffer, link: DownloadLink): string {
-  const claims = Buffer.from(JSON.stringify({ k: link.key, e: Math.floor(link.expiresAt.getTime() / 1000) } satisfies Claims)).toString('base64url');
+export function signDownloadLink(secret: Buffer, link: DownloadLink, nonce?: string): string {
+  const c: Claims = { k: link.key, e: Math.floor(link.expiresAt.getTime() / 1000), ...(nonce ? { n: nonce } : {}) };
+  const claims = Buffer.from(JSON.stringify(c)).toString('base64url');
   return `${DOWNLOAD_PATH_PREFIX}${claims}.${sign(secret, claims)}`;
 }
 
@@ -54,7 +57,7 @@ export function downloadLinks(secret: Buffer): DownloadLinks {
   return {
     issue(key, expiresInSeconds) {
       const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + expiresInSeconds * 1000);
-      return { path: signDownloadLink(secret, { key, expiresAt }), expiresAt: expiresAt.toISOString() };
+      return { path: signDownloadLink(secret, { key, expiresAt }, randomBytes(9).toString('base64url')), expiresAt: expiresAt.toISOString() };
     },
     open(link, now) {
       const token = link.startsWith(DOWNLOAD_PATH_PREFIX) ? link.slice(DOWNLOAD_PATH_PREFIX.length) : link;

@@ -200,6 +200,10 @@ export const SETTINGS = {
     default: "the request's own host",
   }),
   PRESIGNED_URL_TTL_SECONDS: setting(positiveInt.max(7 * 86_400).default(900), 'how long a download URL works (at most 7 days)'),
+  DOWNLOAD_LINK_MAX_USES: setting(
+    positiveInt.max(1000).default(3),
+    'how many downloads one download URL serves (each in the audit log); then 403 — ask for a new URL. Its first refusal is recorded, later ones are not',
+  ),
   DOWNLOAD_DEADLINE_SECONDS: setting(
     positiveInt.default(120),
     'a download not sent within this time is cut off (a reader that trickles; a download under way when its entity is deleted)',
@@ -450,6 +454,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
       /** How long a presigned download URL works. */
       presignedUrlTtlSeconds: e.PRESIGNED_URL_TTL_SECONDS,
+      /** How many downloads one link serves (DOWNLOAD_LINK_MAX_USES). */
+      downloadLinkMaxUses: e.DOWNLOAD_LINK_MAX_USES,
       /** A download not sent within this time is cut off (a trickling reader; bytes deleted mid-download). */
       downloadDeadlineMs: e.DOWNLOAD_DEADLINE_SECONDS * 1000,
       s3: e.S3_BUCKET

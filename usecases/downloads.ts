@@ -7,6 +7,7 @@ import { errorCatalogue } from '../domain/errors.ts';
 import { done, refuse, type Outcome, type Refusal } from '../domain/outcome.ts';
 import { DOWNLOAD_PATH_PREFIX } from '../files/download-links.ts';
 import { actAs } from '../store/audit-actor.ts';
+import { countDownloadLinkUse } from '../store/download-link-uses.ts';
 import { recordAuditAlone } from '../store/audit-log.ts';
 import { fileByStorageKey, liveFileOf } from '../store/files.ts';
 import type { Caller, UseCaseContext } from './context.ts';
@@ -66,7 +67,9 @@ const DIRECT_URL_SECONDS = 60;
 
 /**
  * GET /files/{link}: the bytes behind a download link, without an API key. The link is checked at
- * every use: expired or changed → 403; its file replaced, retired or deleted since → 404.
+ * every use: expired or changed → 403; its file replaced, retired or deleted since → 404; used
+ * DOWNLOAD_LINK_MAX_USES times already → 403, recorded the first time only (a flood of fetches of
+ * a used link must not fill its owner's audit log), each such fetch one statement.
  */
 export async function downloadFile(context: UseCaseContext, link: string, requestId: string | null): Promise<Outcome<Download>> {
   const linkId = downloadLinkId(link);
@@ -85,6 +88,17 @@ async function download(context: UseCaseContext, link: string, linkId: string): 
       { parameter: 'link' },
     );
   }
+  const uses = await countDownloadLinkUse(context.db, linkId, opened.link.expiresAt);
+  const max = context.config.files.downloadLinkMaxUses;
+  const usedUp = () =>
+    refuse(
+      'downloadLinkRefused',
+      `The download link has served its ${max} download(s); ask for a new one with GET /entity/{entityId}/file/{fileId}/presigned-url.`,
+      {
+        parameter: 'link',
+      },
+    );
+  if (uses > max + 1) return usedUp(); // its refusal is on record already
   const gone = () =>
     refuse(
       'fileNotFound',
@@ -107,6 +121,7 @@ async function download(context: UseCaseContext, link: string, linkId: string): 
     await record(r);
     return r;
   };
+  if (uses > max) return refused(usedUp());
   if (!file.live) return refused(gone());
   const meta = { contentType: file.contentType, fileName: file.fileName };
   if (context.files.directUrl) {

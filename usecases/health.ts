@@ -54,19 +54,40 @@ export function checkSigningKeys(keys: KeyRings, now: Date): z.input<typeof sign
 /** The warning is logged at most once an hour per process, not on every probe. */
 let warnedAt = 0;
 
-/** The body, and whether both dependencies answered (`reachable`: 200, else 503). */
-export async function checkHealth({
-  db,
-  runs,
-  log,
-  keys,
-}: Pick<UseCaseContext, 'db' | 'runs' | 'log' | 'keys'>): Promise<Outcome<Health & { reachable: boolean }>> {
-  const [database, temporalCheck] = await Promise.all([
-    probe('database', () => db.ping(), log),
-    // a deadline, so the client's own retries of an unanswered call stop with the probe (they
-    // would otherwise go on in the background after the answer, even past the connection's close)
-    probe('temporal', () => runs.ping(Date.now() + PROBE_TIMEOUT_MS), log),
-  ]);
+/**
+ * How old an answer about the dependencies may be: requests within this long of a probe's start
+ * share it (and any request while it runs), so a flood of `GET /health` — it needs no key — costs
+ * PostgreSQL and Temporal one probe a second, not one per request.
+ */
+export const HEALTH_MAX_AGE_MS = 1000;
+
+type Deps = Pick<UseCaseContext, 'db' | 'runs' | 'log' | 'keys'>;
+
+/**
+ * GET /health for one API: the body, and whether both dependencies answered (`reachable`: 200, else
+ * 503). The dependencies are probed at most once per HEALTH_MAX_AGE_MS; a probe that finds one down
+ * logs the cause with the request that started it.
+ */
+export function healthCheck({ db, runs }: Pick<UseCaseContext, 'db' | 'runs'>, maxAgeMs = HEALTH_MAX_AGE_MS) {
+  let last: { at: number; checks: Promise<[Check, Check]> } | undefined;
+  return ({ log, keys }: Pick<Deps, 'log' | 'keys'>) => {
+    if (!last || Date.now() - last.at >= maxAgeMs) {
+      last = {
+        at: Date.now(),
+        checks: Promise.all([
+          probe('database', () => db.ping(), log),
+          // a deadline, so the client's own retries of an unanswered call stop with the probe (they
+          // would otherwise go on in the background after the answer, even past the connection's close)
+          probe('temporal', () => runs.ping(Date.now() + PROBE_TIMEOUT_MS), log),
+        ]),
+      };
+    }
+    return answer(last.checks, keys, log);
+  };
+}
+
+async function answer(checks: Promise<[Check, Check]>, keys: KeyRings, log: UseCaseContext['log']): Promise<Outcome<Health & { reachable: boolean }>> {
+  const [database, temporalCheck] = await checks;
   const reachable = database.status === 'ok' && temporalCheck.status === 'ok';
   const signingKeys = checkSigningKeys(keys, new Date());
   if (signingKeys.status === 'degraded' && Date.now() - warnedAt > 3_600_000) {

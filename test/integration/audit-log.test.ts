@@ -406,6 +406,39 @@ describe('audit log entries of every change and read', () => {
       const refused = await one('download_link.issued', (x) => x.requestId === wrong.headers.get('x-request-id'));
       assert.deepEqual([refused.entityId, refused.outcome], [null, wrong.body.code]);
     });
+
+    it('a link serves DOWNLOAD_LINK_MAX_USES downloads, each recorded; the next is refused (403) and recorded once, and later ones write nothing', async () => {
+      const presigned = await stack.request('GET', `/entity/${person.id}/file/${fileId}/presigned-url`, { key });
+      assert.equal(presigned.status, 200, presigned.text);
+      const path = new URL(presigned.body.url).pathname;
+      const linkId = sha256(path.slice('/files/'.length));
+      const max = stack.config.files.downloadLinkMaxUses;
+      assert.equal(max, 3, 'the default');
+      const uses = async () => (await entries(businessId, 'file.downloaded')).filter((x) => x.details.linkId === linkId);
+      const get = async () => {
+        const res = await fetch(`${stack.url}${path}`);
+        const body = await res.text();
+        return { status: res.status, body };
+      };
+      for (let i = 0; i < max; i++) assert.equal((await get()).status, 200, `download ${i + 1} of ${max}`);
+      assert.deepEqual(
+        (await uses()).map((x) => x.outcome),
+        Array(max).fill('ok'),
+      );
+      const refused = await get();
+      assert.equal(refused.status, 403);
+      assert.deepEqual([JSON.parse(refused.body).code, JSON.parse(refused.body).parameter], ['0709000700', 'link']);
+      assert.match(JSON.parse(refused.body).message, new RegExp(`served its ${max} download`));
+      await eventually('the refusal recorded', async () => (await uses()).length === max + 1);
+      assert.equal((await uses()).at(-1)!.outcome, '0709000700');
+      for (let i = 0; i < 5; i++) assert.equal((await get()).status, 403);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal((await uses()).length, max + 1, 'a flood of fetches of a used link adds nothing to the log');
+      // a new link to the same file counts its own uses (each link issued is its own, even within one second)
+      const [a, b] = await Promise.all([0, 1].map(() => stack.request('GET', `/entity/${person.id}/file/${fileId}/presigned-url`, { key })));
+      assert.notEqual(new URL(a!.body.url).pathname, new URL(b!.body.url).pathname);
+      assert.equal((await fetch(`${stack.url}${new URL(a!.body.url).pathname}`)).status, 200);
+    });
   });
 
   describe('the hosted SDK and the provider callback', () => {

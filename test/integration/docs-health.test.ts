@@ -7,6 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { listen } from '../../api/server.ts';
 import { createLogger } from '../../runtime/logger.ts';
+import type { Db } from '../../store/db.ts';
+import { HEALTH_MAX_AGE_MS } from '../../usecases/health.ts';
 import { startStack, testKeyRings, type Stack } from '../helpers/stack.ts';
 
 describe('GET /openapi.json and /docs', () => {
@@ -141,6 +143,26 @@ describe('GET /health', () => {
     assert.equal(res.body.temporal.status, 'ok');
     assert.equal(res.body.signingKeys.status, 'ok');
     assert.ok(Date.parse(res.body.signingKeys.endsAt) > Date.now() + 30 * 86_400_000);
+  });
+
+  it('probes the database and Temporal once per HEALTH_MAX_AGE_MS however many ask: a flood costs them a probe a second, not one a request', async () => {
+    let pings = 0;
+    const db = Object.assign(Object.create(stack.db) as Db, { ping: () => (pings++, stack.db.ping()) });
+    const api = await listen({ config: stack.config, db, temporal: stack.temporal, log: createLogger('silent', 'vouch-test'), keys: testKeyRings() }, 0);
+    try {
+      const started = Date.now();
+      const statuses = await Promise.all(Array.from({ length: 200 }, () => fetch(`${api.url}/health`).then((r) => r.status)));
+      const windows = Math.floor((Date.now() - started) / HEALTH_MAX_AGE_MS) + 1;
+      assert.deepEqual([...new Set(statuses)], [200]);
+      assert.ok(pings >= 1 && pings <= windows, `${pings} probes for 200 requests in ${windows} window(s)`);
+      // an answer is at most HEALTH_MAX_AGE_MS old (and the probe's time): the next request after it probes again
+      await new Promise((r) => setTimeout(r, HEALTH_MAX_AGE_MS + 50));
+      const before = pings;
+      assert.equal((await fetch(`${api.url}/health`)).status, 200);
+      assert.equal(pings, before + 1, 'a fresh probe once the last answer is older than HEALTH_MAX_AGE_MS');
+    } finally {
+      await api.close();
+    }
   });
 
   it('is 503 and says Temporal is degraded when it does not answer, without its address or the error; the cause is logged with the request id', async () => {
