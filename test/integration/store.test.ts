@@ -11,6 +11,7 @@ import { deleteEntity } from '../../onboarding/entities.ts';
 import { createEntity, ExternalIdTaken, getEntity, listEntities } from '../../store/entities.ts';
 import { migrate } from '../../store/migrate.ts';
 import { purgeRateLimitWindows, takeRateToken } from '../../store/rate-limit.ts';
+import { countDownloadLinkUse, purgeExpiredLinkUses } from '../../store/download-link-uses.ts';
 import { testEnv } from '../helpers/stack.ts';
 
 function storeSuite(name: string, open: () => Promise<{ db: Db; close(): Promise<void> }>) {
@@ -88,6 +89,18 @@ function storeSuite(name: string, open: () => Promise<{ db: Db; close(): Promise
       assert.equal(third.retryAfterSeconds, 1);
       assert.equal((await takeRateToken(db, bucket, 2, 1000, now + 1000)).allowed, true, 'a new window starts afresh');
       assert.equal(await purgeRateLimitWindows(db, now + 400), 1);
+    });
+
+    it("counts a download link's uses, each its own number when at once, and purges the counts of expired links only", async () => {
+      const at = new Date(Date.UTC(2030, 0, 1));
+      const link = `link-${name}-${Date.now()}`;
+      const counts = await Promise.all(Array.from({ length: 5 }, () => countDownloadLinkUse(db, link, at)));
+      assert.deepEqual(counts.sort(), [1, 2, 3, 4, 5]);
+      const other = `${link}-other`;
+      assert.equal(await countDownloadLinkUse(db, other, new Date(at.getTime() + 60_000)), 1);
+      assert.equal(await purgeExpiredLinkUses(db, new Date(at.getTime() + 1)), 1, 'the expired one goes');
+      assert.equal(await countDownloadLinkUse(db, link, at), 1, 'its count went with it');
+      assert.equal(await countDownloadLinkUse(db, other, new Date(at.getTime() + 60_000)), 2, 'the live one is kept');
     });
   });
 }
