@@ -20,6 +20,7 @@ import { DOCS_ASSETS, DOCS_CSP, docsInit, docsPage, SCALAR_VERSION, scalarBundle
 import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
+import { authFailureLimit } from './middleware/auth-failure-limit.ts';
 import { auditRefusals } from './middleware/refusals.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { streamDeadline } from './middleware/stream-deadline.ts';
@@ -185,6 +186,8 @@ export function buildApp(deps: AppDeps): Koa {
   }
   app.use(requestContext(deps.log));
   app.use(errorHandler(deps.log));
+  // before any route: an address that keeps earning 401s is refused without a database lookup
+  app.use(authFailureLimit({ perSecond: deps.config.http.authFailuresPerSecond, trustedProxies: deps.config.http.trustedProxies, log: deps.log }));
   app.use(codecCors(deps.config.payloadCodec.corsOrigins));
   app.use(streamDeadline(deps.config.files.downloadDeadlineMs, deps.log));
   app.use(async (ctx, next) => {

@@ -60,7 +60,8 @@ function responses(r: Route) {
   }
   // every JSON body can be malformed, too large or of another type (one place: app.ts reads them all)
   const bodyErrors: ErrorName[] = r.body ? ['malformedJson', 'unsupportedMediaType', 'bodyTooLarge'] : [];
-  const errors = [...new Set([...(r.errors ?? []), ...bodyErrors, ...(r.auth === false ? [] : AUTH_ERRORS)])];
+  // every route: an address that keeps earning 401s is refused before routing (api/middleware/auth-failure-limit.ts)
+  const errors = [...new Set([...(r.errors ?? []), ...bodyErrors, ...(r.auth === false ? [] : AUTH_ERRORS), 'authFailuresRateLimited' as const])];
   const byStatus = new Map<number, string[]>();
   for (const name of errors) {
     const spec = errorCatalogue[name];

@@ -1745,6 +1745,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A dependency is down */
             503: {
                 headers: {
@@ -1847,7 +1856,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1961,7 +1974,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2058,7 +2075,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2127,7 +2148,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2221,7 +2246,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2352,7 +2381,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2430,7 +2463,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2562,7 +2599,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2717,7 +2758,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2800,7 +2845,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2885,7 +2934,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2966,7 +3019,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3072,6 +3129,8 @@ export interface operations {
              * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
              *
              *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
              */
             429: {
                 headers: {
@@ -3193,7 +3252,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3311,7 +3374,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3397,7 +3464,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3468,7 +3539,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3579,6 +3654,8 @@ export interface operations {
              * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
              *
              *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
              */
             429: {
                 headers: {
@@ -3710,7 +3787,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3838,7 +3919,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3924,7 +4009,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3995,7 +4084,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4134,7 +4227,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4245,7 +4342,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4343,6 +4444,15 @@ export interface operations {
             };
             /** @description `0000000320` The Content-Type is not one this endpoint accepts; send application/json (multipart/form-data for uploads). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4466,7 +4576,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4612,6 +4726,8 @@ export interface operations {
              * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
              *
              *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
              */
             429: {
                 headers: {
@@ -4735,7 +4851,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4843,7 +4963,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4907,7 +5031,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5064,7 +5192,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5240,7 +5372,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5393,7 +5529,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5495,7 +5635,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5631,6 +5775,8 @@ export interface operations {
              * @description `0708000800` Your business already has as many uploads in progress as one API process takes at once (4 by default, UPLOADS_PER_BUSINESS); retry after Retry-After.
              *
              *     `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
              */
             429: {
                 headers: {
@@ -5764,7 +5910,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5869,7 +6019,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5944,7 +6098,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6011,6 +6169,15 @@ export interface operations {
             };
             /** @description `0709000600` No file with this id belongs to this entity of your business (an owner's files are under the owner's own entityId; replaced files are gone from it); GET /entity/{entityId}/documents lists the current files. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6103,6 +6270,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     codecDecode: {
@@ -6188,6 +6364,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     metrics: {
@@ -6213,6 +6398,15 @@ export interface operations {
             };
             /** @description `0710000300` GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` outside the sandbox (and refuses every call when no token is configured). */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6303,7 +6497,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6433,7 +6631,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6526,7 +6728,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6656,7 +6862,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6725,7 +6935,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6801,7 +7015,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6877,7 +7095,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6980,7 +7202,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7082,7 +7308,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7175,7 +7405,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7251,7 +7485,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7350,7 +7588,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7453,7 +7695,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7526,7 +7772,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7603,7 +7853,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7721,7 +7975,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7815,7 +8073,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7878,7 +8140,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8109,7 +8375,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds). */
+            /**
+             * @description `0000000900` Too many requests for this business; retry after the Retry-After header (seconds).
+             *
+             *     `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8151,6 +8421,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     docs: {
@@ -8169,6 +8448,15 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -8191,6 +8479,15 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     docsRendererStart: {
@@ -8209,6 +8506,15 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            /** @description `0000000910` Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

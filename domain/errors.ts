@@ -37,6 +37,11 @@ export const errorCatalogue = {
   routeNotFound: { code: '0000000500', status: 404, summary: 'No endpoint at this path; check the path against the API reference (/docs).' },
   methodNotAllowed: { code: '0000000510', status: 405, summary: 'The path exists but not with this method; use one of the methods in the Allow header.' },
   rateLimited: { code: '0000000900', status: 429, summary: 'Too many requests for this business; retry after the Retry-After header (seconds).' },
+  authFailuresRateLimited: {
+    code: '0000000910',
+    status: 429,
+    summary: 'Too many requests without a valid API key or token from this address; retry after the Retry-After header (seconds), with a valid one.',
+  },
   internal: { code: '0000000999', status: 500, summary: 'Internal error; the response carries a requestId to quote to support.' },
   // Token-sharing batch upload: the interface's codes (section 7), each with `errorKey`, the
   // upload's string code (kyc_batch.upload.*); what the code leaves open is in extra fields.

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_KYB_DEADLINE_SECONDS } from '../domain/kyb.ts';
 import { DEFAULT_UKYC_DEADLINE_SECONDS } from '../domain/universal-kyc.ts';
 import { DISABLE_AFTER_MS } from '../domain/webhooks.ts';
+import { parseAddressRanges } from '../domain/client-address.ts';
 import { WORKER_ROLE_NAMES, workerRoles } from './worker-roles.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -252,6 +253,28 @@ export const SETTINGS = {
   ),
   WORKFLOW_BUNDLE_PATH: setting(z.string().default('dist/workflow-bundle.js'), 'prebuilt workflow bundle (used when the file exists)'),
   API_RATE_LIMIT_PER_SECOND: setting(positiveInt.default(100), 'requests per second per business, across all API processes'),
+  AUTH_FAILURE_LIMIT_PER_SECOND: setting(
+    positiveInt.default(10),
+    'answers 401 (a wrong or missing API key or token) a client address may earn a second, as many in a burst, per API process; ' +
+      'beyond, its requests are answered 429 with Retry-After before any key is looked up',
+  ),
+  TRUSTED_PROXIES: setting(
+    z
+      .string()
+      .default('')
+      .refine((v) => {
+        try {
+          parseAddressRanges(v);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'a comma-separated list of addresses and CIDR ranges')
+      .transform(parseAddressRanges),
+    'the load balancers and ingresses in front of the API (addresses, CIDR ranges): behind them, ' +
+      'the client address is the nearest untrusted one in `X-Forwarded-For`',
+    { default: 'none: the peer address' },
+  ),
   JSON_BODY_LIMIT_BYTES: setting(positiveInt.default(1024 * 1024), 'largest JSON request body'),
   LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino level (`silent` … `trace`)'),
   SHUTDOWN_GRACE_MS: setting(positiveInt.default(10_000), 'how long a graceful stop may take before the process exits anyway'),
@@ -308,6 +331,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       port: e.PORT,
       jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
       rateLimitPerSecond: e.API_RATE_LIMIT_PER_SECOND,
+      /** 401s a client address may earn a second before its requests are refused unread (api/middleware/auth-failure-limit.ts). */
+      authFailuresPerSecond: e.AUTH_FAILURE_LIMIT_PER_SECOND,
+      /** TRUSTED_PROXIES, parsed. */
+      trustedProxies: e.TRUSTED_PROXIES,
       syncImportRateLimitPerSecond: e.SYNC_IMPORT_RATE_LIMIT_PER_SECOND,
     },
     logLevel: e.LOG_LEVEL,

@@ -129,6 +129,9 @@ export async function startStack(
     SYNC_TASK_QUEUE: `test-sync-${suffix}`,
     WEBHOOK_TASK_QUEUE: `test-webhooks-${suffix}`,
     LOG_LEVEL: 'debug',
+    // the files that hold 401 on every endpoint send dozens a second from 127.0.0.1; the limit on
+    // wrong keys per address is held by test/integration/auth-failure-limit.test.ts
+    AUTH_FAILURE_LIMIT_PER_SECOND: '1000000',
     FILE_STORE_DIR: mkdtempSync(path.join(tmpdir(), 'vouch-files-')),
     ...(callbackSecret ? { PROVIDER_WEBHOOK_SECRET: callbackSecret } : {}),
     ...options.env,
