@@ -20,7 +20,10 @@ type Health = z.input<typeof healthSchema>;
 
 const PROBE_TIMEOUT_MS = 2000;
 
-async function probe(dependency: string, fn: () => Promise<unknown>, log: UseCaseContext['log']): Promise<Check> {
+/** A dependency's check, and why it failed (logged with each request it answers, never in the body). */
+type Probed = { check: Check; err?: unknown };
+
+async function probe(fn: () => Promise<unknown>): Promise<Probed> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -30,10 +33,9 @@ async function probe(dependency: string, fn: () => Promise<unknown>, log: UseCas
         timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
       }),
     ]);
-    return { status: 'ok', latencyMs: Math.round(performance.now() - started) };
+    return { check: { status: 'ok', latencyMs: Math.round(performance.now() - started) } };
   } catch (err) {
-    log.warn({ err, dependency }, `health: ${dependency} is not answering`);
-    return { status: 'degraded' };
+    return { check: { status: 'degraded' }, err };
   } finally {
     clearTimeout(timer);
   }
@@ -61,24 +63,22 @@ let warnedAt = 0;
  */
 export const HEALTH_MAX_AGE_MS = 1000;
 
-type Deps = Pick<UseCaseContext, 'db' | 'runs' | 'log' | 'keys'>;
-
 /**
  * GET /health for one API: the body, and whether both dependencies answered (`reachable`: 200, else
- * 503). The dependencies are probed at most once per HEALTH_MAX_AGE_MS; a probe that finds one down
- * logs the cause with the request that started it.
+ * 503). The dependencies are probed at most once per HEALTH_MAX_AGE_MS; every request a failed probe
+ * answers logs its cause, so each 503's request id finds it.
  */
 export function healthCheck({ db, runs }: Pick<UseCaseContext, 'db' | 'runs'>, maxAgeMs = HEALTH_MAX_AGE_MS) {
-  let last: { at: number; checks: Promise<[Check, Check]> } | undefined;
-  return ({ log, keys }: Pick<Deps, 'log' | 'keys'>) => {
+  let last: { at: number; checks: Promise<[Probed, Probed]> } | undefined;
+  return ({ log, keys }: Pick<UseCaseContext, 'log' | 'keys'>) => {
     if (!last || Date.now() - last.at >= maxAgeMs) {
       last = {
         at: Date.now(),
         checks: Promise.all([
-          probe('database', () => db.ping(), log),
+          probe(() => db.ping()),
           // a deadline, so the client's own retries of an unanswered call stop with the probe (they
           // would otherwise go on in the background after the answer, even past the connection's close)
-          probe('temporal', () => runs.ping(Date.now() + PROBE_TIMEOUT_MS), log),
+          probe(() => runs.ping(Date.now() + PROBE_TIMEOUT_MS)),
         ]),
       };
     }
@@ -86,8 +86,14 @@ export function healthCheck({ db, runs }: Pick<UseCaseContext, 'db' | 'runs'>, m
   };
 }
 
-async function answer(checks: Promise<[Check, Check]>, keys: KeyRings, log: UseCaseContext['log']): Promise<Outcome<Health & { reachable: boolean }>> {
-  const [database, temporalCheck] = await checks;
+async function answer(checks: Promise<[Probed, Probed]>, keys: KeyRings, log: UseCaseContext['log']): Promise<Outcome<Health & { reachable: boolean }>> {
+  const probed = await checks;
+  for (const [dependency, { err }] of [
+    ['database', probed[0]],
+    ['temporal', probed[1]],
+  ] as const)
+    if (err) log.warn({ err, dependency }, `health: ${dependency} is not answering`);
+  const [database, temporalCheck] = probed.map((p) => p.check) as [Check, Check];
   const reachable = database.status === 'ok' && temporalCheck.status === 'ok';
   const signingKeys = checkSigningKeys(keys, new Date());
   if (signingKeys.status === 'degraded' && Date.now() - warnedAt > 3_600_000) {

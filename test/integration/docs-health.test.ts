@@ -193,6 +193,16 @@ describe('GET /health', () => {
       const logged = lines.find((l) => l.dependency === 'temporal');
       assert.ok(logged, 'the cause is in the log');
       assert.equal(logged.requestId, res.headers.get('x-request-id'));
+      // requests that share one probe's answer (within HEALTH_MAX_AGE_MS) each find the cause by their own id
+      const shared = await Promise.all([0, 1].map(() => fetch(`${api.url}/health`)));
+      for (const r of shared) {
+        assert.equal(r.status, 503);
+        await r.arrayBuffer();
+        assert.ok(
+          lines.some((l) => l.dependency === 'temporal' && l.requestId === r.headers.get('x-request-id')),
+          'the cause is logged with this request too',
+        );
+      }
     } finally {
       await api.close();
     }
