@@ -16,9 +16,12 @@ const a = proxyActivities<GeneralActivities>({
 const CHECKS_PER_RUN = 50;
 
 export async function retentionWorkflow(input: RetentionInput): Promise<RetentionResult> {
-  let woken = false;
-  setHandler(retentionHoldChangedSignal, () => void (woken = true));
+  // counted, not a flag: a hold changed while a look is under way (its signal handled before the look's
+  // result, in the same activation) still wakes the wait that follows it
+  let changes = 0;
+  setHandler(retentionHoldChangedSignal, () => void changes++);
   for (let check = 0; check < CHECKS_PER_RUN; check++) {
+    const seen = changes;
     const step = await a.retentionStep(input.entityId, new Date(Date.now()).toISOString());
     if (step.done) {
       setVouchStatus(step.purged ? 'purged' : 'completed');
@@ -26,8 +29,7 @@ export async function retentionWorkflow(input: RetentionInput): Promise<Retentio
     }
     setVouchStatus(step.at === null ? 'held' : 'sealed');
     const untilDue = step.at === null ? RETENTION_RECHECK_MS : Math.min(Date.parse(step.at) - Date.now(), RETENTION_RECHECK_MS);
-    woken = false;
-    await condition(() => woken, Math.max(untilDue, 1000));
+    await condition(() => changes !== seen, Math.max(untilDue, 1000));
   }
   return continueAsNew<typeof retentionWorkflow>(input);
 }

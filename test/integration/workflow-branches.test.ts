@@ -439,5 +439,29 @@ describe('workflow branches with stand-in activities (time-skipping)', () => {
       assert.deepEqual(result, { purged: true });
       assert.equal(calls.length, 2);
     });
+
+    it('held: a release signalled while a look is under way wakes the wait that follows it (the look answered "held")', async () => {
+      let held = true;
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      const { result, calls } = await retention(
+        async () => {
+          if (!held) return { done: true, purged: true };
+          await answered; // the look saw the hold; its answer comes after the release's signal is in the history
+          return { done: false, at: null };
+        },
+        async (handle, seen) => {
+          await eventually('the first look under way', () => seen.length === 1);
+          held = false;
+          await handle.signal(retentionHoldChangedSignal);
+          answer();
+          // the signal and the look's answer reach the workflow together, the signal handled first: without
+          // it counted, the wait after the look would have forgotten it and slept thirty days
+          await eventually('the look after the release', () => seen.length === 2, { timeoutMs: 20_000 });
+        },
+      );
+      assert.deepEqual(result, { purged: true });
+      assert.equal(calls.length, 2);
+    });
   });
 });
