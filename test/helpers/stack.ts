@@ -10,7 +10,8 @@ import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { listen } from '../../api/server.ts';
 import type { SigningKey } from '../../domain/webhook-signature.ts';
-import { generateKeyRing, type KeyRings } from '../../runtime/signing-keys.ts';
+import { generateKeyRing, keyRingFile, type KeyRings, type RingKind } from '../../runtime/signing-keys.ts';
+import { readOrCreateOnce } from '../../runtime/secret-file.ts';
 import { loadConfig, type Config } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { connectClient } from '../../temporal/connection.ts';
@@ -25,22 +26,32 @@ import { createWorkers, type Workers } from '../../worker.ts';
 import { codecKeysFile, readCodecKeys, type CodecKey } from '../../runtime/codec-keys.ts';
 import { checkpointPublicKeyOf } from '../../domain/audit-checkpoint.ts';
 
+/**
+ * A development key ring of the run: made once, by the first process that asks, into the run's
+ * DATA_DIR where the service's own sandbox processes look for it (RSA key generation is slow: made in
+ * every test process, the rings cost about 0.2 s of CPU each time).
+ */
+function runRing(kind: RingKind): SigningKey[] {
+  const file = keyRingFile(loadConfig(process.env), kind);
+  return JSON.parse(readOrCreateOnce(file, () => JSON.stringify(generateKeyRing(kind, 'sandbox'), null, 2))) as SigningKey[];
+}
+
 let ring: SigningKey[] | undefined;
-/** A development key ring made once per test process (RSA key generation is slow). */
+/** The run's webhook signing ring. */
 export function testKeyRing(): SigningKey[] {
-  return (ring ??= generateKeyRing('webhook', 'sandbox'));
+  return (ring ??= runRing('webhook'));
 }
 
 let payloadRing: SigningKey[] | undefined;
 let standardRing: SigningKey[] | undefined;
 let checkpointRing: SigningKey[] | undefined;
 let sealingRing: CodecKey[] | undefined;
-/** Every ring: the webhook ring above, a Standard Webhooks ring and a signed-payload ring, made once per test process. */
+/** Every ring: the webhook ring above, a Standard Webhooks ring and a signed-payload ring, the run's. */
 export function testKeyRings(): KeyRings {
   return {
     webhooks: testKeyRing(),
-    standardWebhooks: (standardRing ??= generateKeyRing('standard-webhook', 'sandbox')),
-    signedPayloads: (payloadRing ??= generateKeyRing('signed-payload', 'sandbox')),
+    standardWebhooks: (standardRing ??= runRing('standard-webhook')),
+    signedPayloads: (payloadRing ??= runRing('signed-payload')),
     auditCheckpoints: testCheckpointRing().map(checkpointPublicKeyOf),
     sealing: testSealingRing(),
   };
@@ -53,7 +64,7 @@ export function testSealingRing(): CodecKey[] {
 
 /** The ring that signs the audit chain's checkpoints in a test stack's workers (the API publishes its public halves). */
 export function testCheckpointRing(): SigningKey[] {
-  return (checkpointRing ??= generateKeyRing('audit-checkpoint', 'sandbox'));
+  return (checkpointRing ??= runRing('audit-checkpoint'));
 }
 
 /** The rings a delivery is signed with, as the workers of a test stack use them. */

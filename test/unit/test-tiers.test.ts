@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { globSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { planRun, spread, TIERS } from '../run.ts';
+import { LONGEST, longestFirst, planRun, spread, TIERS } from '../run.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const all = globSync('test/**/*.test.ts', { cwd: root }).sort();
@@ -34,6 +34,16 @@ describe('test tiers', () => {
     assert.deepEqual(spread(['H1', 'H2', 'H3'], ['l1']), ['H1', 'H2', 'l1', 'H3']);
     assert.deepEqual(spread([], ['l1', 'l2']), ['l1', 'l2']);
     assert.deepEqual(spread(['H1'], []), ['H1']);
+  });
+
+  it('starts the longest files first, the others after them in the order given; every name it lists is a shared file', () => {
+    assert.deepEqual(longestFirst(['b', LONGEST[1]!, 'a', LONGEST[0]!]), [LONGEST[0], LONGEST[1], 'b', 'a']);
+    const plan = planRun([], all);
+    for (const f of LONGEST) assert.ok(plan.shared.includes(f), `${f} is a shared file`);
+    assert.equal(new Set(LONGEST).size, LONGEST.length);
+    // the first files to start are the longest end-to-end and integration ones
+    assert.deepEqual(plan.shared.slice(0, 1), [LONGEST[0]]);
+    assert.ok(plan.shared.indexOf('test/integration/webhook-hostile-receiver.test.ts') < plan.shared.length / 4);
   });
 
   it('npm run test:unit starts nothing; test:integration and test:e2e run their own folder only', () => {
