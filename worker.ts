@@ -162,6 +162,12 @@ export async function createWorkers(config: Config, connection: NativeConnection
 if (import.meta.main) {
   const { runProcess } = await import('./runtime/process.ts');
   await runProcess('worker', async ({ config, log, onShutdown, fatal }) => {
+    // only the secrets its roles use (runtime/secrets-by-role.ts): a webhook worker holds no provider
+    // credentials, a provider worker no signing ring; read first, so a missing one stops the process
+    // before it connects to anything
+    const { loadWorkerSecrets } = await import('./runtime/worker-secrets.ts');
+    const { provider, webhookKeys, checkpointKeys, rings } = await loadWorkerSecrets(config, log);
+    onShutdown(() => rings.stop());
     const { openDatabase } = await import('./runtime/database.ts');
     const [{ connectClient }, { connectWorker }] = await Promise.all([import('./temporal/connection.ts'), import('./temporal/worker-connection.ts')]);
     const database = await openDatabase(config, { auditSweep: log });
@@ -172,25 +178,10 @@ if (import.meta.main) {
     onShutdown(() => client.connection.close());
     const { ensureSchedules } = await import('./temporal/schedules.ts');
     await ensureSchedules(client, config);
-    const { createProvider } = await import('./runtime/provider.ts');
-    const { loadSigningRing, refreshRings } = await import('./runtime/signing-keys.ts');
-    const webhookKeys = {
-      signature: await loadSigningRing(config, 'webhook'),
-      standard: await loadSigningRing(config, 'standard-webhook'),
-      sealing: await loadCodecKeys(config), // opens each subscription's sealed secret
-    };
-    const checkpointKeys = await loadSigningRing(config, 'audit-checkpoint');
-    // a rotation reaches this worker within a minute, and a ring rolling over never stops it signing
-    const rings = refreshRings(
-      config,
-      { webhook: webhookKeys.signature, 'standard-webhook': webhookKeys.standard, 'audit-checkpoint': checkpointKeys },
-      { log },
-    );
-    onShutdown(() => rings.stop());
     const workers = await createWorkers(config, connection, {
       db: database.db,
       log,
-      provider: createProvider(config),
+      provider,
       temporal: client,
       webhookKeys,
       checkpointKeys,

@@ -91,17 +91,27 @@ await runProcess('dev', async ({ config, log, onShutdown, fatal }) => {
   const connection = await connectWorker(config, log);
   onShutdown(() => connection.close());
   await ensureSchedules(client, config);
+  // the API's rings (public keys of the workers' rings) and the workers' own, from the same files
   const keys = await loadKeyRings(config);
+  const webhookKeys = {
+    signature: await loadSigningRing(config, 'webhook'),
+    standard: await loadSigningRing(config, 'standard-webhook'),
+    sealing: keys.sealing,
+  };
   const checkpointKeys = await loadSigningRing(config, 'audit-checkpoint');
-  // a rotation reaches the running processes within a minute (the API's rings are these same arrays)
-  const rings = refreshRings(config, { ...refreshable(keys), 'audit-checkpoint': checkpointKeys }, { log });
+  // a rotation reaches the running processes within a minute
+  const rings = refreshRings(
+    config,
+    { ...refreshable(keys), webhook: webhookKeys.signature, 'standard-webhook': webhookKeys.standard, 'audit-checkpoint': checkpointKeys },
+    { log },
+  );
   onShutdown(() => rings.stop());
   const workers = await createWorkers(config, connection, {
     db: database.db,
     log,
     provider: createProvider(config),
     temporal: client,
-    webhookKeys: { signature: keys.webhooks, standard: keys.standardWebhooks, sealing: keys.sealing },
+    webhookKeys,
     checkpointKeys,
   });
   onShutdown(() => workers.shutdown());

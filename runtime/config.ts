@@ -159,6 +159,18 @@ export const SETTINGS = {
     default: GENERATED,
   }),
   STANDARD_WEBHOOK_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
+  WEBHOOK_SIGNING_PUBLIC_KEYS: setting(
+    z.string().optional(),
+    'the public keys of `WEBHOOK_SIGNING_KEYS`, which the API publishes (`vouch webhook-keys generate` prints them): the API needs no private key of the ring',
+    { default: 'the public halves of `WEBHOOK_SIGNING_KEYS` where the process can read it' },
+  ),
+  WEBHOOK_SIGNING_PUBLIC_KEYS_FILE: sameRow(z.string().optional(), { default: 'as above' }),
+  STANDARD_WEBHOOK_PUBLIC_KEYS: setting(
+    z.string().optional(),
+    'the public keys of `STANDARD_WEBHOOK_KEYS`, which the API publishes (`vouch standard-webhook-keys generate` prints them)',
+    { default: 'the public halves of `STANDARD_WEBHOOK_KEYS` where the process can read it' },
+  ),
+  STANDARD_WEBHOOK_PUBLIC_KEYS_FILE: sameRow(z.string().optional(), { default: 'as above' }),
   WEBHOOK_ALLOW_INSECURE_URLS: setting(bool.default(false), 'development only: allow `http://` and non-public webhook addresses'),
   SIGNED_PAYLOAD_KEYS: setting(z.string().optional(), 'the Ed25519 signed-payload key ring (see Signed payloads)', { default: GENERATED }),
   SIGNED_PAYLOAD_KEYS_FILE: sameRow(z.string().optional(), { default: GENERATED }),
@@ -406,6 +418,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       /** The Ed25519 ring of the Standard Webhooks `webhook-signature` header. */
       standardKeysJson: e.STANDARD_WEBHOOK_KEYS,
       standardKeysFile: e.STANDARD_WEBHOOK_KEYS_FILE ? path.resolve(e.STANDARD_WEBHOOK_KEYS_FILE) : undefined,
+      /** The rings' public keys alone (what the API publishes), when given: else the public halves of the rings. */
+      publicKeysJson: e.WEBHOOK_SIGNING_PUBLIC_KEYS,
+      publicKeysFile: e.WEBHOOK_SIGNING_PUBLIC_KEYS_FILE ? path.resolve(e.WEBHOOK_SIGNING_PUBLIC_KEYS_FILE) : undefined,
+      standardPublicKeysJson: e.STANDARD_WEBHOOK_PUBLIC_KEYS,
+      standardPublicKeysFile: e.STANDARD_WEBHOOK_PUBLIC_KEYS_FILE ? path.resolve(e.STANDARD_WEBHOOK_PUBLIC_KEYS_FILE) : undefined,
       /** Development only: allow http:// and non-public addresses as webhook destinations. */
       allowInsecureUrls: e.WEBHOOK_ALLOW_INSECURE_URLS,
       taskQueue: e.WEBHOOK_TASK_QUEUE,

@@ -1,7 +1,7 @@
 // Builds the identity-provider client from configuration.
 import { createSumsubClient } from '../provider/sumsub/client.ts';
 import { verifyWebhookDigest } from '../provider/sumsub/signing.ts';
-import type { IdentityProvider } from '../provider/types.ts';
+import { PROVIDER_REQUEST_METHODS, type IdentityProvider } from '../provider/types.ts';
 import { ConfigError, type Config } from './config.ts';
 
 export function createProvider(config: Config): IdentityProvider {
@@ -19,6 +19,22 @@ export function createProvider(config: Config): IdentityProvider {
     timeoutMs: p.timeoutMs,
     legacyImport: p.legacyImport,
   });
+}
+
+/**
+ * The provider of a worker without the provider role (runtime/secrets-by-role.ts): it holds no
+ * credentials, and every call fails loudly. Its activities never run there (every provider call is
+ * on the provider queue); this stands where the activity code expects a provider.
+ */
+export function noProvider(): IdentityProvider {
+  const refuse = (name: string) => () => {
+    throw new Error(`${name}: this worker has no provider role (WORKER_ROLES), so it holds no provider credentials`);
+  };
+  return {
+    name: 'none',
+    ...(Object.fromEntries(PROVIDER_REQUEST_METHODS.map((r) => [r, refuse(r)])) as unknown as Omit<IdentityProvider, 'name' | 'verifyWebhook'>),
+    verifyWebhook: () => false,
+  };
 }
 
 /** Headers as Node gives them. */

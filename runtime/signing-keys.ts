@@ -4,12 +4,14 @@
 // Each comes from a JSON variable or a file (default under DATA_DIR). In
 // the sandbox a missing file is generated on first start and never committed (DATA_DIR is
 // git-ignored); other environments must supply their keys.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { endsWithin, nextWindow, RENEW_DAYS, ringEndsAt, type Window } from '../domain/key-rotation.ts';
 import { checkpointPublicKeyOf, type CheckpointPublicKey } from '../domain/audit-checkpoint.ts';
-import { validKeysAt, type SigningKey } from '../domain/webhook-signature.ts';
+import { publicKeyOf, publicKeySchema, validKeysAt, type PublicKey, type SigningKey } from '../domain/webhook-signature.ts';
+import { standardWebhookPublicKeyOf, standardWebhookPublicKeySchema, type StandardWebhookPublicKey } from '../domain/standard-webhooks.ts';
+import { z } from 'zod';
 import { loadCodecKeys, type CodecKey } from './codec-keys.ts';
 import { ConfigError, type Config } from './config.ts';
 import { readOrCreateOnce, replaceAtomically, withFileLock } from './secret-file.ts';
@@ -201,10 +203,14 @@ export async function loadSigningRing(config: Config, kind: RingKind, now = new 
   return ring;
 }
 
-/** Every ring a process signs with (or publishes). */
+/**
+ * Every ring a process signs with (or publishes). The API signs payloads only; of the rings the
+ * workers sign with it holds the public keys alone, to publish them (GET /webhook-keys, the audit
+ * checkpoints' keys) and to warn before they end (GET /health).
+ */
 export type KeyRings = {
-  webhooks: readonly SigningKey[];
-  standardWebhooks: readonly SigningKey[];
+  webhooks: readonly PublicKey[];
+  standardWebhooks: readonly StandardWebhookPublicKey[];
   signedPayloads: readonly SigningKey[];
   /** The public keys that check the audit chain's checkpoints (the API publishes them; only workers hold the private ring). */
   auditCheckpoints: readonly CheckpointPublicKey[];
@@ -214,70 +220,108 @@ export type KeyRings = {
 
 /** The rings as loaded: arrays refreshRings may renew in place. */
 export type LoadedKeyRings = {
-  webhooks: SigningKey[];
-  standardWebhooks: SigningKey[];
+  webhooks: PublicKey[];
+  standardWebhooks: StandardWebhookPublicKey[];
   signedPayloads: SigningKey[];
   auditCheckpoints: CheckpointPublicKey[];
   sealing: CodecKey[];
 };
 
 /** What refreshRings keeps current of rings as loaded. */
-export const refreshable = (keys: LoadedKeyRings) => ({
-  webhook: keys.webhooks,
-  'standard-webhook': keys.standardWebhooks,
+export const refreshable = (keys: LoadedKeyRings): RefreshedRings => ({
   'signed-payload': keys.signedPayloads,
-  checkpointPublicKeys: keys.auditCheckpoints,
+  public: { webhook: keys.webhooks, 'standard-webhook': keys.standardWebhooks, 'audit-checkpoint': keys.auditCheckpoints },
 });
 
+/** The API's rings: the signed-payload ring, and the public keys of the rings the workers sign with. */
 export async function loadKeyRings(config: Config, now = new Date()): Promise<LoadedKeyRings> {
   return {
-    webhooks: await loadSigningRing(config, 'webhook', now),
-    standardWebhooks: await loadSigningRing(config, 'standard-webhook', now),
+    webhooks: await loadPublicKeys(config, 'webhook'),
+    standardWebhooks: await loadPublicKeys(config, 'standard-webhook'),
     signedPayloads: await loadSigningRing(config, 'signed-payload', now),
-    auditCheckpoints: await loadCheckpointPublicKeys(config),
+    auditCheckpoints: await loadPublicKeys(config, 'audit-checkpoint'),
     sealing: await loadCodecKeys(config),
   };
 }
 
+/** The rings whose public keys a process may be given without the ring (what the API publishes of the workers' rings). */
+export type PublicKind = 'webhook' | 'standard-webhook' | 'audit-checkpoint';
+type PublicKeyOf = { webhook: PublicKey; 'standard-webhook': StandardWebhookPublicKey; 'audit-checkpoint': CheckpointPublicKey };
+
+const checkpointPublicKeySchema = z.object({
+  keyId: z.string(),
+  algorithm: z.literal('Ed25519').default('Ed25519'),
+  publicKeyPem: z.string(),
+  validFrom: z.string(),
+  validUntil: z.string(),
+});
+
+const PUBLIC: {
+  [K in PublicKind]: { variable: string; settings(c: Config): { json?: string; file?: string }; schema: z.ZodType; of(k: SigningKey): PublicKeyOf[K] };
+} = {
+  webhook: {
+    variable: 'WEBHOOK_SIGNING_PUBLIC_KEYS',
+    settings: (c) => ({ json: c.webhooks.publicKeysJson, file: c.webhooks.publicKeysFile }),
+    schema: publicKeySchema,
+    of: publicKeyOf,
+  },
+  'standard-webhook': {
+    variable: 'STANDARD_WEBHOOK_PUBLIC_KEYS',
+    settings: (c) => ({ json: c.webhooks.standardPublicKeysJson, file: c.webhooks.standardPublicKeysFile }),
+    schema: standardWebhookPublicKeySchema,
+    of: standardWebhookPublicKeyOf,
+  },
+  'audit-checkpoint': {
+    variable: 'AUDIT_CHECKPOINT_PUBLIC_KEYS',
+    settings: (c) => ({ json: c.auditCheckpoints.publicKeysJson, file: c.auditCheckpoints.publicKeysFile }),
+    schema: checkpointPublicKeySchema,
+    of: checkpointPublicKeyOf,
+  },
+};
+
 /**
- * The public keys that check audit checkpoints: AUDIT_CHECKPOINT_PUBLIC_KEYS (or its file) as
- * `vouch audit-checkpoint-keys generate` prints them — what the API and `vouch audit verify` need,
- * never the private ring the workers sign with — else the public halves of the checkpoint ring where
- * this process can read it (the sandbox, a host that runs workers too).
+ * A ring's public keys: its `…_PUBLIC_KEYS` variable (or file) as `vouch … generate` prints them — an
+ * array, or `{ keys: [...] }` — else the public halves of the ring where this process can read it (the
+ * sandbox, a host that runs workers too). Each key must be a public key its consumers can parse.
  */
-export async function loadCheckpointPublicKeys(config: Config): Promise<CheckpointPublicKey[]> {
-  const { publicKeysJson, publicKeysFile } = config.auditCheckpoints;
-  const json = publicKeysJson ?? (publicKeysFile ? readFileSync(publicKeysFile, 'utf8') : undefined);
-  if (json !== undefined) {
-    let keys: unknown;
-    try {
-      keys = JSON.parse(json);
-    } catch {
-      throw new ConfigError('AUDIT_CHECKPOINT_PUBLIC_KEYS is not JSON');
-    }
-    const list = (Array.isArray(keys) ? keys : (keys as { keys?: unknown })?.keys) as unknown;
-    if (
-      !Array.isArray(list) ||
-      list.length === 0 ||
-      !list.every(
-        (k: Partial<CheckpointPublicKey>) =>
-          typeof k?.keyId === 'string' &&
-          typeof k.publicKeyPem === 'string' &&
-          !Number.isNaN(Date.parse(k.validFrom ?? '')) &&
-          !Number.isNaN(Date.parse(k.validUntil ?? '')),
-      )
-    )
-      throw new ConfigError('AUDIT_CHECKPOINT_PUBLIC_KEYS must be a non-empty array of { keyId, publicKeyPem, validFrom, validUntil } (or { keys: [...] })');
-    return list.map((k: CheckpointPublicKey) => ({
-      keyId: k.keyId,
-      algorithm: 'Ed25519',
-      publicKeyPem: k.publicKeyPem,
-      validFrom: k.validFrom,
-      validUntil: k.validUntil,
-    }));
+export async function loadPublicKeys<K extends PublicKind>(config: Config, kind: K): Promise<PublicKeyOf[K][]> {
+  const p = PUBLIC[kind];
+  const { json: given, file } = p.settings(config);
+  const json = given ?? (file ? readFileSync(file, 'utf8') : undefined);
+  if (json === undefined) {
+    const ring = await loadKeyRing(config, kind).catch((err: unknown) => {
+      if (!(err instanceof ConfigError)) throw err;
+      throw new ConfigError(
+        `${err.message}; or set ${p.variable} to its public keys (what \`vouch … generate\` prints), which is all this process needs of it`,
+      );
+    });
+    return ring.map(p.of);
   }
-  return (await loadKeyRing(config, 'audit-checkpoint')).map(checkpointPublicKeyOf);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new ConfigError(`${p.variable} is not JSON`);
+  }
+  const list = Array.isArray(parsed) ? parsed : (parsed as { keys?: unknown } | null)?.keys;
+  const keys = z.array(p.schema).min(1).safeParse(list);
+  const usable = (k: { publicKeyPem: string; validFrom: string; validUntil: string }) => {
+    try {
+      return createPublicKey(k.publicKeyPem).type === 'public' && !Number.isNaN(Date.parse(k.validFrom)) && !Number.isNaN(Date.parse(k.validUntil));
+    } catch {
+      return false;
+    }
+  };
+  if (!keys.success || !(keys.data as PublicKeyOf[K][]).every(usable))
+    throw new ConfigError(`${p.variable} must be a non-empty array (or { keys: [...] }) of the public keys \`vouch … generate\` prints`);
+  return keys.data as PublicKeyOf[K][];
 }
+
+/** The public keys that check audit checkpoints (loadPublicKeys): what the API and `vouch audit verify` need. */
+export const loadCheckpointPublicKeys = (config: Config) => loadPublicKeys(config, 'audit-checkpoint');
+
+/** The rings a process keeps current: rings it signs with, by kind, and the public keys it publishes. */
+export type RefreshedRings = Partial<Record<RingKind, SigningKey[]>> & { public?: { [K in PublicKind]?: PublicKeyOf[K][] } };
 
 /** How often a running process re-reads its rings (issue 38, item 7). */
 export const RING_RELOAD_MS = 60_000;
@@ -297,7 +341,7 @@ const ringShape = (ring: readonly { keyId: string; validFrom: string; validUntil
  */
 export function refreshRings(
   config: Config,
-  rings: Partial<Record<RingKind, SigningKey[]>> & { checkpointPublicKeys?: CheckpointPublicKey[] },
+  rings: RefreshedRings,
   options: { everyMs?: number; now?: () => Date; log?: { info(o: object, m: string): void; warn(o: object, m: string): void } } = {},
 ): { reload(): Promise<number>; stop(): void } {
   const now = options.now ?? (() => new Date());
@@ -307,14 +351,23 @@ export function refreshRings(
     options.log?.info({ ring: kind, keyIds: next.map((k) => k.keyId) }, 'signing key ring reloaded');
     return 1;
   };
+  const { public: publicKeys = {}, ...signing } = rings;
+  const reads: [string, () => Promise<number>][] = [
+    ...(Object.entries(signing) as [RingKind, SigningKey[]][]).map(
+      ([kind, ring]) => [kind, async () => replace(ring, await loadSigningRing(config, kind, now()), kind)] as [string, () => Promise<number>],
+    ),
+    ...(Object.entries(publicKeys) as [PublicKind, PublicKeyOf[PublicKind][]][]).map(
+      ([kind, ring]) =>
+        [`${kind} (public keys)`, async () => replace(ring, await loadPublicKeys(config, kind), `${kind} (public keys)`)] as [string, () => Promise<number>],
+    ),
+  ];
   let running: Promise<number> | undefined;
   const reload = () =>
     (running ??= (async () => {
       let changed = 0;
-      for (const [kind, ring] of Object.entries(rings) as [RingKind | 'checkpointPublicKeys', SigningKey[] | CheckpointPublicKey[]][]) {
+      for (const [kind, read] of reads) {
         try {
-          if (kind === 'checkpointPublicKeys') changed += replace(ring as CheckpointPublicKey[], await loadCheckpointPublicKeys(config), kind);
-          else changed += replace(ring as SigningKey[], await loadSigningRing(config, kind, now()), kind);
+          changed += await read();
         } catch (err) {
           options.log?.warn({ err, ring: kind }, 'signing key ring could not be read again; the ring as it was stays in use');
         }

@@ -1,5 +1,8 @@
-// `npm run docs:config`: prints docs/operations.md's configuration table from the settings of runtime/config.ts.
+// `npm run docs:config`: prints docs/operations.md's configuration table from the settings of runtime/config.ts;
+// `npm run docs:config -- secrets`: its table of the secrets each process holds (runtime/secrets-by-role.ts).
 import { SETTINGS, type Setting } from '../runtime/config.ts';
+import { API_SECRETS, TEMPORAL_SETUP_SECRETS, workerSecrets, type SecretNeeds } from '../runtime/secrets-by-role.ts';
+import { WORKER_ROLE_NAMES } from '../runtime/worker-roles.ts';
 
 /** A setting's default as docs/operations.md shows it: in words if it says so, else its schema's default value, or "unset". */
 export function defaultText(s: Setting): string {
@@ -30,4 +33,19 @@ export function configTableMarkdown(): string {
   return ['| variable | default | meaning |', '| --- | --- | --- |', ...lines].join('\n');
 }
 
-if (import.meta.main) process.stdout.write(`${configTableMarkdown()}\n`);
+/** docs/operations.md's table of the secrets each process holds (runtime/secrets-by-role.ts). */
+export function secretsTableMarkdown(): string {
+  const rows: [string, SecretNeeds][] = [
+    ['API (`node api/server.ts`)', API_SECRETS],
+    ...WORKER_ROLE_NAMES.map((r): [string, SecretNeeds] => [`worker, role \`${r}\` (\`WORKER_ROLES\`)`, workerSecrets([r])]),
+    ['`vouch temporal-setup`', TEMPORAL_SETUP_SECRETS],
+  ];
+  const names = (list: readonly string[]) => list.map((n) => `\`${n}\``).join(', ') || '—';
+  return [
+    '| process | needs | may have (it starts without them) |',
+    '| --- | --- | --- |',
+    ...rows.map(([who, needs]) => `| ${who} | ${names(needs.required)} | ${names(needs.optional)} |`),
+  ].join('\n');
+}
+
+if (import.meta.main) process.stdout.write(`${process.argv[2] === 'secrets' ? secretsTableMarkdown() : configTableMarkdown()}\n`);

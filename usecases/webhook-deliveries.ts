@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { done, refuse, type Outcome } from '../domain/outcome.ts';
 import { pageMeta, type Page } from '../domain/pagination.ts';
-import { STANDARD_WEBHOOK_SCHEME, standardWebhookPublicKeyOf, standardWebhookPublicKeySchema } from '../domain/standard-webhooks.ts';
-import { publicKeyOf, publicKeySchema, SIGNATURE_SCHEME } from '../domain/webhook-signature.ts';
+import { STANDARD_WEBHOOK_SCHEME, standardWebhookPublicKeySchema } from '../domain/standard-webhooks.ts';
+import { publicKeySchema, SIGNATURE_SCHEME } from '../domain/webhook-signature.ts';
 import type { DeliveryPage } from '../domain/webhooks.ts';
 import type { EventFeed, EventFeedQuery } from '../domain/event-feed.ts';
 import { requeueDeliveries } from '../store/deliveries.ts';
@@ -63,8 +63,8 @@ export function webhookKeys({ config, keys }: UseCaseContext): Outcome<z.input<t
   return done({
     environment: config.environment,
     algorithm: SIGNATURE_SCHEME,
-    keys: keys.webhooks.map(publicKeyOf),
-    standardWebhooks: { algorithm: STANDARD_WEBHOOK_SCHEME, keys: keys.standardWebhooks.map(standardWebhookPublicKeyOf) },
+    keys: [...keys.webhooks],
+    standardWebhooks: { algorithm: STANDARD_WEBHOOK_SCHEME, keys: [...keys.standardWebhooks] },
   });
 }
 

@@ -2,7 +2,8 @@
 // PostgreSQL and Temporal.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,13 +11,15 @@ import { promisify } from 'node:util';
 import { findTemporalCli } from '../../dev/temporal-cli.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { codecKeysFile } from '../../runtime/codec-keys.ts';
+import { API_SECRETS, TEMPORAL_SETUP_SECRETS, WORKER_ROLE_SECRETS, workerSecrets, type SecretNeeds } from '../../runtime/secrets-by-role.ts';
+import { WORKER_ROLE_NAMES, type WorkerRole } from '../../runtime/worker-roles.ts';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
 import { startProviderSim, type ProviderSim } from '../../provider-sim/server.ts';
 import { connectDb, type Db } from '../../store/db.ts';
 import { freePort } from '../helpers/ports.ts';
 import { root, run, start, type Running } from '../helpers/processes.ts';
-import { isolatedDatabaseUrl, testEnv } from '../helpers/stack.ts';
+import { isolatedDatabaseUrl, testEnv, testSealingRing } from '../helpers/stack.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 const databaseUrl = await isolatedDatabaseUrl();
@@ -303,6 +306,116 @@ describe('API and worker as separate processes', () => {
     assert.equal(await api.stop('SIGTERM'), 0);
     assert.equal(await worker.stop('SIGTERM'), 0);
     assert.match(worker.output(), /"msg":"stopped"/);
+  });
+});
+
+describe('each process outside the sandbox, with the secrets of its role alone (runtime/secrets-by-role.ts)', () => {
+  // the deployment's secrets made as docs/operations.md says, in a directory of their own; each process
+  // then gets its table's entries and nothing else: every other secret unset, and a DATA_DIR of its own,
+  // empty, so nothing is read from a file either
+  const SECRET_NAMES = [
+    ...new Set([API_SECRETS, TEMPORAL_SETUP_SECRETS, ...WORKER_ROLE_NAMES.map((r) => workerSecrets([r]))].flatMap((n) => [...n.required, ...n.optional])),
+  ];
+  const secrets: Record<string, string> = {};
+  let dir: string;
+  let sim: ProviderSim;
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'vouch-role-secrets-'));
+    sim = await startProviderSim();
+    const us = sim.state.addClient({ clientId: `vouch-roles-${process.pid}` });
+    const at = { ...env(), VOUCH_ENVIRONMENT: 'production', DATA_DIR: path.join(dir, 'made') };
+    const generate = async (command: string, variable: string) => {
+      const file = path.join(dir, `${variable}.json`);
+      const res = await run('cli/vouch.ts', [command, 'generate'], { ...at, [`${variable}_FILE`]: file });
+      assert.equal(res.code, 0, res.stderr);
+      return { ring: await readFile(file, 'utf8'), printed: res.stdout };
+    };
+    const webhook = await generate('webhook-keys', 'WEBHOOK_SIGNING_KEYS');
+    const standard = await generate('standard-webhook-keys', 'STANDARD_WEBHOOK_KEYS');
+    const checkpoint = await generate('audit-checkpoint-keys', 'AUDIT_CHECKPOINT_KEYS');
+    Object.assign(secrets, {
+      DATABASE_URL: databaseUrl,
+      // the run's payload codec ring: the schedules every worker checks at start were written with it
+      // by the other files' workers (a deployment has one ring; `vouch payload-keys generate` makes it)
+      PAYLOAD_CODEC_KEYS: (testSealingRing(), await readFile(codecKeysFile(loadConfig(process.env)), 'utf8')),
+      SIGNED_PAYLOAD_KEYS: (await generate('signed-payload-keys', 'SIGNED_PAYLOAD_KEYS')).ring,
+      WEBHOOK_SIGNING_KEYS: webhook.ring,
+      WEBHOOK_SIGNING_PUBLIC_KEYS: webhook.printed,
+      STANDARD_WEBHOOK_KEYS: standard.ring,
+      STANDARD_WEBHOOK_PUBLIC_KEYS: standard.printed,
+      AUDIT_CHECKPOINT_KEYS: checkpoint.ring,
+      AUDIT_CHECKPOINT_PUBLIC_KEYS: checkpoint.printed,
+      FILE_LINK_SECRET: randomBytes(32).toString('hex'),
+      CODEC_ACCESS_TOKEN: randomBytes(32).toString('hex'),
+      METRICS_TOKEN: randomBytes(32).toString('hex'),
+      PROVIDER_BASE_URL: sim.url,
+      PROVIDER_APP_TOKEN: us.appToken,
+      PROVIDER_SECRET_KEY: us.secretKey,
+    });
+  });
+  after(async () => {
+    await sim?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The environment of a process that holds these secrets: its table's, every other one unset, a DATA_DIR of its own. */
+  const holding = async (needs: SecretNeeds, extra: Record<string, string> = {}, without: string[] = []) => {
+    const own = await mkdtemp(path.join(dir, 'data-'));
+    const given = [...needs.required, ...needs.optional].filter((n) => secrets[n] !== undefined && !without.includes(n));
+    return {
+      ...env(),
+      ...Object.fromEntries(SECRET_NAMES.map((n) => [n, undefined])),
+      ...Object.fromEntries(given.map((n) => [n, secrets[n]])),
+      VOUCH_ENVIRONMENT: 'production',
+      DATA_DIR: own,
+      ...extra,
+    };
+  };
+
+  for (const roles of [['general', 'sync'], ['provider'], ['webhooks']] as WorkerRole[][]) {
+    it(`a worker with WORKER_ROLES=${roles.join(',')} starts with its secrets alone, and not without its own ones`, async () => {
+      const needs = workerSecrets(roles);
+      const worker = start('worker.ts', [], await holding(needs, { WORKER_ROLES: roles.join(',') }));
+      try {
+        await worker.waitFor(/"msg":"worker polling"/);
+        assert.equal(await worker.stop('SIGTERM'), 0);
+      } finally {
+        await worker.stop('SIGKILL');
+      }
+      // the role's own secret is read: without it the worker refuses, naming it
+      const own = roles.flatMap((r) => WORKER_ROLE_SECRETS[r].required).at(-1)!;
+      const res = await run('worker.ts', [], await holding(needs, { WORKER_ROLES: roles.join(',') }, [own]));
+      assert.notEqual(res.code, 0);
+      assert.match(res.stdout + res.stderr, new RegExp(own));
+    });
+  }
+
+  it('the API starts with its secrets alone and publishes the public keys it was given; without them it refuses, naming them', async () => {
+    const port = await freePort();
+    const apiProcess = start('api/server.ts', [], await holding(API_SECRETS, { PORT: String(port) }));
+    try {
+      await apiProcess.waitFor(/"msg":"API listening"/);
+      const made = await run('cli/vouch.ts', ['business', 'create', '--name', 'Roles'], { ...env(), VOUCH_ENVIRONMENT: 'production' });
+      const { apiKey } = JSON.parse(made.stdout);
+      const res = await fetch(`http://127.0.0.1:${port}/webhook-keys`, { headers: { 'x-vouch-api-key': apiKey } });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { keys: { keyId: string }[]; standardWebhooks: { keys: { keyId: string }[] } };
+      const ids = (printed: string) => (JSON.parse(printed) as { keys: { keyId: string }[] }).keys.map((k) => k.keyId);
+      assert.deepEqual(
+        body.keys.map((k) => k.keyId),
+        ids(secrets.WEBHOOK_SIGNING_PUBLIC_KEYS!),
+      );
+      assert.deepEqual(
+        body.standardWebhooks.keys.map((k) => k.keyId),
+        ids(secrets.STANDARD_WEBHOOK_PUBLIC_KEYS!),
+      );
+      assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    } finally {
+      await apiProcess.stop('SIGKILL');
+    }
+    const refused = await run('api/server.ts', [], await holding(API_SECRETS, { PORT: String(await freePort()) }, ['WEBHOOK_SIGNING_PUBLIC_KEYS']));
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stdout + refused.stderr, /WEBHOOK_SIGNING_PUBLIC_KEYS/);
   });
 });
 

@@ -9,7 +9,8 @@ import { Writable } from 'node:stream';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { listen } from '../../api/server.ts';
-import type { SigningKey } from '../../domain/webhook-signature.ts';
+import { publicKeyOf, type SigningKey } from '../../domain/webhook-signature.ts';
+import { standardWebhookPublicKeyOf } from '../../domain/standard-webhooks.ts';
 import { generateKeyRing, keyRingFile, type KeyRings, type RingKind } from '../../runtime/signing-keys.ts';
 import { readOrCreateOnce } from '../../runtime/secret-file.ts';
 import { loadConfig, type Config } from '../../runtime/config.ts';
@@ -46,11 +47,16 @@ let payloadRing: SigningKey[] | undefined;
 let standardRing: SigningKey[] | undefined;
 let checkpointRing: SigningKey[] | undefined;
 let sealingRing: CodecKey[] | undefined;
-/** Every ring: the webhook ring above, a Standard Webhooks ring and a signed-payload ring, the run's. */
+/** The run's Standard Webhooks ring (private: the workers sign with it). */
+export function testStandardRing(): SigningKey[] {
+  return (standardRing ??= runRing('standard-webhook'));
+}
+
+/** The API's rings, the run's: the public keys of the webhook rings, the signed-payload ring, the checkpoints' public keys. */
 export function testKeyRings(): KeyRings {
   return {
-    webhooks: testKeyRing(),
-    standardWebhooks: (standardRing ??= runRing('standard-webhook')),
+    webhooks: testKeyRing().map(publicKeyOf),
+    standardWebhooks: testStandardRing().map(standardWebhookPublicKeyOf),
     signedPayloads: (payloadRing ??= runRing('signed-payload')),
     auditCheckpoints: testCheckpointRing().map(checkpointPublicKeyOf),
     sealing: testSealingRing(),
@@ -69,8 +75,7 @@ export function testCheckpointRing(): SigningKey[] {
 
 /** The rings a delivery is signed with, as the workers of a test stack use them. */
 export function testWebhookKeys() {
-  const rings = testKeyRings();
-  return { signature: rings.webhooks, standard: rings.standardWebhooks, sealing: rings.sealing };
+  return { signature: testKeyRing(), standard: testStandardRing(), sealing: testSealingRing() };
 }
 
 export function testEnv(name: string): string {

@@ -13,7 +13,7 @@ import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { createEntities, donorAt, type Donor } from '../helpers/imports.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { startStack, testKeyRing, testKeyRings, type Stack } from '../helpers/stack.ts';
+import { startStack, testKeyRing, testKeyRings, type Stack, testStandardRing } from '../helpers/stack.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 describe('webhook deliveries', () => {
@@ -132,7 +132,7 @@ describe('webhook deliveries', () => {
     const content = path.join(tmp, 'signed-content.txt');
     await writeFile(content, `${got!.headers['webhook-id']}.${got!.headers['webhook-timestamp']}.${got!.body.toString()}`);
     await writeFile(sig, Buffer.from(v1a!, 'base64'));
-    const ed = validKeysAt(testKeyRings().standardWebhooks, new Date())[0]!;
+    const ed = validKeysAt(testStandardRing(), new Date())[0]!;
     await writeFile(pub, standardWebhookPublicKeyOf(ed).publicKeyPem);
     assert.match(
       execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', content, '-sigfile', sig]).toString(),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, SETTING_NAMES } from '../../runtime/config.ts';
-import { configTableMarkdown, configTableRows } from '../../scripts/print-config-table.ts';
+import { configTableMarkdown, configTableRows, secretsTableMarkdown } from '../../scripts/print-config-table.ts';
 import { markedTable } from '../helpers/docs.ts';
 
 describe('configuration', () => {
@@ -54,6 +54,11 @@ describe('the configuration table', () => {
   it("keeps the operations guide's configuration table equal to the settings", () => {
     const table = markedTable('docs/operations.md', 'config-table');
     assert.equal(table, configTableMarkdown(), 'run npm run docs:config and paste its output into docs/operations.md');
+  });
+
+  it("keeps the operations guide's table of each process's secrets equal to runtime/secrets-by-role.ts", () => {
+    const table = markedTable('docs/operations.md', 'secrets-table');
+    assert.equal(table, secretsTableMarkdown(), 'run npm run docs:config -- secrets and paste its output into docs/operations.md');
   });
 
   it('documents every variable the schema parses, in a row with a meaning and a default', () => {

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
-import { standardWebhookPublicKeyOf, standardWebhookSignature } from '../../domain/standard-webhooks.ts';
+import { standardWebhookSignature } from '../../domain/standard-webhooks.ts';
 import { publicKeyOf, signingKeyAt, signWebhookBody } from '../../domain/webhook-signature.ts';
 import { createWebhookReceiver, type VouchEvent } from '../../receiver/example-receiver.ts';
-import { testKeyRing, testKeyRings } from '../helpers/stack.ts';
+import { testKeyRing, testKeyRings, testStandardRing } from '../helpers/stack.ts';
 
 const handled: VouchEvent[] = [];
 let url: string;
@@ -47,8 +47,8 @@ it('refuses a missing or wrong signature and a tampered body with 401, handling 
 it('given the Standard Webhooks keys, refuses a delivery replayed after five minutes even with its signatures intact', async () => {
   const rings = testKeyRings();
   const strict = createWebhookReceiver({
-    publicKeys: rings.webhooks.map((k) => publicKeyOf(k).publicKeyPem),
-    standardKeys: rings.standardWebhooks.map((k) => standardWebhookPublicKeyOf(k).publicKey),
+    publicKeys: rings.webhooks.map((k) => k.publicKeyPem),
+    standardKeys: rings.standardWebhooks.map((k) => k.publicKey),
     onEvent: () => {},
   });
   await new Promise<void>((r) => strict.listen(0, '127.0.0.1', () => r()));
@@ -62,7 +62,7 @@ it('given the Standard Webhooks keys, refuses a delivery replayed after five min
         'vouch-signature': signWebhookBody(body, key().privateKeyPem),
         'webhook-id': 'e-3',
         'webhook-timestamp': timestamp,
-        'webhook-signature': standardWebhookSignature(rings.standardWebhooks, { id: 'e-3', timestamp, body }, time),
+        'webhook-signature': standardWebhookSignature(testStandardRing(), { id: 'e-3', timestamp, body }, time),
       };
     };
     assert.equal((await fetch(at, { method: 'POST', body, headers: headersAt(new Date()) })).status, 200);
@@ -88,7 +88,7 @@ it('the signatures made off the event loop (as the dispatcher makes them) are th
   assert.equal((await post(body, offLoop)).status, 200);
   const at = new Date();
   const message = { id: 'e-9', timestamp: String(Math.floor(at.getTime() / 1000)), body };
-  const standard = testKeyRings().standardWebhooks;
+  const standard = testStandardRing();
   assert.equal(await standardWebhookSignatureOffLoop(standard, message, at), standardWebhookSignature(standard, message, at), 'Ed25519 is deterministic');
   assert.notEqual(await signWebhookBodyOffLoop(body + ' ', key().privateKeyPem), offLoop, 'a changed body, another signature');
 });

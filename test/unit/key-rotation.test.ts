@@ -15,6 +15,7 @@ import { after, describe, it } from 'node:test';
 import { GENERATION_DAYS, OVERLAP_DAYS, ringEndsAt } from '../../domain/key-rotation.ts';
 import { signPayload, isValidPayload } from '../../domain/signed-payload.ts';
 import { publicKeyOf, signingKeyAt, signWebhookBody, type SigningKey } from '../../domain/webhook-signature.ts';
+import { standardWebhookPublicKeyOf } from '../../domain/standard-webhooks.ts';
 import { verifyWebhook } from '../../receiver/verify-webhook.ts';
 import { ConfigError, loadConfig } from '../../runtime/config.ts';
 import { generateKeyRing, keyRingFile, loadKeyRing, loadKeyRings, loadSigningRing, withNextGeneration } from '../../runtime/signing-keys.ts';
@@ -105,8 +106,8 @@ describe('signing key rotation', () => {
     // the next generation starts a week after the current one ends: a gap
     const gapped = [...ring, ...withNextGeneration('webhook', 'sandbox', ring, new Date(end.getTime() + 7 * DAY)).slice(ring.length)];
     const rings = {
-      webhooks: gapped,
-      standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now),
+      webhooks: gapped.map(publicKeyOf),
+      standardWebhooks: generateKeyRing('standard-webhook', 'sandbox', now).map(standardWebhookPublicKeyOf),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox', now),
       auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox', now).map(checkpointPublicKeyOf),
       sealing: [],
@@ -134,8 +135,8 @@ describe('signing key rotation', () => {
 
   it('/health: signingKeys ok until 30 days before a ring ends, then degraded (the ring end named)', () => {
     const rings = {
-      webhooks: rotated,
-      standardWebhooks: generateKeyRing('standard-webhook', 'sandbox'),
+      webhooks: rotated.map(publicKeyOf),
+      standardWebhooks: generateKeyRing('standard-webhook', 'sandbox').map(standardWebhookPublicKeyOf),
       signedPayloads: generateKeyRing('signed-payload', 'sandbox'),
       auditCheckpoints: generateKeyRing('audit-checkpoint', 'sandbox').map(checkpointPublicKeyOf),
       sealing: [],

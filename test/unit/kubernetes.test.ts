@@ -11,10 +11,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import ipaddr from 'ipaddr.js';
 import { parseAllDocuments } from 'yaml';
 import { venvBin } from '../../dev/temporal-cli.ts';
 import { loadConfig, SETTING_NAMES, type Config } from '../../runtime/config.ts';
 import { taskQueueOf, WORKER_ROLE_NAMES } from '../../runtime/worker-roles.ts';
+import { API_SECRETS, TEMPORAL_SETUP_SECRETS, workerSecrets, type SecretNeeds } from '../../runtime/secrets-by-role.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const dir = path.join(root, 'deploy', 'kubernetes');
@@ -26,7 +28,7 @@ const RELEASE_LABEL = 'app.kubernetes.io/version';
 
 type Labels = Record<string, string>;
 type Probe = { httpGet?: { path?: string; port?: number | string } };
-type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } };
 type Container = {
   name: string;
   image: string;
@@ -139,6 +141,34 @@ function portNumber(c: Container, port: number | string | undefined): number | u
 
 const selects = (selector: Labels, labels: Labels) => Object.entries(selector).every(([k, v]) => labels[k] === v);
 
+type LabelSelector = { matchLabels?: Labels; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+type PolicyPort = { port?: number | string; protocol?: string };
+type PolicyPeer = { ipBlock?: { cidr: string; except?: string[] }; namespaceSelector?: LabelSelector; podSelector?: LabelSelector };
+type NetworkPolicy = Resource & {
+  spec: {
+    podSelector: LabelSelector;
+    policyTypes: string[];
+    ingress?: { from?: PolicyPeer[]; ports?: PolicyPort[] }[];
+    egress?: { to?: PolicyPeer[]; ports?: PolicyPort[] }[];
+  };
+};
+/** Whether a label selector (matchLabels and In/NotIn/Exists expressions) selects these labels; an empty one selects every pod. */
+const matches = (s: LabelSelector, labels: Labels) =>
+  selects(s.matchLabels ?? {}, labels) &&
+  (s.matchExpressions ?? []).every((e) =>
+    e.operator === 'In'
+      ? e.values!.includes(labels[e.key]!)
+      : e.operator === 'NotIn'
+        ? !e.values!.includes(labels[e.key]!)
+        : e.operator === 'Exists'
+          ? e.key in labels
+          : !(e.key in labels),
+  );
+const policies = () => ofKind<NetworkPolicy>('NetworkPolicy');
+/** The policies that select a pod with these labels. */
+const policiesOf = (labels: Labels) => policies().filter((p) => matches(p.spec.podSelector, labels));
+const isWorkerPod = (t: PodTemplate) => t.spec.containers.some((c) => c.command?.join(' ') === 'node worker.ts');
+
 /** A CPU or memory quantity as a number (cores, bytes). */
 function quantity(q: string): number {
   const m = /^(\d+(?:\.\d+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(String(q));
@@ -178,22 +208,6 @@ const SECRET_NAMES = new Set([
 ]);
 /** Any name that looks like a secret's (a new setting among them too), but not a file's path. */
 const isSecretName = (name: string) => SECRET_NAMES.has(name) || (/SECRET|TOKEN|PASSWORD|API_KEY|_KEYS$/.test(name) && !/_(FILE|PATH)$/.test(name));
-/** What API and worker processes cannot start without outside the sandbox. */
-const REQUIRED_SECRETS = [
-  'DATABASE_URL',
-  'PROVIDER_BASE_URL',
-  'PROVIDER_APP_TOKEN',
-  'PROVIDER_SECRET_KEY',
-  'CODEC_ACCESS_TOKEN',
-  'METRICS_TOKEN',
-  'FILE_LINK_SECRET',
-  'WEBHOOK_SIGNING_KEYS',
-  'STANDARD_WEBHOOK_KEYS',
-  'SIGNED_PAYLOAD_KEYS',
-  'PAYLOAD_CODEC_KEYS',
-  'AUDIT_CHECKPOINT_KEYS',
-];
-
 /** Time left between the process's own deadline and SIGKILL, at least (a slow exit, a busy node). */
 const GRACE_MARGIN_MS = 5000;
 
@@ -349,6 +363,52 @@ describe('deploy/kubernetes', () => {
     assert.ok(preStopMs(c) >= 2000, 'the API pauses before SIGTERM (preStop) while endpoints drop it');
   });
 
+  it('NetworkPolicies: every pod denied what is not allowed; the API reached on its port alone, the workers on their metrics port alone', () => {
+    const deny = policies().find((p) => Object.keys(p.spec.podSelector).length === 0);
+    assert.ok(deny, 'a policy selects every pod of the namespace');
+    assert.deepEqual([...deny.spec.policyTypes].sort(), ['Egress', 'Ingress']);
+    assert.deepEqual([deny.spec.ingress, deny.spec.egress], [undefined, undefined], 'and allows nothing');
+    for (const { owner, template } of pods) {
+      const labels = template.metadata.labels;
+      const ports = policiesOf(labels)
+        .flatMap((p) => p.spec.ingress ?? [])
+        .flatMap((r) => (r.ports ?? [{ port: 'any' }]).map((x) => x.port));
+      const expected = isWorkerPod(template) ? [9464] : owner.kind === 'Job' ? [] : [3000];
+      assert.deepEqual([...new Set(ports)], expected, `${id(owner)}: reached on ${expected.join(', ') || 'nothing'}`);
+      const egress = policiesOf(labels).flatMap((p) => p.spec.egress ?? []);
+      const allowed = (port: number) => egress.some((r) => !r.to && (r.ports ?? []).some((x) => x.port === port));
+      assert.ok(allowed(5432) && allowed(7233), `${id(owner)}: reaches PostgreSQL and Temporal`);
+      assert.ok(
+        egress.some((r) => r.ports?.some((x) => x.port === 53 && x.protocol === 'UDP')),
+        `${id(owner)}: resolves names`,
+      );
+    }
+  });
+
+  it("NetworkPolicies: the webhook workers reach the internet but none of the private, loopback, link-local or carrier ranges (a tenant's URL)", () => {
+    const webhooks = workers().find((d) => configOf(d, mainContainer(d, d.spec.template.spec)).temporal.workerRoles.join() === 'webhooks')!;
+    const egress = policiesOf(webhooks.spec.template.metadata.labels).flatMap((p) => p.spec.egress ?? []);
+    const blocks = egress.flatMap((r) => r.to ?? []).flatMap((t) => (t.ipBlock ? [t.ipBlock] : []));
+    assert.deepEqual(blocks.map((b) => b.cidr).sort(), ['0.0.0.0/0', '::/0'], 'the internet, both families');
+    for (const b of blocks) {
+      const inside = (address: string) => {
+        const [range, bits] = ipaddr.parseCIDR(b.cidr);
+        const a = ipaddr.parse(address);
+        return (
+          a.kind() === range.kind() &&
+          a.match(range, bits) &&
+          !(b.except ?? []).some((e) => a.kind() === ipaddr.parseCIDR(e)[0].kind() && a.match(ipaddr.parseCIDR(e)))
+        );
+      };
+      for (const address of ['10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '127.0.0.1', '::1', 'fd00::1', 'fe80::1'])
+        assert.ok(!inside(address), `${b.cidr}: ${address} excluded`);
+      if (b.cidr === '0.0.0.0/0') assert.ok(inside('93.184.216.34'), 'a public address is reached');
+    }
+    // every other egress of theirs: by port, to PostgreSQL, Temporal and DNS only (never 443 or 80 to any address)
+    const byPort = egress.filter((r) => !(r.to ?? []).some((t) => t.ipBlock)).flatMap((r) => (r.ports ?? [{ port: 'any' }]).map((x) => x.port));
+    assert.deepEqual([...new Set(byPort)].sort(), [53, 5432, 7233]);
+  });
+
   it('holds no secret value: no Secret object, secrets only from secretRef / secretKeyRef, each process given the required ones', () => {
     assert.deepEqual(ofKind('Secret').map(id), [], 'a Secret is created outside these files');
     for (const m of configMaps) for (const key of Object.keys(m.data)) assert.ok(!isSecretName(key), `${id(m)}: ${key} is a secret`);
@@ -358,14 +418,45 @@ describe('deploy/kubernetes', () => {
           if (isSecretName(v.name)) assert.ok(v.valueFrom?.secretKeyRef && v.value === undefined, `${id(owner)} ${c.name}: ${v.name} from a secretKeyRef`);
         }
       }
-      const c = mainContainer(owner, template.spec);
-      const fromSecret = (name: string) =>
-        (c.envFrom ?? []).some((f) => f.secretRef) || (c.env ?? []).some((v) => v.name === name && v.valueFrom?.secretKeyRef);
-      for (const name of REQUIRED_SECRETS) assert.ok(fromSecret(name), `${id(owner)}: ${name} comes from a Secret`);
     }
     // nothing that looks like key material or a password in a URL, in any value (comments may show the shapes)
     const values = JSON.stringify(resources);
     assert.doesNotMatch(values, /PRIVATE KEY|[a-z][a-z0-9+.-]*:\/\/[^/\s:@"]+:[^/\s@"]+@/i);
+  });
+
+  it('gives each process the secrets of its role and no others (runtime/secrets-by-role.ts), key by key from vouch-secrets', () => {
+    const expected = (owner: Resource, c: Container): SecretNeeds | undefined => {
+      const command = c.command!.join(' ');
+      if (command === 'node api/server.ts') return API_SECRETS;
+      if (command === 'node worker.ts') return workerSecrets(configOf(owner, c).temporal.workerRoles);
+      if (command === 'node cli/vouch.ts temporal-setup') return TEMPORAL_SETUP_SECRETS;
+      return undefined; // the migration Job: the owner's Secret alone (above)
+    };
+    let checked = 0;
+    for (const { owner, template } of pods) {
+      const c = mainContainer(owner, template.spec);
+      const wholeSecrets = (c.envFrom ?? []).flatMap((f) => (f.secretRef ? [f.secretRef.name] : []));
+      assert.ok(!wholeSecrets.includes('vouch-secrets'), `${id(owner)}: vouch-secrets is not loaded whole (envFrom)`);
+      const needs = expected(owner, c);
+      const refs = (c.env ?? []).filter((v) => v.valueFrom?.secretKeyRef);
+      if (!needs) {
+        assert.deepEqual(refs, [], `${id(owner)}: no key of vouch-secrets`);
+        continue;
+      }
+      const mounted = refs.map((v) => {
+        const ref = v.valueFrom!.secretKeyRef!;
+        assert.deepEqual([ref.name, ref.key], ['vouch-secrets', v.name], `${id(owner)}: ${v.name} from its own key of vouch-secrets`);
+        return `${v.name}${ref.optional ? ' (optional)' : ''}`;
+      });
+      assert.deepEqual(mounted.sort(), [...needs.required, ...needs.optional.map((n) => `${n} (optional)`)].sort(), `${id(owner)}: its role's secrets`);
+      checked++;
+    }
+    assert.equal(checked, 5, 'the API, three worker Deployments and the temporal-setup Job');
+    // the webhook workers, which dial tenants' URLs, hold no file-link secret, provider credentials or codec token
+    const webhooks = workers().find((d) => configOf(d, mainContainer(d, d.spec.template.spec)).temporal.workerRoles.join() === 'webhooks')!;
+    const names = (mainContainer(webhooks, webhooks.spec.template.spec).env ?? []).map((v) => v.name);
+    for (const name of ['FILE_LINK_SECRET', 'PROVIDER_SECRET_KEY', 'PROVIDER_APP_TOKEN', 'CODEC_ACCESS_TOKEN', 'SIGNED_PAYLOAD_KEYS', 'AUDIT_CHECKPOINT_KEYS'])
+      assert.ok(!names.includes(name), `the webhook workers hold no ${name}`);
   });
 
   it('sets only variables this service reads (or the AWS SDK does), with values it accepts, outside the sandbox', () => {
