@@ -20,7 +20,7 @@ import { createRuns } from './temporal/runs.ts';
 import { createStarters } from './temporal/starters.ts';
 import { workerDeploymentOptions } from './temporal/worker-deployment.ts';
 import { providerConcurrency, providerDispatchPerSecond, providerPace } from './domain/provider-pace.ts';
-import { encryptingDataConverter } from './temporal/payload-codec.ts';
+import { encryptingDataConverter, FAILURE_CONVERTER_PATH } from './temporal/payload-codec.ts';
 import { loadCodecKeys } from './runtime/codec-keys.ts';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
@@ -39,7 +39,12 @@ export type Workers = {
 export async function bundleWorkflows(): Promise<string> {
   const quiet = () => {};
   const loud = (message: string) => process.stderr.write(`${message}\n`);
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: loud, error: loud } });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    // the workflows' own failures leave the sandbox with their messages encoded (temporal/failure-converter.ts)
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: loud, error: loud },
+  });
   return code;
 }
 

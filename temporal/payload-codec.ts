@@ -1,12 +1,13 @@
 // Payload encryption for everything Temporal stores: every client and worker encodes each payload
 // (workflow inputs and results, activity arguments and results, signals, queries, updates,
-// failures' details) as `binary/encrypted`: AES-256-GCM over the serialised payload, a fresh
+// failures' details, and failures' messages and stacks: temporal/failure-converter.ts) as `binary/encrypted`: AES-256-GCM over the serialised payload, a fresh
 // 12-byte nonce each time, the key id in the metadata and bound as associated data. The first key
 // of the ring encrypts; every key decrypts, so a rotation (a new key put first, old ones kept)
 // still reads old histories. Payloads that are not encrypted (histories from before) pass through.
 //
 // The ring is runtime/codec-keys.ts's (it also seals subscription secrets at rest).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto'; // CommonJS: its namespaces come through the default export
 import { ConfigError } from '../runtime/config.ts';
@@ -54,5 +55,11 @@ export function createEncryptionCodec(ring: readonly CodecKey[]): PayloadCodec {
   };
 }
 
-/** The data converter every client and worker uses. */
-export const encryptingDataConverter = (ring: readonly CodecKey[]): DataConverter => ({ payloadCodecs: [createEncryptionCodec(ring)] });
+/** The failure converter's module (temporal/failure-converter.ts): failures' messages encoded, so encrypted. */
+export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./failure-converter.ts', import.meta.url));
+
+/** The data converter every client and worker uses: every payload encrypted, failures' messages and stacks among them. */
+export const encryptingDataConverter = (ring: readonly CodecKey[]): DataConverter => ({
+  payloadCodecs: [createEncryptionCodec(ring)],
+  failureConverterPath: FAILURE_CONVERTER_PATH,
+});

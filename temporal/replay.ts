@@ -5,7 +5,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { Config } from '../runtime/config.ts';
 import { connectClient } from './connection.ts';
-import { encryptingDataConverter } from './payload-codec.ts';
+import { encryptingDataConverter, FAILURE_CONVERTER_PATH } from './payload-codec.ts';
 import { loadCodecKeys } from '../runtime/codec-keys.ts';
 
 export type RunsToReplay = { query: string } | { workflowId: string; runId?: string | undefined };
@@ -31,6 +31,7 @@ export async function replayRuns(
     const quiet = () => {};
     const { code } = await bundleWorkflowCode({
       workflowsPath,
+      failureConverterPath: FAILURE_CONVERTER_PATH,
       logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (m) => process.stderr.write(`${m}\n`) },
     });
     let replayed = 0;

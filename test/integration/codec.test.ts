@@ -27,6 +27,19 @@ function payloadsIn(value: unknown, found: { metadata: Record<string, string>; d
   return found;
 }
 
+/** Every failure object in a history (as JSON), causes included. */
+function failuresIn(value: unknown, found: Failure[] = []): Failure[] {
+  if (Array.isArray(value)) for (const v of value) failuresIn(v, found);
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if ((k === 'failure' || k === 'cause') && v && typeof v === 'object') found.push(v as Failure);
+      failuresIn(v, found);
+    }
+  }
+  return found;
+}
+type Failure = { message?: string; stackTrace?: string; encodedAttributes?: { metadata: Record<string, string>; data: string } };
+
 describe('payload encryption and the codec endpoint', () => {
   let stack: Stack;
   before(async () => {
@@ -76,6 +89,42 @@ describe('payload encryption and the codec endpoint', () => {
     const tampered = { ...payloads[0]!, data: Buffer.from(Buffer.from(payloads[0]!.data, 'base64').map((b, i) => (i === 20 ? b ^ 1 : b))).toString('base64') };
     const refused = await stack.request('POST', '/codec/decode', { json: { payloads: [tampered] } });
     assert.deepEqual([refused.status, refused.body.code], [400, '0710000200']);
+  });
+
+  it("keeps a failure's message and stack encrypted too (what the provider answered), read in clear through /codec/decode", async () => {
+    const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Codec failures' });
+    await bulkEntities(stack.db, businessId, ['codec-failure']);
+    const donor = donorAt(stack);
+    const applicant = stack.sim!.state.addScenarioApplicant(donor.account.clientId, 'complete');
+    const { token: shareToken } = await donor.api.createShareToken({ applicantId: applicant.id, forClientId: stack.recipient!.clientId });
+    // the provider answers 500 to every attempt: the import's activity fails, and its failure is recorded
+    stack.sim!.state.faults = { ...stack.sim!.state.faults, failNext: 20 };
+    let res;
+    try {
+      res = await stack.request('POST', '/entity/kyc/import/sync', { key, json: { externalId: 'codec-failure', shareToken } });
+    } finally {
+      stack.sim!.state.faults = { ...stack.sim!.state.faults, failNext: 0 };
+    }
+    assert.notEqual(res.status, 200, res.text);
+    const history = await stack.temporal.workflow.getHandle(syncWorkflowId(res.body.requestId)).fetchHistory();
+    const raw = JSON.stringify(history, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v));
+    const failures = failuresIn(JSON.parse(raw));
+    assert.ok(
+      failures.length >= 1,
+      `the activity failed, and its failure is in the history: ${(JSON.parse(raw).events as { eventType: string }[]).map((e) => e.eventType).join(' ')}`,
+    );
+    for (const f of failures) {
+      assert.equal(f.message, 'Encoded failure', 'no message in clear');
+      assert.equal(f.stackTrace ?? '', '', 'no stack in clear');
+      assert.equal(f.encodedAttributes?.metadata.encoding, ENCRYPTED);
+    }
+    const decoded = await stack.request('POST', '/codec/decode', { json: { payloads: failures.map((f) => f.encodedAttributes) } });
+    assert.equal(decoded.status, 200, decoded.text);
+    const attributes = (decoded.body.payloads as { data: string }[]).map((p) => JSON.parse(Buffer.from(p.data, 'base64').toString()) as { message: string });
+    assert.ok(
+      attributes.every((a) => typeof a.message === 'string' && a.message.length > 0 && a.message !== 'Encoded failure'),
+      JSON.stringify(attributes),
+    );
   });
 
   it("answers the Temporal UI's CORS preflight for its origin, and no other", async () => {
