@@ -115,7 +115,7 @@ export async function createWorkers(config: Config, connection: NativeConnection
   const common = {
     connection,
     namespace: t.namespace,
-    dataConverter: encryptingDataConverter(await loadCodecKeys(config)),
+    dataConverter: encryptingDataConverter(await loadCodecKeys(config), config.payloadCodec.plaintext),
     // every audit entry an activity writes names its workflow and run (store/audit-actor.ts)
     interceptors: { activity: [actingAsItsRun] },
     // this release's version of the Worker Deployment, when it names one (temporal/worker-deployment.ts)

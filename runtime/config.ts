@@ -233,6 +233,11 @@ export const SETTINGS = {
     default: CODEC_KEYS_GENERATED,
   }),
   PAYLOAD_CODEC_KEYS_FILE: sameRow(z.string().optional(), { default: CODEC_KEYS_GENERATED }),
+  PAYLOAD_CODEC_ACCEPT_PLAINTEXT: setting(
+    bool.default(false),
+    'run payloads that are not encrypted: only for an installation with runs from before payload encryption, until they are done ' +
+      '(unset, such a payload — an input or signal written past Vouch — is refused)',
+  ),
   CODEC_ACCESS_TOKEN: setting(z.string().min(32, 'at least 32 characters').optional(), `bearer token of \`/codec/*\` ${CLOSED_OUTSIDE_SANDBOX}`),
   CODEC_CORS_ORIGINS: setting(z.string().optional(), 'browser origins allowed to call `/codec/*` (comma-separated)', {
     default: "the dev Web UI's origins",
@@ -476,6 +481,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     payloadCodec: {
       keysJson: e.PAYLOAD_CODEC_KEYS,
       keysFile: e.PAYLOAD_CODEC_KEYS_FILE ? path.resolve(e.PAYLOAD_CODEC_KEYS_FILE) : undefined,
+      /** What clients and workers do with a payload that is not encrypted (temporal/payload-codec.ts). */
+      plaintext: (e.PAYLOAD_CODEC_ACCEPT_PLAINTEXT ? 'pass' : 'refuse') as 'pass' | 'refuse',
       /** Required (as `Authorization: Bearer …`) by the codec endpoint outside the sandbox; unset there → the endpoint refuses every call. */
       accessToken: e.CODEC_ACCESS_TOKEN,
       /** Browser origins allowed to call the codec endpoint (the Temporal UI's). */

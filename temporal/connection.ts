@@ -24,7 +24,8 @@ export function temporalTls(t: Config['temporal']): TLSConfig | undefined {
 export const connectionOptions = (t: Config['temporal']) => ({ address: t.address, tls: temporalTls(t), apiKey: t.apiKey });
 
 export async function connectClient(config: Config): Promise<Client> {
-  const dataConverter = encryptingDataConverter(await loadCodecKeys(config)); // every payload encrypted (temporal/payload-codec.ts)
+  // every payload encrypted, and one that is not refused (temporal/payload-codec.ts)
+  const dataConverter = encryptingDataConverter(await loadCodecKeys(config), config.payloadCodec.plaintext);
   const connection = await Connection.connect(connectionOptions(config.temporal));
   return new Client({ connection, namespace: config.temporal.namespace, dataConverter });
 }

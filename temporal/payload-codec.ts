@@ -3,7 +3,10 @@
 // failures' details, and failures' messages and stacks: temporal/failure-converter.ts) as `binary/encrypted`: AES-256-GCM over the serialised payload, a fresh
 // 12-byte nonce each time, the key id in the metadata and bound as associated data. The first key
 // of the ring encrypts; every key decrypts, so a rotation (a new key put first, old ones kept)
-// still reads old histories. Payloads that are not encrypted (histories from before) pass through.
+// still reads old histories. A payload that is not encrypted is refused: it was not written by a
+// Vouch client or worker, so whoever wrote it reached Temporal's port (an input or a signal injected
+// in clear); PAYLOAD_CODEC_ACCEPT_PLAINTEXT reads histories from before payload encryption, and the
+// codec endpoint and the replay CLI, which only read, pass them as they are.
 //
 // The ring is runtime/codec-keys.ts's (it also seals subscription secrets at rest).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
@@ -21,7 +24,12 @@ const TAG_BYTES = 16;
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
 
-export function createEncryptionCodec(ring: readonly CodecKey[]): PayloadCodec {
+/** What decode does with a payload that is not encrypted: refuse it (the default), or pass it as it is (reading only, or old histories). */
+export type Plaintext = 'refuse' | 'pass';
+
+export const isEncrypted = (p: Payload): boolean => Boolean(p.metadata?.encoding) && text.decode(p.metadata!.encoding!) === ENCRYPTED_ENCODING;
+
+export function createEncryptionCodec(ring: readonly CodecKey[], options: { plaintext?: Plaintext } = {}): PayloadCodec {
   if (ring.length === 0) throw new ConfigError('the payload codec key ring is empty');
   const current = ring[0]!;
   const byId = new Map(ring.map((k) => [k.id, k.key]));
@@ -40,8 +48,16 @@ export function createEncryptionCodec(ring: readonly CodecKey[]): PayloadCodec {
     },
     async decode(payloads: Payload[]): Promise<Payload[]> {
       return payloads.map((p) => {
-        if (!p.metadata?.encoding || text.decode(p.metadata.encoding) !== ENCRYPTED_ENCODING) return p;
-        const id = p.metadata[KEY_ID_METADATA] ? text.decode(p.metadata[KEY_ID_METADATA]) : '';
+        if (!isEncrypted(p)) {
+          if (options.plaintext === 'pass') return p;
+          const encoding = p.metadata?.encoding ? text.decode(p.metadata.encoding) : 'none';
+          throw new Error(
+            `a payload that is not encrypted (encoding ${encoding}) is refused: no Vouch client or worker wrote it ` +
+              '(set PAYLOAD_CODEC_ACCEPT_PLAINTEXT=true only to run histories from before payload encryption)',
+          );
+        }
+        const keyId = p.metadata?.[KEY_ID_METADATA];
+        const id = keyId ? text.decode(keyId) : '';
         const key = byId.get(id);
         if (!key) throw new Error(`payload encrypted with key "${id}", which is not in the payload codec key ring`);
         const data = Buffer.from(p.data ?? new Uint8Array());
@@ -59,7 +75,7 @@ export function createEncryptionCodec(ring: readonly CodecKey[]): PayloadCodec {
 export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./failure-converter.ts', import.meta.url));
 
 /** The data converter every client and worker uses: every payload encrypted, failures' messages and stacks among them. */
-export const encryptingDataConverter = (ring: readonly CodecKey[]): DataConverter => ({
-  payloadCodecs: [createEncryptionCodec(ring)],
+export const encryptingDataConverter = (ring: readonly CodecKey[], plaintext: Plaintext = 'refuse'): DataConverter => ({
+  payloadCodecs: [createEncryptionCodec(ring, { plaintext })],
   failureConverterPath: FAILURE_CONVERTER_PATH,
 });

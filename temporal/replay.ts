@@ -36,7 +36,8 @@ export async function replayRuns(
     });
     let replayed = 0;
     let failed = 0;
-    const dataConverter = encryptingDataConverter(await loadCodecKeys(config));
+    // replaying only reads: histories from before payload encryption replay too
+    const dataConverter = encryptingDataConverter(await loadCodecKeys(config), 'pass');
     for await (const result of Worker.runReplayHistories({ workflowBundle: { code }, dataConverter, replayName: 'vouch-replay' }, histories)) {
       replayed++;
       if (result.error) {

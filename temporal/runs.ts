@@ -7,6 +7,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { batchWorkflowId } from '../contract/batch-import.ts';
 import { requirementBatchWorkflowId } from '../contract/requirement-batch.ts';
 import { webhookRetryWorkflowId } from '../contract/webhook-retry.ts';
+import { isEncrypted } from './payload-codec.ts';
 
 /** A run as an operator sees it: which run, of what, in what state since when. */
 export type RunDescription = { workflowId: string; runId: string; type: string; status: string; startedAt: string; closedAt: string | null };
@@ -99,11 +100,18 @@ export function createRuns(client: Client) {
       await client.connection.withDeadline(deadline, () => client.connection.workflowService.getSystemInfo({}));
     },
 
-    /** The codec our client encodes payloads with (the same ring as every worker). */
+    /**
+     * The codec our client encodes payloads with (the same ring as every worker), for the codec
+     * endpoint: its decoding only reads (the Web UI, the CLI), so a payload that is not encrypted (a
+     * history from before encryption, one written past Vouch) is shown as it is stored, not refused.
+     */
     payloadCodec(): PayloadCodec {
       const codec = client.options.loadedDataConverter.payloadCodecs[0];
       if (!codec) throw new Error('the Temporal client has no payload codec');
-      return codec;
+      return {
+        encode: (payloads) => codec.encode(payloads),
+        decode: (payloads) => Promise.all(payloads.map(async (p) => (isEncrypted(p) ? (await codec.decode([p]))[0]! : p))),
+      };
     },
   };
 }

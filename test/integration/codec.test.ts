@@ -3,8 +3,11 @@
 // (Temporal's codec server protocol) decodes those payloads, answers the Temporal UI's CORS
 // preflight, and outside the sandbox refuses callers without its bearer token.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { eventually } from '../helpers/eventually.ts';
 import { syncWorkflowId } from '../../contract/sync-import.ts';
 import { bulkEntities } from '../helpers/bulk.ts';
 import { donorAt } from '../helpers/imports.ts';
@@ -125,6 +128,34 @@ describe('payload encryption and the codec endpoint', () => {
       attributes.every((a) => typeof a.message === 'string' && a.message.length > 0 && a.message !== 'Encoded failure'),
       JSON.stringify(attributes),
     );
+  });
+
+  it("refuses a workflow input written in clear past Vouch (whoever reaches Temporal's port): the run never starts its work", async () => {
+    // a client of the same Temporal server without the codec, as `temporal workflow start --input` is
+    const raw = new Client({ connection: stack.temporal.connection, namespace: stack.config.temporal.namespace });
+    const handle = await raw.workflow.start('retentionWorkflow', {
+      taskQueue: stack.config.temporal.taskQueue,
+      workflowId: `injected-${randomUUID()}`,
+      args: [{ entityId: randomUUID() }],
+    });
+    try {
+      const { EventType } = proto.temporal.api.enums.v1;
+      const events = async () => ((await handle.fetchHistory()).events ?? []).map((e) => e.eventType);
+      await eventually('the worker refused the input', async () => (await events()).includes(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED), { state: events });
+      assert.ok(!(await events()).includes(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 'no step of the run was taken');
+      // and the workflow task failed for that refusal, not for something else
+      const failed = (await handle.fetchHistory()).events!.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)!;
+      const encoded = JSON.parse(
+        JSON.stringify(failed.workflowTaskFailedEventAttributes!.failure!.encodedAttributes, (_k, v) =>
+          v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v,
+        ),
+      );
+      const decoded = await stack.request('POST', '/codec/decode', { json: { payloads: [encoded] } });
+      const { message } = JSON.parse(Buffer.from(decoded.body.payloads[0].data, 'base64').toString()) as { message: string };
+      assert.match(message, /not encrypted \(encoding json\/plain\) is refused/);
+    } finally {
+      await handle.terminate('test: an injected run');
+    }
   });
 
   it("answers the Temporal UI's CORS preflight for its origin, and no other", async () => {

@@ -15,6 +15,8 @@ import { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { connectClient } from '../../temporal/connection.ts';
+import { encryptingDataConverter } from '../../temporal/payload-codec.ts';
+import { loadCodecKeys } from '../../runtime/codec-keys.ts';
 import { connectWorker } from '../../temporal/worker-connection.ts';
 import { housekeepingWorkflow } from '../../workflows/index.ts';
 import { testEnv } from '../helpers/stack.ts';
@@ -97,6 +99,8 @@ describe('Temporal over mTLS', () => {
         connection,
         taskQueue: c.temporal.taskQueue,
         workflowBundle: { codePath: testEnv('WORKFLOW_BUNDLE_PATH') },
+        // as every worker: the client refuses what a worker without the codec would write in clear
+        dataConverter: encryptingDataConverter(await loadCodecKeys(c)),
         activities: {
           purgeRateLimitWindows: async () => 7,
           ensureWebhookDispatcher: async () => {},

@@ -42,9 +42,18 @@ describe('payload codec', () => {
     );
   });
 
-  it('passes payloads that are not encrypted through unchanged (histories from before encryption)', async () => {
+  it('refuses a payload that is not encrypted (an input or signal written past Vouch), naming the way to run old histories', async () => {
     const plain = json({ requestId: 'r-1' });
-    assert.deepEqual(await createEncryptionCodec([current]).decode([plain]), [plain]);
+    await assert.rejects(createEncryptionCodec([current]).decode([plain]), /not encrypted \(encoding json\/plain\) is refused.*PAYLOAD_CODEC_ACCEPT_PLAINTEXT/);
+    await assert.rejects(createEncryptionCodec([current]).decode([{ data: new Uint8Array([1]) }]), /encoding none/);
+  });
+
+  it('passes it through unchanged where told to (histories from before encryption, the replay CLI)', async () => {
+    const plain = json({ requestId: 'r-1' });
+    assert.deepEqual(await createEncryptionCodec([current], { plaintext: 'pass' }).decode([plain]), [plain]);
+    const [sealed] = await createEncryptionCodec([current]).encode([json('x')]);
+    const both = await createEncryptionCodec([current], { plaintext: 'pass' }).decode([plain, sealed!]);
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(both[1]!.data)), 'x', 'and still decrypts the others');
   });
 
   it('refuses a changed payload and a key that is not in the ring', async () => {
