@@ -23,9 +23,14 @@ export async function replayRuns(
     if ('workflowId' in which) runs.push(which);
     else for await (const w of client.workflow.list({ query: which.query })) if (runs.push({ workflowId: w.workflowId, runId: w.runId }) >= limit) break;
     say(`replaying ${runs.length} run${runs.length === 1 ? '' : 's'} against ${options.workflowsPath ?? 'workflows/index.ts'}`);
+    // each history under its own workflow id (the codec checks a payload's workflow against it);
+    // the run is named in what is printed, in the order the histories are replayed
+    const labels: string[] = [];
     const histories = (async function* () {
-      for (const r of runs)
-        yield { workflowId: `${r.workflowId} ${r.runId ?? '(latest run)'}`, history: await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory() };
+      for (const r of runs) {
+        labels.push(`${r.workflowId} ${r.runId ?? '(latest run)'}`);
+        yield { workflowId: r.workflowId, history: await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory() };
+      }
     })();
     const workflowsPath = path.resolve(options.workflowsPath ?? path.join(import.meta.dirname, '..', 'workflows', 'index.ts'));
     const quiet = () => {};
@@ -40,9 +45,10 @@ export async function replayRuns(
     const dataConverter = encryptingDataConverter(await loadCodecKeys(config), 'pass');
     for await (const result of Worker.runReplayHistories({ workflowBundle: { code }, dataConverter, replayName: 'vouch-replay' }, histories)) {
       replayed++;
+      const label = labels.shift() ?? result.workflowId;
       if (result.error) {
         failed++;
-        say(`NONDETERMINISTIC ${result.workflowId}: ${result.error.name}: ${result.error.message.split('\n')[0]}`);
+        say(`NONDETERMINISTIC ${label}: ${result.error.name}: ${result.error.message.split('\n')[0]}`);
       }
     }
     say(`${replayed - failed} replayed, ${failed} failed`);

@@ -9,6 +9,7 @@ import { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { eventually } from '../helpers/eventually.ts';
 import { syncWorkflowId } from '../../contract/sync-import.ts';
+import { retentionWorkflow } from '../../workflows/index.ts';
 import { bulkEntities } from '../helpers/bulk.ts';
 import { donorAt } from '../helpers/imports.ts';
 import { stagingEnv, startStack, type Stack } from '../helpers/stack.ts';
@@ -155,6 +156,49 @@ describe('payload encryption and the codec endpoint', () => {
       assert.match(message, /not encrypted \(encoding json\/plain\) is refused/);
     } finally {
       await handle.terminate('test: an injected run');
+    }
+  });
+
+  it("binds a payload to its workflow: an input copied from one run's history into another run is refused there", async () => {
+    const { EventType } = proto.temporal.api.enums.v1;
+    const original = await stack.temporal.workflow.start(retentionWorkflow, {
+      taskQueue: stack.config.temporal.taskQueue,
+      workflowId: `bound-${randomUUID()}`,
+      args: [{ entityId: randomUUID() }],
+    });
+    const input = (await original.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!.input!;
+    const bound = new TextDecoder().decode(input.payloads![0]!.metadata!['encryption-workflow-id']);
+    assert.equal(bound, original.workflowId, 'the input names the workflow it was written for');
+    // the same ciphertext, as whoever reaches Temporal's port could send it, for another run
+    const movedId = `moved-${randomUUID()}`;
+    await stack.temporal.workflowService.startWorkflowExecution({
+      namespace: stack.config.temporal.namespace,
+      workflowId: movedId,
+      workflowType: { name: 'retentionWorkflow' },
+      taskQueue: { name: stack.config.temporal.taskQueue },
+      input,
+      requestId: randomUUID(),
+      identity: 'codec test',
+    });
+    const moved = stack.temporal.workflow.getHandle(movedId);
+    try {
+      const events = async () => ((await moved.fetchHistory()).events ?? []).map((e) => e.eventType);
+      await eventually('the worker refused the moved input', async () => (await events()).includes(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED), {
+        state: events,
+      });
+      assert.ok(!(await events()).includes(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 'no step of the run was taken');
+      const failed = (await moved.fetchHistory()).events!.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)!;
+      const encoded = JSON.parse(
+        JSON.stringify(failed.workflowTaskFailedEventAttributes!.failure!.encodedAttributes, (_k, v) =>
+          v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v,
+        ),
+      );
+      const decoded = await stack.request('POST', '/codec/decode', { json: { payloads: [encoded] } });
+      const { message } = JSON.parse(Buffer.from(decoded.body.payloads[0].data, 'base64').toString()) as { message: string };
+      assert.match(message, new RegExp(`written for workflow "${original.workflowId}" is refused in workflow "${movedId}"`));
+    } finally {
+      await moved.terminate('test: a moved input');
+      await original.terminate('test').catch(() => {});
     }
   });
 

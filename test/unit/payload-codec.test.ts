@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
-import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../temporal/payload-codec.ts';
+import { createEncryptionCodec, ENCRYPTED_ENCODING, sameWorkflow } from '../../temporal/payload-codec.ts';
 import { generateCodecKey } from '../../runtime/codec-keys.ts';
 
 const json = (value: unknown): Payload => ({
@@ -54,6 +54,23 @@ describe('payload codec', () => {
     const [sealed] = await createEncryptionCodec([current]).encode([json('x')]);
     const both = await createEncryptionCodec([current], { plaintext: 'pass' }).decode([plain, sealed!]);
     assert.deepEqual(JSON.parse(new TextDecoder().decode(both[1]!.data)), 'x', 'and still decrypts the others');
+  });
+
+  it('binds a payload to the workflow the SDK names: read there (or in a run its schedule started) and without a context, refused elsewhere', async () => {
+    const codec = createEncryptionCodec([current]);
+    const at = (workflowId: string) => ({ type: 'workflow' as const, namespace: 'default', workflowId });
+    const [sealed] = await codec.encode([json('x')], at('retention-1'));
+    const read = async (context?: ReturnType<typeof at>) => JSON.parse(new TextDecoder().decode((await codec.decode([sealed!], context))[0]!.data));
+    assert.equal(await read(at('retention-1')), 'x');
+    assert.equal(await read(), 'x', 'the codec endpoint has no context');
+    assert.equal(await read({ ...at('retention-1'), type: 'activity', isLocal: false } as never), 'x', "its activities' context names it too");
+    await assert.rejects(read(at('retention-2')), /written for workflow "retention-1" is refused in workflow "retention-2"/);
+    const renamed = { ...sealed!, metadata: { ...sealed!.metadata, 'encryption-workflow-id': new TextEncoder().encode('retention-2') } };
+    await assert.rejects(codec.decode([renamed], at('retention-2')), /Unsupported state or unable to authenticate data/);
+    const [scheduled] = await codec.encode([json('y')], at('housekeeping'));
+    assert.deepEqual((await codec.decode([scheduled!], at('housekeeping-2026-12-01T00:00:00Z'))).length, 1);
+    assert.equal(sameWorkflow('housekeeping', 'housekeeping-other'), false);
+    assert.equal(sameWorkflow('a', 'a-2026-12-01T00:00:00Z'), true);
   });
 
   it('refuses a changed payload and a key that is not in the ring', async () => {
