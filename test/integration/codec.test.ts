@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { eventually } from '../helpers/eventually.ts';
 import { syncWorkflowId } from '../../contract/sync-import.ts';
@@ -52,6 +52,22 @@ describe('payload encryption and the codec endpoint', () => {
   after(async () => {
     await stack.close();
   });
+
+  /**
+   * Why a run's workflow task failed, once it has (its failure read through /codec/decode), after
+   * checking that none of the run's steps was taken.
+   */
+  async function refusal(handle: WorkflowHandle): Promise<string> {
+    const { EventType } = proto.temporal.api.enums.v1;
+    const events = async () => (await handle.fetchHistory()).events ?? [];
+    const failedTask = async () => (await events()).find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+    await eventually('the worker refused the run', async () => Boolean(await failedTask()), { state: async () => (await events()).map((e) => e.eventType) });
+    assert.ok(!(await events()).some((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 'no step of the run was taken');
+    const attributes = (await failedTask())!.workflowTaskFailedEventAttributes!.failure!.encodedAttributes;
+    const encoded = JSON.parse(JSON.stringify(attributes, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v)));
+    const decoded = await stack.request('POST', '/codec/decode', { json: { payloads: [encoded] } });
+    return (JSON.parse(Buffer.from(decoded.body.payloads[0].data, 'base64').toString()) as { message: string }).message;
+  }
 
   it("keeps a sync import's history encrypted (no name, no date of birth in clear text) and decodes it through /codec/decode", async () => {
     const { apiKey: key, businessId } = await stack.newBusiness({ name: 'Codec' });
@@ -140,27 +156,13 @@ describe('payload encryption and the codec endpoint', () => {
       args: [{ entityId: randomUUID() }],
     });
     try {
-      const { EventType } = proto.temporal.api.enums.v1;
-      const events = async () => ((await handle.fetchHistory()).events ?? []).map((e) => e.eventType);
-      await eventually('the worker refused the input', async () => (await events()).includes(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED), { state: events });
-      assert.ok(!(await events()).includes(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 'no step of the run was taken');
-      // and the workflow task failed for that refusal, not for something else
-      const failed = (await handle.fetchHistory()).events!.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)!;
-      const encoded = JSON.parse(
-        JSON.stringify(failed.workflowTaskFailedEventAttributes!.failure!.encodedAttributes, (_k, v) =>
-          v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v,
-        ),
-      );
-      const decoded = await stack.request('POST', '/codec/decode', { json: { payloads: [encoded] } });
-      const { message } = JSON.parse(Buffer.from(decoded.body.payloads[0].data, 'base64').toString()) as { message: string };
-      assert.match(message, /not encrypted \(encoding json\/plain\) is refused/);
+      assert.match(await refusal(handle), /not encrypted \(encoding json\/plain\) is refused/);
     } finally {
       await handle.terminate('test: an injected run');
     }
   });
 
   it("binds a payload to its workflow: an input copied from one run's history into another run is refused there", async () => {
-    const { EventType } = proto.temporal.api.enums.v1;
     const original = await stack.temporal.workflow.start(retentionWorkflow, {
       taskQueue: stack.config.temporal.taskQueue,
       workflowId: `bound-${randomUUID()}`,
@@ -182,20 +184,7 @@ describe('payload encryption and the codec endpoint', () => {
     });
     const moved = stack.temporal.workflow.getHandle(movedId);
     try {
-      const events = async () => ((await moved.fetchHistory()).events ?? []).map((e) => e.eventType);
-      await eventually('the worker refused the moved input', async () => (await events()).includes(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED), {
-        state: events,
-      });
-      assert.ok(!(await events()).includes(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 'no step of the run was taken');
-      const failed = (await moved.fetchHistory()).events!.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)!;
-      const encoded = JSON.parse(
-        JSON.stringify(failed.workflowTaskFailedEventAttributes!.failure!.encodedAttributes, (_k, v) =>
-          v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v,
-        ),
-      );
-      const decoded = await stack.request('POST', '/codec/decode', { json: { payloads: [encoded] } });
-      const { message } = JSON.parse(Buffer.from(decoded.body.payloads[0].data, 'base64').toString()) as { message: string };
-      assert.match(message, new RegExp(`written for workflow "${original.workflowId}" is refused in workflow "${movedId}"`));
+      assert.match(await refusal(moved), new RegExp(`written for workflow "${original.workflowId}" is refused in workflow "${movedId}"`));
     } finally {
       await moved.terminate('test: a moved input');
       await original.terminate('test').catch(() => {});
