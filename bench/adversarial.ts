@@ -11,17 +11,15 @@
 //   node bench/adversarial.ts [--only uploads,webhooks,provider]
 import { parseArgs } from 'node:util';
 import { createBusiness } from '../store/businesses.ts';
-import { connectDb } from '../store/db.ts';
 import { recordEvent } from '../store/events.ts';
 import { createSubscription } from '../store/subscriptions.ts';
 import { manyLineCsv, pct, sendMultipart, watch, type Sent } from '../test/helpers/attacks.ts';
 import { bulkEntities, bulkTokens } from '../test/helpers/bulk.ts';
 import { csvOf, upload } from '../test/helpers/imports.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
-import { freePort } from '../test/helpers/ports.ts';
-import { start } from '../test/helpers/processes.ts';
 import { startReceiver } from '../test/helpers/receiver.ts';
-import { isolatedDatabaseUrl, startStack, type Stack } from '../test/helpers/stack.ts';
+import { startStack, type Stack } from '../test/helpers/stack.ts';
+import { apiProcess } from './helpers.ts';
 
 const { values } = parseArgs({ options: { only: { type: 'string', default: 'uploads,webhooks,provider' } } });
 const only = new Set(values.only.split(','));
@@ -36,17 +34,7 @@ process.env.TEMPORAL_ADDRESS = temporal.address;
 process.env.VOUCH_ENVIRONMENT = 'sandbox'; // the API processes it starts must name one
 
 async function uploads() {
-  const databaseUrl = await isolatedDatabaseUrl();
-  const db = connectDb(databaseUrl, 1);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const api = start('api/server.ts', [], {
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    PORT: String(port),
-    UPLOAD_SLOT_WAIT_MS: '30000',
-    LOG_LEVEL: 'info',
-  });
+  const { api, db, base } = await apiProcess(temporal.address, { UPLOAD_SLOT_WAIT_MS: '30000', LOG_LEVEL: 'info' });
   try {
     await api.waitFor(/API listening/);
     const attacker = (await createBusiness(db, { name: 'Attacker', binSponsored: false, environment: 'sandbox' })).apiKey;

@@ -7,12 +7,10 @@
 //   node bench/auth-flood.ts [--rate 2000] [--seconds 10]
 import { parseArgs } from 'node:util';
 import { createBusiness } from '../store/businesses.ts';
-import { connectDb, type Db } from '../store/db.ts';
+import type { Db } from '../store/db.ts';
 import { pct } from '../test/helpers/attacks.ts';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
-import { freePort } from '../test/helpers/ports.ts';
-import { start } from '../test/helpers/processes.ts';
-import { isolatedDatabaseUrl } from '../test/helpers/stack.ts';
+import { apiProcess } from './helpers.ts';
 
 const { values } = parseArgs({ options: { rate: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '10' } } });
 const RATE = Number(values.rate);
@@ -35,14 +33,7 @@ const keyLookups = async (db: Db) =>
   );
 
 async function run(limit: string) {
-  const databaseUrl = await isolatedDatabaseUrl();
-  const db = connectDb(databaseUrl, 1);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const api = start('api/server.ts', [], {
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    PORT: String(port),
+  const { api, db, base } = await apiProcess(temporal.address, {
     TRUSTED_PROXIES: '127.0.0.1',
     AUTH_FAILURE_LIMIT_PER_SECOND: limit,
     API_RATE_LIMIT_PER_SECOND: '100000',

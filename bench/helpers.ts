@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { createDatabase, DEFAULT_POSTGRES_URL, startTemporal } from '../test/helpers/infra.ts';
 import { startProviderSim } from '../provider-sim/server.ts';
 import { start } from '../test/helpers/processes.ts';
-import { startStack, workerEnvFor, type Stack } from '../test/helpers/stack.ts';
+import { isolatedDatabaseUrl, startStack, workerEnvFor, type Stack } from '../test/helpers/stack.ts';
+import { freePort } from '../test/helpers/ports.ts';
+import { connectDb } from '../store/db.ts';
 
 export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -83,6 +85,19 @@ export async function receiverProcess(eventType: string) {
         child.disconnect();
       }),
   };
+}
+
+/**
+ * The API as deployed, `node api/server.ts`, a process of its own on a PostgreSQL schema of its own
+ * (with `env` over its settings), a connection to that schema (one connection: for the bench's own
+ * rows), and the address it listens on. The caller stops the process and closes the connection.
+ */
+export async function apiProcess(temporalAddress: string, env: Record<string, string>) {
+  const databaseUrl = await isolatedDatabaseUrl();
+  const db = connectDb(databaseUrl, 1);
+  const port = await freePort();
+  const api = start('api/server.ts', [], { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(port), ...env });
+  return { api, db, base: `http://127.0.0.1:${port}` };
 }
 
 /**

@@ -108,9 +108,7 @@ try {
   for (const r of rows) say(`| ${r.cached} | ${r1(r.rss)} | ${r1(r.main)} | ${r1(r.threads)} |`);
   const line = (k: 'rss' | 'main' | 'threads') => slope(rows.map((r) => [r.cached, r[k]] as const)) ?? NaN;
   say('');
-  say(
-    `Per cached workflow (slope): resident ${kb(line('rss'))} KB, main thread heap ${kb(line('main'))} KB, workflow threads heap ${kb(line('threads'))} KB`,
-  );
+  say(`Per cached workflow (slope): resident ${kb(line('rss'))} KB, main thread heap ${kb(line('main'))} KB, workflow threads heap ${kb(line('threads'))} KB`);
   await Promise.all(handles.map((h) => h.terminate('benchmark over').catch(() => undefined)));
 } finally {
   worker.shutdown();
