@@ -71,6 +71,9 @@ const KINDS: Record<
   },
 };
 
+/** The variable that holds a ring (the secret a process holds it by: runtime/secrets-by-role.ts names these). */
+export const ringVariable = (kind: RingKind): string => KINDS[kind].variable;
+
 function parseRing(json: string, where: string): SigningKey[] {
   let ring: unknown;
   try {

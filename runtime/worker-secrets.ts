@@ -6,7 +6,7 @@ import { loadCodecKeys, type CodecKey } from './codec-keys.ts';
 import type { Config } from './config.ts';
 import { createProvider, noProvider } from './provider.ts';
 import { workerUses } from './secrets-by-role.ts';
-import { loadSigningRing, refreshRings } from './signing-keys.ts';
+import { loadSigningRing, refreshRings, ringVariable, type RingKind } from './signing-keys.ts';
 
 export type WorkerSecrets = {
   provider: IdentityProvider;
@@ -20,13 +20,10 @@ export type WorkerSecrets = {
 export async function loadWorkerSecrets(config: Config, log: NonNullable<Parameters<typeof refreshRings>[2]>['log']): Promise<WorkerSecrets> {
   const roles = config.temporal.workerRoles;
   const uses = (name: string) => workerUses(roles, name);
-  const ring = async (name: string, kind: 'webhook' | 'standard-webhook' | 'audit-checkpoint') => (uses(name) ? await loadSigningRing(config, kind) : []);
-  const webhookKeys = {
-    signature: await ring('WEBHOOK_SIGNING_KEYS', 'webhook'),
-    standard: await ring('STANDARD_WEBHOOK_KEYS', 'standard-webhook'),
-    sealing: await loadCodecKeys(config),
-  };
-  const checkpointKeys = await ring('AUDIT_CHECKPOINT_KEYS', 'audit-checkpoint');
+  /** A ring this worker's roles sign with (by its variable's name in the table), else none. */
+  const ring = async (kind: RingKind) => (uses(ringVariable(kind)) ? await loadSigningRing(config, kind) : []);
+  const webhookKeys = { signature: await ring('webhook'), standard: await ring('standard-webhook'), sealing: await loadCodecKeys(config) };
+  const checkpointKeys = await ring('audit-checkpoint');
   const provider = uses('PROVIDER_SECRET_KEY') ? createProvider(config) : noProvider();
   // a rotation reaches this worker within a minute, and a ring rolling over never stops it signing
   const loaded = { webhook: webhookKeys.signature, 'standard-webhook': webhookKeys.standard, 'audit-checkpoint': checkpointKeys };
